@@ -1,0 +1,85 @@
+"""Settings declared once, as data, with their help text.
+
+The README's configuration table and ``hourtab --help`` are checked against this list by tests,
+so documentation cannot drift from what the code reads.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Setting:
+    env: str
+    default: str
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("HOURTAB_DATABASE_URL", "sqlite:///<data dir>/hourtab.db",
+            "SQLAlchemy URL of the database; `DATABASE_URL` is read when this is unset, and "
+            "`postgres://` URLs are accepted (psycopg 3 is used)."),
+    Setting("HOURTAB_SECRET_KEY", "generated once, kept in `<data dir>/secret_key`",
+            "Key that signs sessions and CSRF tokens. Set it when running several hosts."),
+    Setting("HOURTAB_DATA_DIR", "`./instance`",
+            "Folder for the SQLite database, the secret key, uploads and rendered files."),
+    Setting("HOURTAB_HTTPS", "0", "Set to 1 behind HTTPS: session cookies get the Secure flag."),
+    Setting("HOURTAB_TRUSTED_PROXIES", "0",
+            "Number of reverse proxies in front of the app whose X-Forwarded-* headers are trusted."),
+    Setting("HOURTAB_PUBLIC_URL", "http://127.0.0.1:8000",
+            "Base URL used when the CLI prints links (public hours pages)."),
+    Setting("HOURTAB_MAX_UPLOAD_MB", "256", "Largest request body accepted, in MiB (HTTP 413 above)."),
+    Setting("HOURTAB_CSV_MAX_MB", "50", "Largest time-tracker CSV accepted, in MiB; refused before parsing."),
+    Setting("HOURTAB_LOGIN_LIMIT", "10",
+            "Failed log-ins allowed per e-mail and per client address in a minute (HTTP 429 above)."),
+    Setting("HOURTAB_BLOB_URL", "local folder `<data dir>/blobs`",
+            "Where uploads and rendered files are kept: `s3://bucket/prefix` for an S3-compatible bucket."),
+)
+
+
+def default_data_dir() -> Path:
+    return Path(os.getcwd()) / "instance"
+
+
+def _secret_key(data_dir: Path) -> str:
+    """Generate the key once and keep it beside the data, readable only by its owner."""
+    path = data_dir / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_urlsafe(48)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
+    return key
+
+
+def from_environment(environ: dict[str, str] | None = None) -> dict[str, object]:
+    """Build the Flask config from ``HOURTAB_*`` variables; nothing is read at import time."""
+    env = os.environ if environ is None else environ
+    data_dir = Path(env.get("HOURTAB_DATA_DIR") or default_data_dir()).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    url = env.get("HOURTAB_DATABASE_URL") or env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'hourtab.db'}"
+    https = env.get("HOURTAB_HTTPS", "0") == "1"
+    return {
+        "DATA_DIR": str(data_dir),
+        "DATABASE_URL": url,
+        "SECRET_KEY": env.get("HOURTAB_SECRET_KEY") or _secret_key(data_dir),
+        "HTTPS": https,
+        "TRUSTED_PROXIES": int(env.get("HOURTAB_TRUSTED_PROXIES", "0")),
+        "PUBLIC_URL": env.get("HOURTAB_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/"),
+        "MAX_CONTENT_LENGTH": int(float(env.get("HOURTAB_MAX_UPLOAD_MB", "256")) * 1024 * 1024),
+        "CSV_MAX_BYTES": int(float(env.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024),
+        "LOGIN_LIMIT": int(env.get("HOURTAB_LOGIN_LIMIT", "10")),
+        "BLOB_URL": env.get("HOURTAB_BLOB_URL", ""),
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": https,
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        "REMEMBER_COOKIE_SECURE": https,
+        "WTF_CSRF_TIME_LIMIT": None,
+    }

@@ -1,0 +1,7 @@
+"""Pages for the logged-in consultant (and the sign-up / log-in pages that lead to them)."""
+
+from flask import Blueprint
+
+bp = Blueprint("consultant", __name__, template_folder=None)
+
+from app.consultant import accounts, dashboard  # noqa: E402,F401  (registers the views)

@@ -1,0 +1,112 @@
+"""/signup, /login, /logout, /account/password."""
+
+from __future__ import annotations
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_login import login_required, login_user, logout_user
+
+from app.auth import CurrentAccount, account
+from app.consultant import bp
+from app.db import get_db
+from app.forms import LoginForm, PasswordForm, SignupForm
+from hourtab import accounts, ratelimit
+from hourtab.db import transaction
+from hourtab.errors import Conflict, InvalidInput, LimitExceeded
+
+LOGIN_WINDOW_S = 60
+
+
+def _safe_next(target: str | None) -> str:
+    """Only same-site relative paths, so ``?next=`` cannot send anyone to another host."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return url_for("consultant.dashboard")
+
+
+@bp.route("/signup", methods=["GET", "POST"])
+def signup():
+    form = SignupForm()
+    status = 200
+    if form.validate_on_submit():
+        db = get_db()
+        try:
+            with transaction(db):
+                new = accounts.create_account(db, form.email.data, form.password.data,
+                                              display_name=form.display_name.data or "")
+        except (InvalidInput, Conflict) as e:
+            form.email.errors.append(str(e)) if "mail" in str(e) else form.password.errors.append(str(e))
+            status = 409 if isinstance(e, Conflict) else 400
+        else:
+            login_user(CurrentAccount(new))
+            flash("Welcome to HourTab.")
+            return redirect(url_for("consultant.dashboard"))
+    elif request.method == "POST":
+        status = 400
+    return render_template("consultant/signup.html", form=form), status
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    form = LoginForm()
+    status = 200
+    if request.method == "POST":
+        db = get_db()
+        keys = [f"ip:{request.remote_addr}"]
+        if form.email.data:
+            keys.append(f"email:{form.email.data.strip().lower()}")
+        limit = bp_limit()
+        try:
+            ratelimit.check(db, "login", keys, limit, LOGIN_WINDOW_S)
+        except LimitExceeded as e:
+            db.rollback()
+            form.form_errors.append(str(e))
+            return render_template("consultant/login.html", form=form), 429, {"Retry-After": str(e.retry_after)}
+        if form.validate_on_submit():
+            with transaction(db):
+                found = accounts.authenticate(db, form.email.data, form.password.data)
+                if found is None:
+                    ratelimit.record(db, "login", keys, LOGIN_WINDOW_S)
+            if found is not None:
+                login_user(CurrentAccount(found))
+                return redirect(_safe_next(request.args.get("next")))
+            form.form_errors.append("That e-mail and password do not match an account.")
+            status = 401
+        else:
+            status = 400
+    return render_template("consultant/login.html", form=form), status
+
+
+def bp_limit() -> int:
+    from flask import current_app
+
+    return int(current_app.config["LOGIN_LIMIT"])
+
+
+@bp.route("/logout", methods=["POST"])
+def logout():
+    logout_user()
+    flash("You are logged out.")
+    return redirect(url_for("consultant.login"))
+
+
+@bp.route("/account/password", methods=["GET", "POST"])
+@login_required
+def change_password():
+    form = PasswordForm()
+    status = 200
+    if form.validate_on_submit():
+        db = get_db()
+        me = db.merge(account())
+        try:
+            with transaction(db):
+                accounts.change_password(db, me, form.current.data, form.new.data)
+        except InvalidInput as e:
+            form.form_errors.append(str(e))
+            status = 400
+        else:
+            login_user(CurrentAccount(me))
+            flash("Your password is changed; other sessions are logged out.")
+            return redirect(url_for("consultant.dashboard"))
+    elif request.method == "POST":
+        status = 400
+    return render_template("consultant/password.html", form=form), status

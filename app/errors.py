@@ -1,0 +1,90 @@
+"""The one place where exceptions become HTTP responses: HTML pages, or JSON for API clients."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, g, jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from hourtab import errors as hourtab_errors
+from incidents import errors as incident_errors
+
+log = logging.getLogger(__name__)
+
+#: Domain error kinds and the status each maps to; the most specific class wins (MRO order).
+STATUS_BY_ERROR: dict[type[Exception], int] = {
+    hourtab_errors.PayloadTooLarge: 413,
+    hourtab_errors.InvalidInput: 400,
+    hourtab_errors.NotFound: 404,
+    hourtab_errors.Conflict: 409,
+    hourtab_errors.LimitExceeded: 429,
+    incident_errors.InvalidEvidence: 400,
+    incident_errors.EvidenceNotFound: 404,
+    incident_errors.ReproUnavailable: 501,
+}
+
+
+def wants_json() -> bool:
+    if request.path.startswith("/api/") or request.path.endswith(".json"):
+        return True
+    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
+    return best == "application/json" and request.accept_mimetypes[best] > request.accept_mimetypes["text/html"]
+
+
+def status_for(error: Exception) -> int | None:
+    for cls in type(error).__mro__:
+        if cls in STATUS_BY_ERROR:
+            return STATUS_BY_ERROR[cls]
+    return None
+
+
+def render_error(status: int, title: str, message: str, headers: dict[str, str] | None = None):
+    if wants_json():
+        response = jsonify({"error": title, "message": message, "status": status})
+    else:
+        response = render_template("errors/error.html", status=status, title=title, message=message)
+    return response, status, headers or {}
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(CSRFError)
+    def _csrf(error: CSRFError):
+        return render_error(400, "Bad request", "The form was missing its security token or it expired. "
+                            "Reload the page and try again.")
+
+    @app.errorhandler(HTTPException)
+    def _http(error: HTTPException):
+        if error.code and error.code >= 500:
+            _rollback()
+        titles = {404: "Not found", 413: "Too large", 405: "Method not allowed"}
+        message = {
+            404: "There is nothing at this address.",
+            413: "That upload is larger than this server accepts.",
+        }.get(error.code or 0, error.description or "")
+        return render_error(error.code or 500, titles.get(error.code or 0, error.name), message)
+
+    @app.errorhandler(Exception)
+    def _any(error: Exception):
+        _rollback()
+        status = status_for(error)
+        if status is None:
+            log.exception("unhandled error on %s", request.path)
+            return render_error(500, "Server error", "Something went wrong on our side; nothing was saved.")
+        headers = {}
+        retry = getattr(error, "retry_after", None)
+        if retry:
+            headers["Retry-After"] = str(retry)
+        return render_error(status, _title(status), str(error), headers)
+
+
+def _title(status: int) -> str:
+    return {400: "Bad request", 404: "Not found", 409: "Conflict", 413: "Too large",
+            429: "Too many requests", 501: "Not available"}.get(status, "Error")
+
+
+def _rollback() -> None:
+    db = g.get("db")
+    if db is not None:
+        db.rollback()

@@ -1,0 +1,31 @@
+"""Run the app under gunicorn from Python, so ``hourtab serve`` needs no separate config file."""
+
+from __future__ import annotations
+
+from gunicorn.app.base import BaseApplication
+
+
+class _Server(BaseApplication):
+    def __init__(self, options: dict[str, object]) -> None:
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from app import create_app
+
+        return create_app()
+
+
+def run(host: str, port: int, workers: int) -> None:
+    _Server({
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "accesslog": "-",
+        "timeout": 120,
+        "graceful_timeout": 10,
+        "forwarded_allow_ips": "127.0.0.1",
+    }).run()

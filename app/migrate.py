@@ -1,0 +1,20 @@
+"""Alembic from code: ``hourtab db upgrade``, ``hourtab serve`` and the tests all use this."""
+
+from __future__ import annotations
+
+from alembic import command
+from alembic.config import Config
+
+from app import ROOT
+
+
+def alembic_config(database_url: str) -> Config:
+    cfg = Config(str(ROOT / "alembic.ini"))
+    cfg.set_main_option("script_location", str(ROOT / "migrations"))
+    cfg.attributes["database_url"] = database_url
+    return cfg
+
+
+def upgrade(database_url: str, revision: str = "heads") -> None:
+    """Apply pending migrations (all branches' heads)."""
+    command.upgrade(alembic_config(database_url), revision)

@@ -1,0 +1,140 @@
+"""Fixtures shared by every test package: databases on both backends, apps, clients.
+
+Each backend gets one migrated template database per test session; every test then receives its
+own copy (a file copy on SQLite, ``CREATE DATABASE … TEMPLATE`` on PostgreSQL) so tests never
+share state and never depend on order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session
+
+PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+DATA = Path(__file__).parent / "data"
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+
+
+def _pg_admin():
+    return create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+
+
+def _pg_url(name: str) -> str:
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    from app.migrate import upgrade
+
+    path = tmp_path_factory.mktemp("dbtemplate") / "template.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_template() -> Iterator[str]:
+    from app.migrate import upgrade
+
+    name = f"hourtab_tpl_{uuid.uuid4().hex[:12]}"
+    admin = _pg_admin()
+    try:
+        with admin.connect() as c:
+            c.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as e:  # pragma: no cover - depends on the machine
+        pytest.fail(f"PostgreSQL is not reachable at {PG_ADMIN_URL}: {e}")
+    upgrade(_pg_url(name))
+    yield name
+    with admin.connect() as c:
+        c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path) -> Iterator[str]:
+    """A freshly migrated, empty database of each backend."""
+    if request.param == "sqlite":
+        path = tmp_path / "hourtab.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
+        return
+    template = request.getfixturevalue("pg_template")
+    name = f"hourtab_t_{uuid.uuid4().hex[:12]}"
+    admin = _pg_admin()
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    try:
+        yield _pg_url(name)
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def db_session(database_url) -> Iterator[Session]:
+    """A session on a fresh database, for domain service tests."""
+    from hourtab.db import make_engine, make_sessionmaker
+
+    engine = make_engine(database_url)
+    session = make_sessionmaker(engine)()
+    try:
+        yield session
+    finally:
+        session.close()
+        engine.dispose()
+
+
+@pytest.fixture
+def app(database_url, tmp_path):
+    from app import create_app
+
+    app = create_app({
+        "HOURTAB_DATA_DIR": str(tmp_path / "data"),
+        "HOURTAB_DATABASE_URL": database_url,
+        "TESTING": True,
+    })
+    yield app
+    app.extensions["hourtab.engine"].dispose()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def csrf_token(client, url: str) -> str:
+    """Fetch a page as a browser would and read its CSRF token from the form."""
+    html = client.get(url).get_data(as_text=True)
+    match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html) or \
+        re.search(r'value="([^"]+)"[^>]*name="csrf_token"', html)
+    assert match, f"no csrf_token on {url}"
+    return match.group(1)
+
+
+def post_form(client, url: str, data: dict, page: str | None = None, **kwargs):
+    """POST a form with the CSRF token taken from ``page`` (default: the same URL)."""
+    return client.post(url, data={**data, "csrf_token": csrf_token(client, page or url)}, **kwargs)
+
+
+PASSWORD = "correct horse battery"
+
+
+def signup(client, email: str = "consultant@example.com", password: str = PASSWORD):
+    return post_form(client, "/signup", {"email": email, "password": password, "display_name": "Ada"})
+
+
+@pytest.fixture
+def logged_in(client):
+    """A client logged in as a fresh consultant (``consultant@example.com``)."""
+    response = signup(client)
+    assert response.status_code == 302, response.get_data(as_text=True)
+    return client

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install (if needed) and run the whole test suite on SQLite and PostgreSQL, the browser tests in
+# Chromium, ruff, and `alembic check` (the models and the migrations agree).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install.sh --test
+
+if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  echo "Starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+fi
+
+export WANDB_MODE=offline WANDB_SILENT=true WANDB_DISABLE_GIT=true
+.venv/bin/ruff check .
+
+check_dir=$(mktemp -d)
+HOURTAB_DATA_DIR="$check_dir" .venv/bin/hourtab db upgrade >/dev/null
+HOURTAB_DATA_DIR="$check_dir" .venv/bin/alembic check
+rm -rf "$check_dir"
+
+.venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -1,0 +1,46 @@
+"""The README cannot drift: its settings table, quickstart and commands are checked here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from app.cli import cli
+from app.config import SETTINGS
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def test_every_setting_is_in_the_readme_table():
+    for setting in SETTINGS:
+        assert re.search(rf"^\| `{setting.env}` \| ", README, re.M), setting.env
+
+
+def test_every_hourtab_variable_the_code_reads_is_declared():
+    root = Path(__file__).resolve().parent.parent
+    declared = {s.env for s in SETTINGS}
+    used = set()
+    for pkg in ("app", "hourtab", "incidents"):
+        for path in (root / pkg).rglob("*.py"):
+            used |= set(re.findall(r"""["'](HOURTAB_[A-Z_]+)["']""", path.read_text()))
+    assert used <= declared, used - declared
+
+
+def test_quickstart_is_exactly_two_commands_that_exist():
+    block = README.split("## Quickstart", 1)[1].split("```", 2)[1]
+    commands = [line for line in block.splitlines()[1:] if line.strip()]
+    assert commands == ["./scripts/start.sh", "./scripts/test.sh"]
+    root = Path(__file__).resolve().parent.parent
+    for command in commands:
+        assert (root / command).exists()
+
+
+def test_readme_command_table_matches_cli():
+    top = set(cli.commands)
+    for name in re.findall(r"^\| `hourtab ([a-z-]+)", README, re.M):
+        assert name in top, name
+    help_text = CliRunner().invoke(cli, ["--help"]).output
+    for name in top:
+        assert name in help_text

@@ -1,0 +1,48 @@
+"""Where the current period is heading at the pace so far, in whole days and exact integers.
+
+Pace is hours used per elapsed day (today counts as elapsed), so the answer is the same whether
+the page is rendered at 09:00 or 23:00 and a client can check it with a pencil.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from hourtab.retainers.headline import format_hours
+from hourtab.retainers.ledger import PeriodBalance
+from hourtab.retainers.periods import short_date
+
+
+@dataclass(frozen=True)
+class Forecast:
+    kind: str  # "none" | "run_out" | "on_pace" | "ran_out" | "closed"
+    text: str
+    projected_s: int | None = None
+    run_out_on: dt.date | None = None
+
+
+def forecast(balance: PeriodBalance, daily_used: dict[dt.date, int], today: dt.date) -> Forecast:
+    """Forecast the period ``balance`` from its per-day usage as of the local date ``today``."""
+    period = balance.period
+    available, used = balance.available_s, balance.used_s
+    if today >= period.end:
+        return Forecast("closed", "this period is closed")
+    if available <= 0 < used or (used >= available > 0):
+        total = 0
+        for day in sorted(daily_used):
+            total += daily_used[day]
+            if total >= available:
+                return Forecast("ran_out", f"hours ran out on {short_date(day)}", used, day)
+        return Forecast("ran_out", "no hours are left this period", used)
+    if used <= 0:
+        return Forecast("none", "no hours used yet this period", 0)
+    elapsed = max(1, (today - period.start).days + 1)
+    projected = used * period.days // elapsed
+    if projected > available:
+        # First day k (1-based) on which k days at this pace reach the available hours.
+        k = -(-available * elapsed // used)
+        day = period.start + dt.timedelta(days=k - 1)
+        return Forecast("run_out", f"at this pace, hours run out on {short_date(day)}", projected, day)
+    return Forecast("on_pace", f"on pace to use {format_hours(projected, 1)} of {format_hours(available)} h",
+                    projected)

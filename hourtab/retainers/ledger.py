@@ -1,0 +1,214 @@
+"""The hours ledger: per period, what was granted, used, carried, expired and over — exactly.
+
+Pure: terms, a frame of matched entries and a list of credits in; a ``Ledger`` out. All sums are
+integer seconds (``int64`` columns summed by pandas, Python ints after), never float hours, so the
+page, the CSV, the PDF and the JSON always agree to the second.
+
+Balances are kept as *lots* so rollover caps and expiry are exact: unused allotment becomes a
+rollover lot stamped with the period it came from; top-ups are prepaid lots that never lapse.
+Each period consumes, in order: rolled lots oldest first (they lapse soonest), then the period's
+own allotment (plus positive adjustments), then prepaid top-ups (bought, so spent last). Debt
+carried from an earlier overage is paid first, from the same lots.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+import pandas as pd
+
+from hourtab.retainers.periods import Period, index_of, local_date, periods_through
+from hourtab.retainers.rounding import round_array
+from hourtab.retainers.terms import HOUR, Overage, Rollover, Terms
+
+#: Columns the ledger reads from the entries frame; others (description, project…) pass through.
+ENTRY_COLUMNS = ("entry_id", "start_at", "local_date", "duration_s")
+
+
+@dataclass(frozen=True)
+class Credit:
+    """A top-up (a prepaid block, ``seconds`` > 0) or a manual adjustment (signed), with its reason."""
+
+    kind: str  # "topup" | "adjustment"
+    on: dt.date
+    seconds: int
+    reason: str
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class PeriodBalance:
+    period: Period
+    opening_s: int  # rolled-in + prepaid carried − debt carried, after expiry
+    rolled_in_s: int
+    prepaid_in_s: int
+    allotment_s: int
+    topups_s: int
+    adjustments_s: int
+    used_s: int
+    entry_count: int
+    closing_s: int
+    expired_s: int  # forfeited at this period's reset (rollover rules, cap, expiry)
+    overage_s: int  # hours used beyond everything available
+    billed_s: int  # overage billed at the reset (overage = bill)
+    billed_amount: Decimal | None
+    is_open: bool  # the reset has not happened yet (current or future period)
+
+    @property
+    def available_s(self) -> int:
+        return self.opening_s + self.allotment_s + self.topups_s + self.adjustments_s
+
+    @property
+    def left_s(self) -> int:
+        return self.closing_s
+
+
+@dataclass(frozen=True)
+class Ledger:
+    terms: Terms
+    periods: list[PeriodBalance]
+    current_index: int
+    #: Matched entries with ``day`` (local date), ``rounded_s`` and ``period`` (index) added,
+    #: sorted by day then start; entries before the start date are in ``before_start`` instead.
+    entries: pd.DataFrame
+    before_start: pd.DataFrame
+    credits: tuple[Credit, ...] = field(default=())
+
+    @property
+    def current(self) -> PeriodBalance:
+        return self.periods[self.current_index]
+
+    def period_entries(self, index: int) -> pd.DataFrame:
+        return self.entries[self.entries["period"] == index]
+
+    def period_credits(self, index: int) -> list[Credit]:
+        period = self.periods[index].period
+        first, last = index == 0, index == len(self.periods) - 1
+        return [c for c in self.credits
+                if period.contains(c.on) or (first and c.on < period.start) or (last and c.on >= period.end)]
+
+
+def empty_entries() -> pd.DataFrame:
+    return pd.DataFrame({"entry_id": pd.Series(dtype="int64"),
+                         "start_at": pd.Series(dtype="datetime64[ns, UTC]"),
+                         "local_date": pd.Series(dtype="object"),
+                         "duration_s": pd.Series(dtype="int64")})
+
+
+def _entry_days(entries: pd.DataFrame, terms: Terms) -> pd.Series:
+    """Each entry's local date in the retainer's zone; trackers without times give a date only."""
+    start = pd.to_datetime(entries["start_at"], utc=True)
+    local = start.dt.tz_convert(terms.timezone).dt.tz_localize(None).dt.normalize()
+    fallback = pd.to_datetime(entries["local_date"]).dt.normalize()
+    return local.fillna(fallback).astype("datetime64[ns]")
+
+
+def _money(amount: Decimal) -> Decimal:
+    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] = (),
+                 as_of: dt.datetime | None = None) -> Ledger:
+    """Compute every period from the start through the one containing ``as_of`` (or the last entry)."""
+    as_of = as_of or dt.datetime.now(dt.UTC)
+    today = local_date(as_of, terms.tz)
+    frame = entries.copy() if len(entries) else empty_entries()
+    frame["day"] = _entry_days(frame, terms) if len(frame) else pd.Series(dtype="datetime64[ns]")
+    frame["rounded_s"] = round_array(frame["duration_s"].to_numpy(dtype=np.int64), terms.rounding)
+
+    last_day = max([today, *[c.on for c in credits]])
+    if len(frame):
+        last_day = max(last_day, frame["day"].max().date())
+    periods = periods_through(terms, last_day)
+    starts = np.array([np.datetime64(p.start, "ns") for p in periods])
+    frame["period"] = np.searchsorted(starts, frame["day"].to_numpy(), side="right") - 1
+    before = frame[frame["period"] < 0]
+    frame = frame[frame["period"] >= 0].sort_values(["day", "start_at", "entry_id"], kind="stable")
+
+    used = frame.groupby("period")["rounded_s"].sum() if len(frame) else pd.Series(dtype="int64")
+    counts = frame.groupby("period").size() if len(frame) else pd.Series(dtype="int64")
+    topups = [0] * len(periods)
+    plus = [0] * len(periods)
+    minus = [0] * len(periods)
+    for c in credits:
+        i = min(max(index_of(periods, c.on), 0), len(periods) - 1)
+        if c.kind == "topup":
+            topups[i] += c.seconds
+        elif c.seconds >= 0:
+            plus[i] += c.seconds
+        else:
+            minus[i] -= c.seconds
+
+    current_index = min(max(index_of(periods, today), 0), len(periods) - 1)
+    balances: list[PeriodBalance] = []
+    rolled: list[list[int]] = []  # [origin period index, seconds left], oldest first
+    prepaid = 0
+    debt = 0
+    for i, period in enumerate(periods):
+        used_s = int(used.get(i, 0))
+        rolled_in = sum(lot[1] for lot in rolled)
+        opening = rolled_in + prepaid - debt
+        prepaid_in = prepaid
+        own = terms.allotment_s + plus[i]
+        prepaid += topups[i]
+        need = debt + used_s + minus[i]
+        for lot in rolled:
+            take = min(lot[1], need)
+            lot[1] -= take
+            need -= take
+        take = min(own, need)
+        own -= take
+        need -= take
+        take = min(prepaid, need)
+        prepaid -= take
+        need -= take
+        overage = need
+        closing = opening + terms.allotment_s + topups[i] + plus[i] - minus[i] - used_s
+        is_open = i == len(periods) - 1 or period.end > today
+        expired = billed = 0
+        amount = None
+        if i < len(periods) - 1:
+            expired, rolled = _reset(terms, i, own, rolled)
+            if overage and terms.overage is Overage.BILL:
+                billed, debt = overage, 0
+                amount = _money(Decimal(billed) / HOUR * (terms.overage_rate or Decimal(0)))
+            else:
+                debt = overage
+        balances.append(PeriodBalance(
+            period=period, opening_s=opening, rolled_in_s=rolled_in, prepaid_in_s=prepaid_in,
+            allotment_s=terms.allotment_s, topups_s=topups[i], adjustments_s=plus[i] - minus[i],
+            used_s=used_s, entry_count=int(counts.get(i, 0)), closing_s=closing, expired_s=expired,
+            overage_s=overage, billed_s=billed, billed_amount=amount, is_open=is_open))
+    return Ledger(terms=terms, periods=balances, current_index=current_index, entries=frame,
+                  before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))))
+
+
+def _reset(terms: Terms, i: int, own_left: int, rolled: list[list[int]]) -> tuple[int, list[list[int]]]:
+    """Apply the reset at the end of period ``i``: what lapses, and the rollover lots that remain."""
+    expired = 0
+    if terms.rollover is Rollover.NONE:
+        expired += own_left
+    elif own_left:
+        rolled = [*rolled, [i, own_left]]
+    kept = []
+    for origin, left in rolled:
+        # A lot rolled out of period ``origin`` is usable for ``expiry`` periods after it.
+        if terms.rollover_expiry_periods is not None and i >= origin + terms.rollover_expiry_periods:
+            expired += left
+        elif left:
+            kept.append([origin, left])
+    if terms.rollover is Rollover.CAP:
+        excess = sum(left for _, left in kept) - (terms.rollover_cap_s or 0)
+        for lot in kept:  # trim the oldest first: they would lapse first anyway
+            if excess <= 0:
+                break
+            cut = min(lot[1], excess)
+            lot[1] -= cut
+            excess -= cut
+            expired += cut
+        kept = [lot for lot in kept if lot[1]]
+    return expired, kept

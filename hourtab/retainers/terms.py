@@ -1,0 +1,166 @@
+"""A retainer's terms as one frozen value: what the ledger needs, and nothing about storage.
+
+Every quantity of time is an integer number of seconds, so the ledger adds and subtracts exactly;
+hours typed by people (``"12.5"``) become seconds once, here, through ``Decimal``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from hourtab.errors import InvalidInput
+
+HOUR = 3600
+
+
+class InvalidTerms(InvalidInput):
+    """Retainer terms that cannot describe a ledger (a reset day of 40, an unknown time zone)."""
+
+
+class PeriodKind(enum.StrEnum):
+    MONTHLY = "monthly"
+    WEEKLY = "weekly"
+    QUARTERLY = "quarterly"
+
+
+class Rollover(enum.StrEnum):
+    NONE = "none"  # unused hours are forfeited at the reset
+    CAP = "cap"  # unused hours carry over, but the carried balance never exceeds the cap
+    ALL = "all"  # every unused hour carries over
+
+
+class Overage(enum.StrEnum):
+    CARRY = "carry"  # hours over the balance become a negative opening balance next period
+    BILL = "bill"  # hours over are billed at the overage rate and the balance resets to zero
+
+
+class RoundingMode(enum.StrEnum):
+    UP = "up"
+    NEAREST = "nearest"
+
+
+ROUNDING_INCREMENTS_MIN = (0, 6, 15, 30)
+
+
+def _choice(enum_cls: type[enum.StrEnum], value: object, what: str) -> enum.StrEnum:
+    try:
+        return enum_cls(value)
+    except ValueError as e:
+        allowed = ", ".join(m.value for m in enum_cls)
+        raise InvalidTerms(f"Unknown {what} {value!r}; choose one of: {allowed}.") from e
+
+
+def hours_to_seconds(hours: str | int | Decimal, what: str = "hours") -> int:
+    """``"12.5"`` → 45000, exactly; refuses floats' cousins such as ``"abc"`` or ``"NaN"``."""
+    try:
+        value = Decimal(str(hours).strip().replace(",", "."))
+    except (InvalidOperation, ValueError) as e:
+        raise InvalidTerms(f"{what.capitalize()} must be a number of hours, not {hours!r}.") from e
+    if not value.is_finite():
+        raise InvalidTerms(f"{what.capitalize()} must be a number of hours, not {hours!r}.")
+    return int((value * HOUR).to_integral_value(rounding=ROUND_HALF_UP))
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """Per-entry rounding, applied before totalling (as Harvest and most consultancies do)."""
+
+    increment_min: int = 0
+    mode: RoundingMode = RoundingMode.UP
+    minimum_min: int = 0
+
+    def __post_init__(self) -> None:
+        if self.increment_min not in ROUNDING_INCREMENTS_MIN:
+            raise InvalidTerms(f"Rounding must be one of {', '.join(map(str, ROUNDING_INCREMENTS_MIN))} "
+                               f"minutes (0 = none), not {self.increment_min}.")
+        object.__setattr__(self, "mode", _choice(RoundingMode, self.mode, "rounding mode"))
+        if not 0 <= self.minimum_min <= 240:
+            raise InvalidTerms("The minimum per entry must be between 0 and 240 minutes.")
+
+    def describe(self) -> str:
+        parts = []
+        if self.increment_min:
+            parts.append(f"each entry rounded {self.mode.value} to {self.increment_min} min")
+        if self.minimum_min:
+            parts.append(f"minimum {self.minimum_min} min per entry")
+        return "; ".join(parts) or "no rounding"
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What a retainer promises: an allotment per period, and what happens at each reset."""
+
+    allotment_s: int
+    start: dt.date
+    period: PeriodKind = PeriodKind.MONTHLY
+    #: Monthly/quarterly: day of the month (1–31; short months reset on their last day).
+    #: Weekly: ISO weekday, 1 = Monday … 7 = Sunday.
+    reset_day: int = 1
+    timezone: str = "UTC"
+    rollover: Rollover = Rollover.NONE
+    rollover_cap_s: int | None = None
+    #: Rolled-over hours expire after this many periods; ``None`` = they never expire.
+    rollover_expiry_periods: int | None = None
+    overage: Overage = Overage.CARRY
+    overage_rate: Decimal | None = None
+    rounding: Rounding = field(default_factory=Rounding)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "period", _choice(PeriodKind, self.period, "period"))
+        object.__setattr__(self, "rollover", _choice(Rollover, self.rollover, "rollover"))
+        object.__setattr__(self, "overage", _choice(Overage, self.overage, "overage handling"))
+        if not isinstance(self.allotment_s, int) or self.allotment_s <= 0:
+            raise InvalidTerms("Hours per period must be more than zero.")
+        if self.allotment_s > 10_000 * HOUR:
+            raise InvalidTerms("Hours per period must be at most 10,000.")
+        if self.period is PeriodKind.WEEKLY:
+            if not 1 <= self.reset_day <= 7:
+                raise InvalidTerms("A weekly retainer resets on a weekday from 1 (Monday) to 7 (Sunday).")
+        elif not 1 <= self.reset_day <= 31:
+            raise InvalidTerms("The reset day must be a day of the month from 1 to 31.")
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as e:
+            raise InvalidTerms(f"Unknown time zone {self.timezone!r}; use an IANA name such as "
+                               "Europe/Berlin or America/New_York.") from e
+        if self.rollover is Rollover.CAP:
+            if self.rollover_cap_s is None or self.rollover_cap_s < 0:
+                raise InvalidTerms("Rollover with a cap needs the cap in hours (zero or more).")
+        elif self.rollover_cap_s is not None:
+            object.__setattr__(self, "rollover_cap_s", None)
+        if self.rollover_expiry_periods is not None and self.rollover_expiry_periods < 1:
+            raise InvalidTerms("Rolled-over hours must live at least one period (or never expire).")
+        if self.overage is Overage.BILL:
+            if self.overage_rate is None or Decimal(self.overage_rate) < 0:
+                raise InvalidTerms("Billing overage needs an hourly overage rate (zero or more).")
+            object.__setattr__(self, "overage_rate", Decimal(self.overage_rate))
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def describe(self) -> str:
+        """One line a client can read: what they buy and what happens at each reset."""
+        from hourtab.retainers.headline import format_hours
+
+        every = {"monthly": "month", "weekly": "week", "quarterly": "quarter"}[self.period.value]
+        parts = [f"{format_hours(self.allotment_s)} h per {every}"]
+        if self.rollover is Rollover.NONE:
+            parts.append("unused hours lapse at the reset")
+        elif self.rollover is Rollover.CAP:
+            parts.append(f"unused hours roll over up to {format_hours(self.rollover_cap_s or 0)} h")
+        else:
+            parts.append("unused hours roll over")
+        if self.rollover is not Rollover.NONE and self.rollover_expiry_periods:
+            n = self.rollover_expiry_periods
+            parts.append(f"rolled hours expire after {n} {every}{'' if n == 1 else 's'}")
+        if self.overage is Overage.BILL:
+            parts.append(f"hours over are billed at {self.overage_rate}/h")
+        else:
+            parts.append("hours over are carried into the next period")
+        parts.append(self.rounding.describe())
+        return "; ".join(parts)

@@ -1,0 +1,60 @@
+"""Forecast sentences and the burn-up SVG, hand-computed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import xml.etree.ElementTree as ET
+
+from hourtab.retainers.chart import burnup_svg
+from hourtab.retainers.forecast import forecast
+from hourtab.retainers.headline import format_hours, used_percent
+from hourtab.retainers.ledger import build_ledger
+from hourtab.retainers.terms import HOUR, Terms
+from tests.hourtab.retainers.conftest import frame, on
+
+NOV = Terms(allotment_s=20 * HOUR, start=dt.date(2025, 11, 1))
+
+
+def _current(entries, today):
+    ledger = build_ledger(NOV, frame(entries), as_of=dt.datetime.combine(today, dt.time(12), dt.UTC))
+    daily = {d.date(): int(s) for d, s in ledger.entries.groupby("day")["rounded_s"].sum().items()}
+    return ledger.current, daily
+
+
+def test_run_out_date_at_current_pace():
+    # 10 h in the first 10 days → 1 h/day → the 20 h are gone at the end of day 20.
+    balance, daily = _current([on(2025, 11, d, 1) for d in range(1, 11)], dt.date(2025, 11, 10))
+    f = forecast(balance, daily, dt.date(2025, 11, 10))
+    assert (f.text, f.projected_s) == ("at this pace, hours run out on 20 Nov", 30 * HOUR)
+
+
+def test_on_pace_projection():
+    # 4 h in 15 days of a 30-day month → 8 h by the end.
+    balance, daily = _current([on(2025, 11, 2, 4)], dt.date(2025, 11, 15))
+    assert forecast(balance, daily, dt.date(2025, 11, 15)).text == "on pace to use 8 of 20 h"
+
+
+def test_ran_out_names_the_day_it_happened():
+    balance, daily = _current([on(2025, 11, 3, 15), on(2025, 11, 6, 7)], dt.date(2025, 11, 10))
+    assert forecast(balance, daily, dt.date(2025, 11, 10)).text == "hours ran out on 6 Nov"
+    assert used_percent(balance) == 100
+
+
+def test_nothing_used_yet():
+    balance, daily = _current([], dt.date(2025, 11, 5))
+    assert forecast(balance, daily, dt.date(2025, 11, 5)).kind == "none"
+
+
+def test_format_hours():
+    assert [format_hours(s) for s in (45000, 72000, 0, 360, 100, -7200)] == ["12.5", "20", "0", "0.1", "0.03", "-2"]
+
+
+def test_burnup_svg_is_well_formed_and_scriptless():
+    balance, daily = _current([on(2025, 11, 3, 5), on(2025, 11, 9, 3)], dt.date(2025, 11, 10))
+    svg = burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))
+    root = ET.fromstring(svg)
+    tags = {el.tag.split("}")[1] for el in root.iter()}
+    assert "script" not in tags and "foreignObject" not in tags
+    assert "path" in tags and len(root.findall("{http://www.w3.org/2000/svg}line")) >= 2
+    assert "8 of 20 h" in root.find("{http://www.w3.org/2000/svg}title").text
+    assert "http" not in svg.replace("http://www.w3.org/2000/svg", "")

@@ -26,7 +26,6 @@ python=$(command -v python3.11 || command -v python3)
 stamp=".venv/.installed-${mode#--}"
 want="$(sha256sum pyproject.toml | cut -c1-64)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
   if [ "$mode" = "--test" ]; then
     # The CPU build on local disk; installed first so no other torch is ever downloaded.
     .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0"

@@ -1,0 +1,69 @@
+"""Period statements as PDF: the totals, balance, entries and adjustments of one month's periods.
+
+A statement covers every period that *starts* in the given month (one for monthly and quarterly
+retainers, four or five for weekly ones), so ``/statement/2025-11.pdf`` means the same thing for
+every kind of retainer. The HTML is built with Jinja2's autoescaping and rendered by the safe
+renderer in ``hourtab.pdf``, which fetches nothing from outside our bundled assets.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from functools import cache
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from hourtab.errors import InvalidInput, NotFound
+from hourtab.pdf import PdfMeta, meta_tags, render_pdf
+from hourtab.retainers.headline import format_hours
+from hourtab.retainers.ledger import Ledger
+from hourtab.retainers.report import RetainerInfo, entry_lines
+
+MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+@cache
+def _env() -> Environment:
+    return Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
+                       autoescape=select_autoescape(default=True, default_for_string=True))
+
+
+def parse_month(text: str) -> tuple[int, int]:
+    match = MONTH_RE.match(text or "")
+    if not match:
+        raise InvalidInput(f"A statement month looks like 2025-11, not {text!r}.")
+    return int(match.group(1)), int(match.group(2))
+
+
+def statement_indices(ledger: Ledger, month: str) -> list[int]:
+    """Indices of the periods that start in ``month`` (``YYYY-MM``); ``NotFound`` when none do."""
+    year, mon = parse_month(month)
+    found = [i for i, p in enumerate(ledger.periods) if (p.period.start.year, p.period.start.month) == (year, mon)]
+    if not found:
+        raise NotFound(f"No period of this retainer starts in {month}.")
+    return found
+
+
+def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> str:
+    indices = statement_indices(ledger, month)
+    balances = [ledger.periods[i] for i in indices]
+    frame = ledger.entries[ledger.entries["period"].isin(indices)]
+    credits = [c for i in indices for c in ledger.period_credits(i)]
+    first, last = balances[0].period, balances[-1].period
+    label = first.label if len(balances) == 1 else f"{first.start.isoformat()} – {last.last_day.isoformat()}"
+    meta = meta_tags(PdfMeta(title=f"Hours statement {month} · {info.name}",
+                             author=info.consultant_name or "HourTab", created=as_of))
+    return _env().get_template("statement.html").render(
+        meta=meta, info=info, label=label, terms=info.terms.describe(), balances=balances, credits=credits,
+        lines=entry_lines(ledger, frame) if len(frame) else [], h=format_hours,
+        as_of=as_of.astimezone(info.terms.tz).strftime("%Y-%m-%d %H:%M %Z"))
+
+
+def statement_pdf(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> bytes:
+    """The statement for ``month`` as PDF bytes (title, author and date set in its metadata)."""
+    return render_pdf(statement_html(info, ledger, month, as_of))
+
+
+

@@ -1,5 +1,162 @@
-"""CLI commands for this topic (filled in by its feature)."""
+"""``hourtab csv inspect`` (no database) and ``hourtab import`` (into an account's entries).
+
+Exit status: 0 when the file parses (warnings allowed), 2 when it has errors or its day/month
+order is ambiguous (the message names ``--date-order``), 1 for other mistakes (unknown account).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
 
 import click
 
-commands: list[click.Command] = []
+from hourtab.timesheets.detect import FORMAT_NAMES
+from hourtab.timesheets.errors import (
+    AmbiguousDateOrder,
+    CsvRowError,
+    CsvTooLarge,
+    RowsRejected,
+    TimesheetError,
+)
+from hourtab.timesheets.report import INSPECT_KEYS
+
+DATE_ORDERS = ("dmy", "mdy")
+
+
+def max_bytes_from_env() -> int:
+    """HOURTAB_CSV_MAX_MB, read here too because ``csv inspect`` runs without an app."""
+    return int(float(os.environ.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024)
+
+
+def _read_limited(path: Path, limit: int) -> bytes:
+    size = path.stat().st_size
+    if size > limit:
+        raise CsvTooLarge(size, limit)
+    return path.read_bytes()
+
+
+def _error_payload(error: TimesheetError) -> dict:
+    """The inspect JSON for a file that could not be read at all (every key present)."""
+    report = getattr(error, "report", None)
+    payload = dict.fromkeys(INSPECT_KEYS)
+    payload.update({"rows": 0, "entries": 0, "total_seconds": 0, "total_hours": 0.0, "clients": [],
+                    "projects": [], "warnings": []})
+    if report is not None:
+        payload.update(report.as_json())
+    if isinstance(error, AmbiguousDateOrder):
+        issues = [{"line": None, "column": ", ".join(error.columns),
+                   "value": ", ".join(e.value for e in error.examples[:3]), "message": str(error)}]
+    elif isinstance(error, RowsRejected):
+        issues = [{"line": i.line, "column": i.column, "value": i.value, "message": i.message} for i in error.issues]
+    elif isinstance(error, CsvRowError):
+        issues = [{"line": error.line, "column": error.column, "value": error.value, "message": str(error)}]
+    else:
+        issues = [{"line": None, "column": "", "value": "", "message": str(error)}]
+    payload["errors"] = issues
+    return payload
+
+
+def _print_report(report) -> None:
+    click.echo(f"{report.explanation}")
+    click.echo(f"{report.entries} entries of {report.rows} rows, {report.total_seconds} s "
+               f"({report.total_hours} h), {report.first_date} to {report.last_date}")
+    if report.clients:
+        click.echo("Clients: " + ", ".join(report.clients))
+    if report.projects:
+        click.echo("Projects: " + ", ".join(report.projects))
+    for w in report.warnings:
+        click.echo(f"warning: {w}")
+    for e in report.errors[:50]:
+        click.echo(f"error: {e}", err=True)
+    if len(report.errors) > 50:
+        click.echo(f"error: … {len(report.errors) - 50} more", err=True)
+
+
+@click.group("csv")
+def csv_group() -> None:
+    """Read time-tracker CSV exports without touching the database."""
+
+
+@csv_group.command("inspect")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
+              help="The tracker that wrote the file; auto-detected from the header by default.")
+@click.option("--date-order", type=click.Choice(DATE_ORDERS), default=None,
+              help="Day/month order when the file cannot tell (no day above 12).")
+@click.option("--timezone", default="UTC", show_default=True, help="IANA time zone of the export's times.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json: bool) -> None:
+    """Parse FILE and report format, totals, warnings and errors (exit 2 on errors)."""
+    from hourtab.timesheets.reader import read_timesheet
+
+    try:
+        data = _read_limited(file, max_bytes_from_env())
+        _, report = read_timesheet(data, format=fmt, date_order=date_order, timezone=timezone,
+                                   max_bytes=max_bytes_from_env(), fingerprints=False)
+    except TimesheetError as e:
+        if as_json:
+            click.echo(json.dumps(_error_payload(e), ensure_ascii=False))
+        else:
+            click.echo(f"Error: {e}", err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        _print_report(report)
+    sys.exit(2 if report.errors else 0)
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--account", "email", required=True, help="E-mail of the account to import into.")
+@click.option("--retainer", "retainer_id", type=int, default=None, help="Retainer the upload is for (recorded).")
+@click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True)
+@click.option("--date-order", type=click.Choice(DATE_ORDERS), default=None,
+              help="Day/month order when the file cannot tell.")
+@click.option("--timezone", default=None, help="IANA time zone of the export (default: the account's).")
+@click.option("--profile", default=None, help="Saved import profile (column mapping) to read the file with.")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid rows; keep the bad ones in the report.")
+def import_command(file: Path, email: str, retainer_id: int | None, dry_run: bool, as_json: bool, fmt: str,
+                   date_order: str | None, timezone: str | None, profile: str | None, skip_invalid: bool) -> None:
+    """Import FILE into the account's time entries (idempotent; exit 2 on errors)."""
+    from app.cli.context import app_session, user_errors
+    from hourtab import accounts
+    from hourtab.db import transaction
+    from hourtab.timesheets.importer import import_file
+
+    with app_session() as (app, session), user_errors():
+        limit = int(app.config.get("CSV_MAX_BYTES") or max_bytes_from_env())
+        account = accounts.get_account(session, email)
+        try:
+            data = _read_limited(file, limit)
+            with transaction(session):
+                result = import_file(session, account, data, file.name, format=fmt, date_order=date_order,
+                                     timezone=timezone, profile=profile, skip_invalid=skip_invalid,
+                                     dry_run=dry_run, retainer_id=retainer_id,
+                                     created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
+        except TimesheetError as e:
+            if as_json:
+                click.echo(json.dumps(_error_payload(e), ensure_ascii=False))
+            else:
+                click.echo(f"Error: {e}", err=True)
+                for issue in getattr(e, "issues", [])[1:]:
+                    click.echo(f"  {issue}", err=True)
+            sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(result.as_json(), ensure_ascii=False))
+        return
+    verb = "Would import" if dry_run else f"Imported upload {result.upload_id}:"
+    c = result.counts()
+    click.echo(f"{verb} {result.report.entries} entries ({result.report.explanation}): {c['new']} new, "
+               f"{c['unchanged']} unchanged, {c['changed']} changed, {c['missing']} missing upstream, "
+               f"{c['skipped']} skipped.")
+    for w in result.report.warnings + result.notes:
+        click.echo(f"warning: {w}")
+
+
+commands: list[click.Command] = [csv_group, import_command]

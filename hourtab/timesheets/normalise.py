@@ -1,0 +1,431 @@
+"""From a tracker's string columns to normalised entries: exact seconds, dates, UTC times.
+
+Everything here is column-at-a-time. Problems are gathered as masks and only the bad rows are
+turned into :class:`RowIssue` objects, so a clean 100,000-row file never builds 100,000 messages.
+The duration column is authoritative (it is what the tracker totals); start and end are kept for
+the record and checked against it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hourtab.timesheets import values as V
+from hourtab.timesheets.errors import AmbiguousDateOrder, DateReading, RowIssue, TimesheetError
+from hourtab.timesheets.spec import FormatSpec
+from hourtab.timesheets.table import Body
+
+#: Duration and start/end may differ by this much (trackers round to the second differently).
+TOLERANCE_S = 60
+LONG_ENTRY_S = 24 * 3600
+MAX_WARNINGS_PER_KIND = 20
+DATE_ORDERS = ("dmy", "mdy")
+
+ENTRY_COLUMNS = ("line", "start_at", "end_at", "local_date", "timezone", "duration_s", "client", "project",
+                 "task", "description", "tags", "billable", "user_name", "source_format")
+
+
+@dataclass
+class Normalised:
+    frame: pd.DataFrame
+    issues: list[RowIssue]
+    warnings: list[str]
+    date_order: str | None
+    date_style: str
+    time_style: str
+    duration_style: str
+    bad_rows: int = 0
+    total_seconds_all: int = 0
+    details: list[str] = field(default_factory=list)
+
+
+def check_timezone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise TimesheetError(f"Unknown time zone {name!r}; use an IANA name such as Europe/Berlin.") from e
+
+
+class _Problems:
+    """Row masks with what went wrong; materialised into RowIssues only for the bad rows."""
+
+    def __init__(self, n: int, lines: np.ndarray) -> None:
+        self.n = n
+        self.lines = lines
+        self.bad = np.zeros(n, bool)
+        self._items: list[tuple[np.ndarray, str, str, str, pa.Array | None]] = []
+
+    def add(self, mask: np.ndarray, column: str, message: str, expected: str, cells: pa.Array | None) -> None:
+        mask = np.asarray(mask, bool) & ~self.bad_for_column(column)
+        if mask.any():
+            self.bad |= mask
+            self._items.append((mask, column, message, expected, cells))
+
+    def bad_for_column(self, column: str) -> np.ndarray:
+        out = np.zeros(self.n, bool)
+        for mask, col, *_ in self._items:
+            if col == column:
+                out |= mask
+        return out
+
+    def issues(self) -> list[RowIssue]:
+        found: list[RowIssue] = []
+        for mask, column, message, expected, cells in self._items:
+            idx = np.flatnonzero(mask)
+            values = cells.take(pa.array(idx)).to_pylist() if cells is not None else [""] * len(idx)
+            found.extend(RowIssue(line=int(self.lines[i]), column=column, value=str(v or "")[:120],
+                                  message=message, expected=expected) for i, v in zip(idx, values, strict=True))
+        found.sort(key=lambda issue: (issue.line or 0, issue.column))
+        return found
+
+
+class _Warnings:
+    def __init__(self, lines: np.ndarray) -> None:
+        self.lines = lines
+        self.items: list[str] = []
+
+    def add(self, mask: np.ndarray, text) -> None:
+        idx = np.flatnonzero(mask)
+        for i in idx[:MAX_WARNINGS_PER_KIND]:
+            self.items.append(f"line {int(self.lines[i])}: {text(i)}")
+        if len(idx) > MAX_WARNINGS_PER_KIND:
+            self.items.append(f"… and {len(idx) - MAX_WARNINGS_PER_KIND} more like these")
+
+
+def hms(seconds: int) -> str:
+    sign = "-" if seconds < 0 else ""
+    seconds = abs(int(seconds))
+    return f"{sign}{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: str | None = None,
+              timezone: str = "UTC") -> Normalised:
+    tz = check_timezone(timezone)
+    table, lines, n = body.table, body.lines, body.table.num_rows
+    found = spec.resolve(columns)
+    index = {name: i for i, name in enumerate(columns)}
+
+    def cells(fld: str) -> pa.Array | None:
+        if fld not in found:
+            return None
+        return V._strings(table.column(index[found[fld]]).combine_chunks()) if n else pa.array([], pa.string())
+
+    problems = _Problems(n, lines)
+    warnings = _Warnings(lines)
+    _repeated_header(problems, table, columns, found, index)
+
+    # --- dates and times -------------------------------------------------------------------------
+    start_dt, end_dt = _split_datetime(cells("start")), _split_datetime(cells("end"))
+    date_cols: dict[str, tuple[str, pa.Array]] = {}
+    for fld, arr in (("date", cells("date")), ("start_date", cells("start_date")),
+                     ("end_date", cells("end_date"))):
+        if arr is not None:
+            date_cols[fld] = (found[fld], arr)
+    if start_dt is not None:
+        date_cols["start_date"] = (found["start"], start_dt[0])
+    if end_dt is not None:
+        date_cols["end_date"] = (found["end"], end_dt[0])
+    time_cols: dict[str, tuple[str, pa.Array]] = {}
+    for fld, arr in (("start_time", cells("start_time")), ("end_time", cells("end_time"))):
+        if arr is not None:
+            time_cols[fld] = (found[fld], arr)
+    if start_dt is not None:
+        time_cols["start_time"] = (found["start"], start_dt[1])
+    if end_dt is not None:
+        time_cols["end_time"] = (found["end"], end_dt[1])
+
+    times: dict[str, V.Parsed] = {}
+    twelve = seconds_shown = False
+    for fld, (col, arr) in time_cols.items():
+        parsed, uses12, has_s = V.times_of_day(arr)
+        times[fld] = parsed
+        twelve |= uses12
+        seconds_shown |= has_s
+        problems.add(parsed.bad, col, "not a time of day", "HH:MM, HH:MM:SS or h:MM AM/PM", arr)
+
+    # --- duration --------------------------------------------------------------------------------
+    duration_col = found.get("duration")
+    dur_cells = cells("duration")
+    duration: V.Parsed | None = None
+    duration_style = "start and end"
+    if dur_cells is not None:
+        unit = spec.duration_unit(duration_col)
+        duration, duration_style = _parse_duration(dur_cells, unit)
+        problems.add(duration.bad, duration_col, "not a duration",
+                     "H:MM:SS, H:MM or decimal hours" if unit != "seconds" else "whole seconds", dur_cells)
+
+    # --- date order ------------------------------------------------------------------------------
+    distinct: list[str] = sorted({v for _, arr in date_cols.values() for v in pc.unique(arr).to_pylist() if v})
+    parts = V.date_parts(distinct)
+    order, date_style, why = _decide_order(parts, date_order)
+    if order is None and "end_date" in date_cols and "start_date" in date_cols and duration is not None:
+        order, why = _order_from_midnight(parts, distinct, date_cols, times, duration)
+    if order is None:
+        examples = _readings(parts)
+        raise AmbiguousDateOrder([date_cols[f][0] for f in date_cols], examples,
+                                 report=_partial(duration, problems, n))
+    date_style = _date_style(parts, order)
+    days_by_value, bad_by_value = V.dates_to_days(parts, order)
+    lookup = {v: i for i, v in enumerate(distinct)}
+
+    def day_numbers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        empty = V.is_empty(arr)
+        pos = np.fromiter((lookup.get(v, -1) for v in pc.unique(arr).to_pylist()), np.int64)
+        codes = pc.index_in(arr, pc.unique(arr)).to_numpy(zero_copy_only=False)
+        which = pos[codes]
+        ok = which >= 0
+        days = np.where(ok, days_by_value[np.maximum(which, 0)], 0)
+        bad = ~empty & (~ok | bad_by_value[np.maximum(which, 0)])
+        return days, bad, empty
+
+    days: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    expected_date = f"a real date written {date_style}"
+    for fld, (col, arr) in date_cols.items():
+        days[fld] = day_numbers(arr)
+        problems.add(days[fld][1], col, "not a valid date", expected_date, arr)
+
+    day_field = "start_date" if "start_date" in days else "date"
+    day, _, day_empty = days[day_field]
+    problems.add(day_empty, date_cols[day_field][0], "the date is missing", expected_date, date_cols[day_field][1])
+
+    # --- start, end, span ------------------------------------------------------------------------
+    start_tod = times.get("start_time")
+    end_tod = times.get("end_time")
+    timed = np.zeros(n, bool) if start_tod is None else ~start_tod.empty & ~start_tod.bad
+    has_end = np.zeros(n, bool) if end_tod is None else ~end_tod.empty & ~end_tod.bad & timed
+    start_local = day * 86400 + (start_tod.values if start_tod is not None else 0)
+    if "end_date" in days:
+        end_day, _, end_day_empty = days["end_date"]
+        end_day = np.where(end_day_empty, day, end_day)
+        explicit_end_day = ~end_day_empty
+    else:
+        end_day = day
+        explicit_end_day = np.zeros(n, bool)
+    end_local = end_day * 86400 + (end_tod.values if end_tod is not None else 0)
+    crossed = has_end & ~explicit_end_day & (end_local < start_local)
+    end_local = np.where(crossed, end_local + 86400, end_local)
+    backwards = has_end & explicit_end_day & (end_local < start_local)
+    if end_tod is not None:
+        problems.add(backwards, time_cols["end_time"][0], "the entry ends before it starts",
+                     "an end at or after the start", time_cols["end_time"][1])
+
+    start_utc = _to_utc(start_local, timed, tz)
+    end_utc = _to_utc(end_local, has_end, tz)
+    span = np.where(has_end, (end_utc - start_utc) // 1_000_000_000, 0) if n else np.zeros(0, np.int64)
+
+    if duration is None:
+        seconds = span
+        problems.add(~has_end, time_cols.get("end_time", time_cols.get("start_time", ("", None)))[0],
+                     "start or end time is missing", "a start and an end time", None)
+    else:
+        if spec.duration_unit(duration_col) == "kimai" and _looks_like_seconds(dur_cells, span, has_end):
+            duration = V.decimal_duration(dur_cells, unit_seconds=1)
+            duration_style = "seconds"
+        use_span = duration.empty & has_end
+        seconds = np.where(use_span, span, duration.values)
+        problems.add(duration.empty & ~has_end, duration_col, "the duration is missing",
+                     "a duration such as 1:30:00 or 1.5", dur_cells)
+        problems.add((seconds < 0) & ~duration.bad, duration_col, "the duration is negative",
+                     "a duration of zero or more", dur_cells)
+        disagree = has_end & ~use_span & ~duration.bad & (np.abs(seconds - span) > TOLERANCE_S) & ~problems.bad
+        warnings.add(disagree, lambda i: f"duration {hms(seconds[i])} but start to end is {hms(span[i])}; "
+                                         "the duration is used")
+    warnings.add((seconds > LONG_ENTRY_S) & ~problems.bad,
+                 lambda i: f"an entry of {hms(seconds[i])}, longer than a day (a timer left running?)")
+
+    # --- text fields -----------------------------------------------------------------------------
+    empty = pa.array([""] * n, pa.string())
+    text = {f: (cells(f) if f in found else empty) for f in ("client", "project", "task", "description", "tags")}
+    text["tags"] = pc.replace_substring_regex(text["tags"], r"\s*,\s*", ", ")
+    if "user" in found:
+        user = cells("user")
+    elif "first_name" in found or "last_name" in found:
+        user = pc.utf8_trim_whitespace(pc.binary_join_element_wise(
+            cells("first_name") if "first_name" in found else empty,
+            cells("last_name") if "last_name" in found else empty, " "))
+    else:
+        user = empty
+    if "billable" in found:
+        yes, known = V.truthy(cells("billable"))
+        billable = pd.arrays.BooleanArray(yes, ~known)
+    else:
+        billable = pd.array([pd.NA] * n, dtype="boolean")
+
+    ok = ~problems.bad
+    utc_start = pd.to_datetime(np.where(timed, start_utc, np.iinfo(np.int64).min), utc=True)
+    utc_end = pd.to_datetime(np.where(has_end, end_utc, np.iinfo(np.int64).min), utc=True)
+    no_end_but_timed = timed & ~has_end
+    utc_end = utc_end.where(~no_end_but_timed, utc_start + pd.to_timedelta(seconds, unit="s"))
+    frame = pd.DataFrame({
+        "line": lines.astype(np.int64),
+        "start_at": utc_start,
+        "end_at": utc_end,
+        "local_date": pd.to_datetime(day * 86400, unit="s").astype("datetime64[s]"),
+        "timezone": timezone,
+        "duration_s": seconds.astype(np.int64),
+        **{k: pd.Series(v.to_pandas(), dtype="str") if n else pd.Series([], dtype="str")
+           for k, v in text.items()},
+        "billable": billable,
+        "user_name": pd.Series(user.to_pandas(), dtype="str") if n else pd.Series([], dtype="str"),
+        "source_format": spec.name,
+    })
+    frame = frame.loc[ok].reset_index(drop=True)
+    time_style = ("12 h times" if twelve else "24 h times") + ("" if seconds_shown or not time_cols else
+                                                              " without seconds")
+    issues = problems.issues()
+    return Normalised(frame=frame, issues=issues, warnings=warnings.items, date_order=order,
+                      date_style=date_style, time_style=time_style if time_cols else "no times",
+                      duration_style=duration_style, bad_rows=int(problems.bad.sum()),
+                      details=[why] if why else [])
+
+
+def _repeated_header(problems: _Problems, table: pa.Table, columns: list[str], found: dict[str, str],
+                     index: dict[str, int]) -> None:
+    """Two exports pasted together leave a second header row in the data."""
+    names = list(dict.fromkeys(found.values()))[:3]
+    if not names or table.num_rows == 0:
+        return
+    mask = np.ones(table.num_rows, bool)
+    for name in names:
+        mask &= pc.equal(pc.utf8_trim_whitespace(table.column(index[name])), name).to_numpy(zero_copy_only=False)
+    problems.add(mask, "", "the row repeats the header (two exports pasted together?)",
+                 "time entries only after the first line", None)
+
+
+def _split_datetime(arr: pa.Array | None) -> tuple[pa.Array, pa.Array] | None:
+    if arr is None:
+        return None
+    m = pc.extract_regex(arr, r"^\s*(?P<d>\d{1,4}[./-]\d{1,2}[./-]\d{1,4})(?:[T ]+(?P<t>.*?))?\s*$")
+    return pc.struct_field(m, "d").fill_null(arr), pc.struct_field(m, "t").fill_null("")
+
+
+def _parse_duration(arr: pa.Array, unit: str) -> tuple[V.Parsed, str]:
+    if unit == "clock":
+        return V.clock_duration(arr), "H:MM:SS"
+    if unit == "hours":
+        sep = V.decimal_separator(arr)
+        return V.decimal_duration(arr, sep=sep), f"decimal hours ('{sep}' decimal separator)"
+    if unit == "minutes":
+        return V.decimal_duration(arr, unit_seconds=60), "minutes"
+    if unit == "seconds":
+        return V.decimal_duration(arr, unit_seconds=1), "seconds"
+    has_colon = pc.any(pc.match_substring(arr, ":")).as_py()
+    all_colon = pc.all(pc.or_(pc.match_substring(arr, ":"), pc.equal(arr, ""))).as_py()
+    if all_colon:
+        return V.clock_duration(arr), "H:MM:SS"
+    sep = V.decimal_separator(arr)
+    style = "decimal hours" if not has_colon else "H:MM:SS and decimal hours"
+    return V.any_duration(arr, sep=sep), f"{style} ('{sep}' decimal separator)"
+
+
+def _looks_like_seconds(arr: pa.Array, span: np.ndarray, has_end: np.ndarray) -> bool:
+    """Kimai before 2.28 wrote durations as whole seconds: integers that match start to end."""
+    if not pc.all(pc.or_(pc.match_substring_regex(arr, r"^\d+$"), pc.equal(arr, ""))).as_py():
+        return False
+    as_int = V.decimal_duration(arr, unit_seconds=1).values
+    if (as_int > 24).any():
+        return True
+    return bool(has_end.any() and (np.abs(as_int - span)[has_end] <= TOLERANCE_S).mean() > 0.5)
+
+
+def _decide_order(parts: V.DateParts, requested: str | None) -> tuple[str | None, str, str]:
+    if requested:
+        if requested not in DATE_ORDERS:
+            raise TimesheetError(f"Unknown date order {requested!r}; choose dmy or mdy.")
+        return requested, "", "date order chosen by you"
+    dmy, mdy, matters = V.order_evidence(parts)
+    local = parts.ok & ~parts.iso
+    if dmy and not mdy:
+        return "dmy", "", ""
+    if mdy and not dmy:
+        return "mdy", "", ""
+    if dmy and mdy:
+        first = int((local & (parts.first > 12)).sum())
+        second = int((local & (parts.second > 12)).sum())
+        return ("dmy" if first >= second else "mdy"), "", "dates mix day-first and month-first; the rest are errors"
+    if not local.any() or not matters:
+        return "dmy", "", ""
+    if parts.dots[local].all():
+        return "dmy", "", "dot-separated dates are day-first"
+    return None, "", ""
+
+
+def _order_from_midnight(parts, distinct, date_cols, times, duration) -> tuple[str | None, str]:
+    """When start and end dates differ, only one reading makes end − start match the duration."""
+    start_arr, end_arr = date_cols["start_date"][1], date_cols["end_date"][1]
+    differ = pc.not_equal(start_arr, end_arr).to_numpy(zero_copy_only=False)
+    if not differ.any() or "start_time" not in times or "end_time" not in times:
+        return None, ""
+    lookup = {v: i for i, v in enumerate(distinct)}
+    fits = {}
+    for order in DATE_ORDERS:
+        days, bad = V.dates_to_days(parts, order)
+        s_idx = np.array([lookup.get(v, -1) for v in pc.filter(start_arr, pa.array(differ)).to_pylist()])
+        e_idx = np.array([lookup.get(v, -1) for v in pc.filter(end_arr, pa.array(differ)).to_pylist()])
+        if (s_idx < 0).any() or (e_idx < 0).any() or bad[s_idx].any() or bad[e_idx].any():
+            fits[order] = False
+            continue
+        span = ((days[e_idx] - days[s_idx]) * 86400 + times["end_time"].values[differ]
+                - times["start_time"].values[differ])
+        fits[order] = bool((np.abs(span - duration.values[differ]) <= TOLERANCE_S).all())
+    if fits["dmy"] != fits["mdy"]:
+        order = "dmy" if fits["dmy"] else "mdy"
+        return order, "day/month order taken from entries that cross midnight"
+    return None, ""
+
+
+def _readings(parts: V.DateParts) -> list[DateReading]:
+    out = []
+    idx = np.flatnonzero(parts.ok & ~parts.iso & (parts.first != parts.second))
+    dmy_days, dmy_bad = V.dates_to_days(parts, "dmy")
+    mdy_days, mdy_bad = V.dates_to_days(parts, "mdy")
+
+    def show(i: int, days: np.ndarray, bad: np.ndarray) -> str | None:
+        return None if bad[i] else (V.EPOCH + dt.timedelta(days=int(days[i]))).strftime("%-d %B %Y")
+
+    for i in idx[:5]:
+        out.append(DateReading(parts.raw[i], show(i, dmy_days, dmy_bad), show(i, mdy_days, mdy_bad)))
+    return out
+
+
+def _date_style(parts: V.DateParts, order: str) -> str:
+    local = np.flatnonzero(parts.ok & ~parts.iso)
+    if len(local) == 0:
+        return "YYYY-MM-DD"
+    sample = parts.raw[local[0]].strip()
+    sep = "." if "." in sample else ("/" if "/" in sample else "-")
+    year = "YYYY" if len(sample.split(sep)[-1]) == 4 else "YY"
+    style = sep.join(["DD", "MM", year] if order == "dmy" else ["MM", "DD", year])
+    if parts.iso.any():
+        style += " and YYYY-MM-DD"
+    return style
+
+
+def _to_utc(local_seconds: np.ndarray, mask: np.ndarray, tz: ZoneInfo) -> np.ndarray:
+    """Wall-clock seconds in ``tz`` to UTC nanoseconds; DST gaps shift forward, repeats read as standard."""
+    if len(local_seconds) == 0:
+        return np.zeros(0, np.int64)
+    naive = pd.DatetimeIndex(pd.to_datetime(np.where(mask, local_seconds, 0), unit="s"))
+    if tz.key == "UTC":
+        return naive.asi8 * (1_000_000_000 // _unit_ns(naive))
+    aware = naive.tz_localize(tz, ambiguous=np.zeros(len(naive), bool), nonexistent="shift_forward")
+    return aware.tz_convert("UTC").asi8 * (1_000_000_000 // _unit_ns(aware))
+
+
+def _unit_ns(index: pd.DatetimeIndex) -> int:
+    return {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[index.unit]
+
+
+def _partial(duration: V.Parsed | None, problems: _Problems, n: int) -> dict:
+    """What can be said without dates: used to still show totals when the date order is asked."""
+    if duration is None:
+        return {"rows": n, "total_seconds": None}
+    ok = ~duration.bad & ~duration.empty & (duration.values >= 0)
+    return {"rows": n, "total_seconds": int(duration.values[ok].sum()), "entries": int(ok.sum())}

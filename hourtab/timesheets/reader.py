@@ -1,0 +1,62 @@
+"""``read_timesheet``: bytes in, normalised entries and a report out. Pure: no database, no Flask.
+
+Whole-file problems (too large, not text, unknown columns, ambiguous day/month order) raise a
+typed error. Row problems do not: they are listed in ``report.errors`` and the rows left out of
+the frame, so ``csv inspect`` can show all of them and the importer can decide (refuse the file,
+or import the valid rows when the consultant asked for that).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hourtab.timesheets.detect import DELIMITER_NAMES, choose_spec, sniff_header
+from hourtab.timesheets.encoding import to_utf8
+from hourtab.timesheets.errors import AmbiguousDateOrder, CsvTooLarge, UnreadableFile
+from hourtab.timesheets.identity import add_fingerprints
+from hourtab.timesheets.mapped import mapped_spec
+from hourtab.timesheets.normalise import normalise
+from hourtab.timesheets.report import ReadReport, describe
+from hourtab.timesheets.table import read_body
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+
+def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None = None,  # noqa: A002
+                   timezone: str = "UTC", mapping: dict[str, str] | None = None,
+                   duration_unit: str = "auto", max_bytes: int | None = DEFAULT_MAX_BYTES,
+                   fingerprints: bool = True) -> tuple[pd.DataFrame, ReadReport]:
+    """Parse a time-tracker export; see the module docstring for what raises and what is reported."""
+    if max_bytes is not None and len(data) > max_bytes:
+        raise CsvTooLarge(len(data), max_bytes)
+    if data[:1] in (b"[", b"{") and data.lstrip()[:1] in (b"[", b"{"):
+        raise UnreadableFile("This is a JSON file, not a CSV (for Watson, export with `watson log --csv`).")
+    decoded = to_utf8(data)
+    header = sniff_header(decoded.head())
+    spec = mapped_spec(mapping, header.columns, duration_unit) if mapping else choose_spec(header.columns, format)
+    body = read_body(decoded.utf8, header.columns, header.delimiter)
+    report = ReadReport(format=spec.name, format_label=spec.label, explanation="", encoding=decoded.encoding,
+                        delimiter=header.delimiter, columns=header.columns, timezone=timezone,
+                        rows=body.table.num_rows + len(body.issues), blank_rows=body.blank_rows)
+    if report.rows == 0:
+        raise UnreadableFile("The file has a header row but no time entries.")
+    try:
+        result = normalise(body, header.columns, spec, date_order=date_order, timezone=timezone)
+    except AmbiguousDateOrder as e:
+        partial = e.report or {}
+        report.total_seconds = partial.get("total_seconds") or 0
+        report.entries = partial.get("entries") or 0
+        report.explanation = f"{spec.label}; day/month order unknown"
+        e.report = report
+        raise
+    frame = result.frame
+    if fingerprints:
+        frame = add_fingerprints(frame)
+    describe(frame, report)
+    report.errors = body.issues + result.issues
+    report.warnings = result.warnings
+    report.date_order = result.date_order
+    parts = [spec.label, f"dates {result.date_style}", result.time_style, f"durations {result.duration_style}",
+             f"{decoded.encoding}, {DELIMITER_NAMES[header.delimiter]}-separated"] + result.details
+    report.explanation = ", ".join(p for p in parts if p)
+    return frame, report

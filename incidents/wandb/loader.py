@@ -1,0 +1,67 @@
+"""One entry point for every shape of W&B evidence: folder, ``.wandb`` file, archive, export file."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from incidents import archives
+from incidents.errors import InvalidEvidence
+from incidents.wandb.api_exports import is_api_table, read_api_export, read_table
+from incidents.wandb.evidence import RunEvidence
+from incidents.wandb.records import read_wandb_file
+from incidents.wandb.runfolder import _fill_from_requirements, read_run_folder
+from incidents.wandb.ui_csv import is_ui_table, read_csv_table, read_ui_csv, refuse
+
+ACCEPTED = ("a run folder (run-*, offline-run-*, latest-run or wandb/), a run-<id>.wandb file, "
+            "a .zip/.tar.gz of a run folder, or an export (.csv, .json, .jsonl, .parquet)")
+EXPORT_SUFFIXES = (".csv", ".json", ".jsonl", ".parquet")
+
+
+def load_runs(path: str | Path, *, max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
+              max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[RunEvidence]:
+    """Every run the input holds (a UI chart export may hold several; everything else one)."""
+    path = Path(path)
+    if not path.exists():
+        raise InvalidEvidence(f"{path} does not exist")
+    if path.is_dir():
+        return [read_run_folder(path)]
+    name = path.name.lower()
+    if name.endswith(".wandb"):
+        evidence = read_wandb_file(path)
+        _fill_from_requirements(evidence, path.parent)
+        return [evidence]
+    if archives.is_archive(path):
+        with tempfile.TemporaryDirectory(prefix="hourtab-archive-") as tmp:
+            archives.extract(path, Path(tmp) / "x", max_members=max_members, max_bytes=max_archive_bytes)
+            root = Path(tmp) / "x"
+            exports = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in EXPORT_SUFFIXES
+                       and not p.name.startswith(("wandb-", "requirements"))]
+            if not any(root.rglob("run-*.wandb")) and len(exports) == 1 and not _has_legacy(root):
+                return load_runs(exports[0])
+            return [read_run_folder(root)]
+    if name.endswith(".csv"):
+        table = read_csv_table(path)
+        columns = [str(c) for c in table.columns]
+        if is_api_table(columns):
+            return [read_api_export(path, table.replace("", None))]
+        if is_ui_table(columns):
+            return read_ui_csv(path, table)
+        raise refuse(path, columns)
+    if name.endswith((".json", ".jsonl", ".parquet")):
+        return [read_api_export(path, read_table(path))]
+    raise InvalidEvidence(f"{path.name}: not a W&B input HourTab reads; give {ACCEPTED}")
+
+
+def load_run(path: str | Path, **limits: int) -> RunEvidence:
+    """The run in ``path``; for a chart export with several runs, the first, with a warning."""
+    runs = load_runs(path, **limits)
+    first = runs[0]
+    if len(runs) > 1:
+        names = ", ".join(repr(r.name) for r in runs)
+        first.warnings.append(f"this export holds {len(runs)} runs ({names}); this is {first.name!r}")
+    return first
+
+
+def _has_legacy(root: Path) -> bool:
+    return any(root.rglob("wandb-history.jsonl")) or any(root.rglob("wandb-metadata.json"))

@@ -9,12 +9,14 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from hourtab import errors as hourtab_errors
+from hourtab.retainers import errors as retainer_errors
 from incidents import errors as incident_errors
 
 log = logging.getLogger(__name__)
 
 #: Domain error kinds and the status each maps to; the most specific class wins (MRO order).
 STATUS_BY_ERROR: dict[type[Exception], int] = {
+    retainer_errors.PlanLimitReached: 403,
     hourtab_errors.PayloadTooLarge: 413,
     hourtab_errors.InvalidInput: 400,
     hourtab_errors.NotFound: 404,

@@ -1,5 +1,113 @@
-"""CLI commands for this topic (filled in by its feature)."""
+"""``hourtab retainer create|rotate-token`` and ``hourtab ledger``."""
+
+from __future__ import annotations
+
+import json
 
 import click
 
-commands: list[click.Command] = []
+from app.cli.context import app_session, user_errors
+from hourtab import accounts
+from hourtab.db import transaction
+from hourtab.retainers import service
+from hourtab.retainers.exports import period_json
+from hourtab.retainers.headline import format_hours, headline
+from hourtab.retainers.matching import MatchRules
+
+
+def _public_url(app, token: str | None) -> str | None:
+    return f"{app.config['PUBLIC_URL']}/h/{token}" if token else None
+
+
+@click.group("retainer")
+def retainer_group() -> None:
+    """Create retainers and manage their public links."""
+
+
+@retainer_group.command("create")
+@click.option("--account", "email", required=True, help="E-mail of the consultant's account.")
+@click.option("--name", required=True, help="Retainer name the client sees.")
+@click.option("--client", required=True, help="Client name (also the default match rule).")
+@click.option("--hours", required=True, help="Hours per period, e.g. 20 or 12.5.")
+@click.option("--period", type=click.Choice(["monthly", "weekly", "quarterly"]), default="monthly",
+              show_default=True)
+@click.option("--reset-day", type=int, default=None,
+              help="Day of month the period resets (weekly: 1 = Monday … 7 = Sunday). Default: the start's.")
+@click.option("--start", default=None, help="First day, YYYY-MM-DD (default: today).")
+@click.option("--timezone", default=None, help="IANA time zone of the period boundaries (default: the account's).")
+@click.option("--rollover-cap", default=None, help="Carry unused hours over, up to this many hours.")
+@click.option("--rounding", type=click.Choice(["6", "15", "30"]), default=None,
+              help="Round each entry up to this many minutes.")
+@click.option("--match-client", "match_clients", multiple=True, help="Count entries of this client (repeatable).")
+@click.option("--match-project", "match_projects", multiple=True,
+              help="Count only entries of this project (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "public_url"} as JSON.')
+def retainer_create(email, name, client, hours, period, reset_day, start, timezone, rollover_cap, rounding,
+                    match_clients, match_projects, as_json) -> None:
+    """Create a retainer (refused beyond the plan's limit) and print its public URL."""
+    with app_session() as (app, session), user_errors():
+        with transaction(session):
+            account = accounts.get_account(session, email)
+            terms = service.parse_terms(service.TermsInput(
+                hours=hours, start=start, period=period, reset_day=reset_day,
+                timezone=timezone or account.timezone or "UTC", rollover_cap=rollover_cap,
+                rounding=rounding or 0))
+            rules = MatchRules(clients=match_clients or (client,), projects=match_projects)
+            retainer = service.create_retainer(session, account, name, client, terms, rules)
+        url = _public_url(app, retainer.public_token)
+        if as_json:
+            click.echo(json.dumps({"id": retainer.id, "public_url": url}))
+        else:
+            click.echo(f"Created retainer {retainer.id} ({retainer.name}).\nPublic page: {url}")
+
+
+@retainer_group.command("rotate-token")
+@click.argument("retainer_id", type=int)
+def retainer_rotate_token(retainer_id: int) -> None:
+    """Replace the public link; the old URL returns 404 at once."""
+    with app_session() as (app, session), user_errors():
+        with transaction(session):
+            retainer = _by_id(session, retainer_id)
+            account = session.get(accounts.Account, retainer.account_id)
+            retainer = service.rotate_token(session, account, retainer_id)
+        click.echo(_public_url(app, retainer.public_token))
+
+
+def _by_id(session, retainer_id: int):
+    from hourtab.errors import NotFound
+    from hourtab.retainers.models import Retainer
+
+    retainer = session.get(Retainer, retainer_id)
+    if retainer is None:
+        raise NotFound(f"No retainer with id {retainer_id}.")
+    return retainer
+
+
+@click.command("ledger")
+@click.argument("retainer_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print the periods as JSON.")
+def ledger_command(retainer_id: int, as_json: bool) -> None:
+    """Show a retainer's ledger: per period opening, allotment, top-ups, adjustments, used, closing…"""
+    with app_session() as (app, session), user_errors():
+        retainer = _by_id(session, retainer_id)
+        ledger = service.retainer_ledger(session, retainer)
+        if as_json:
+            click.echo(json.dumps({
+                "id": retainer.id, "name": retainer.name, "client": retainer.client,
+                "public_url": _public_url(app, retainer.public_token), "headline": headline(ledger.current),
+                "terms": retainer.terms().describe(),
+                "periods": [period_json(p) for p in ledger.periods]}, indent=2, ensure_ascii=False))
+            return
+        click.echo(f"{retainer.name} · {retainer.client}\n{headline(ledger.current)}\n")
+        cols = ("Period", "Opening", "Allot.", "Top-ups", "Adjust.", "Used", "Closing", "Expired", "Over",
+                "Billed")
+        click.echo("  ".join(f"{c:>9}" if i else f"{c:<24}" for i, c in enumerate(cols)))
+        for p in ledger.periods:
+            figures = (p.opening_s, p.allotment_s, p.topups_s, p.adjustments_s, p.used_s, p.closing_s, p.expired_s,
+                       p.overage_s, p.billed_s)
+            label = p.period.label + (" *" if p.is_open else "")
+            click.echo("  ".join([f"{label:<24}", *(f"{format_hours(f):>9}" for f in figures)]))
+        click.echo("\nHours after per-entry rounding; * = open period.")
+
+
+commands: list[click.Command] = [retainer_group, ledger_command]

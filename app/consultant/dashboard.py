@@ -1,4 +1,4 @@
-"""/ and /dashboard: the consultant's home, which later features fill with their panels."""
+"""/ and /dashboard: the consultant's home, listing every retainer with its live balance."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from flask_login import current_user, login_required
 
 from app.auth import account
 from app.consultant import bp
+from app.db import get_db
+from hourtab.retainers import service
 
 
 @bp.route("/")
@@ -19,4 +21,10 @@ def home():
 @bp.route("/dashboard")
 @login_required
 def dashboard():
-    return render_template("consultant/dashboard.html", account=account(), panels=[])
+    from app.consultant.retainers import balances
+
+    db = get_db()
+    me = account()
+    rows = balances(db, service.list_retainers(db, me))
+    panels = [{"template": "consultant/retainers/_panel.html", "rows": rows}]
+    return render_template("consultant/dashboard.html", account=me, panels=panels)

@@ -4,4 +4,4 @@ from flask import Blueprint
 
 bp = Blueprint("public", __name__)
 
-from app.public import health  # noqa: E402,F401  (registers the views)
+from app.public import health, hours  # noqa: E402,F401  (registers the views)

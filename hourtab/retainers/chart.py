@@ -25,8 +25,12 @@ def _nice_step(max_hours: float) -> int:
     return 2000
 
 
-def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date) -> str:
-    """Cumulative hours used per day up to ``today``, the available line and the even-pace line."""
+def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
+               inline: bool = False) -> str:
+    """Cumulative hours used per day up to ``today``, the available line and the even-pace line.
+
+    ``inline`` drops the XML namespace, which HTML5 does not need inside a page.
+    """
     days = period.days
     last = min(today, period.last_day)
     points, total = [], 0
@@ -46,7 +50,8 @@ def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int],
     def y(s: float) -> float:
         return round(TOP + plot_h * (1 - s / y_max), 1)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+    xmlns = "" if inline else ' xmlns="http://www.w3.org/2000/svg"'
+    out = [f'<svg{xmlns} viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
            f'aria-labelledby="burnup-title" class="burnup" preserveAspectRatio="xMidYMid meet">',
            f'<title id="burnup-title">{escape(_title(period, available_s, total))}</title>']
     for h in range(0, y_max // HOUR + 1, step):

@@ -105,4 +105,4 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime,
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
         headline=headline(current), percent=used_percent(current),
         forecast=forecast(current, daily, today),
-        chart_svg=burnup_svg(current.period, current.available_s, daily, today), days=days)
+        chart_svg=burnup_svg(current.period, current.available_s, daily, today, inline=True), days=days)

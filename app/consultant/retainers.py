@@ -1,0 +1,262 @@
+"""/retainers…: list, create, edit terms, the ledger, entries, unmatched entries, credits, public link."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from flask import abort, flash, redirect, render_template, request, url_for
+from flask_login import login_required
+from flask_wtf import FlaskForm
+from wtforms import DateField, SelectField, StringField
+from wtforms.validators import DataRequired, Length, Optional
+
+from app.auth import account
+from app.consultant import bp
+from app.db import get_db
+from hourtab.db import transaction
+from hourtab.errors import InvalidInput
+from hourtab.retainers import service
+from hourtab.retainers.errors import PlanLimitReached
+from hourtab.retainers.headline import format_hours, headline
+from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.report import entry_lines
+
+PERIODS = [("monthly", "Monthly"), ("weekly", "Weekly"), ("quarterly", "Quarterly")]
+ROLLOVERS = [("none", "None: unused hours lapse"), ("cap", "Carry unused hours up to a cap"),
+             ("all", "Carry all unused hours")]
+OVERAGES = [("carry", "Carry as a negative balance"), ("bill", "Bill at the overage rate and reset")]
+ROUNDINGS = [("0", "None"), ("6", "6 minutes"), ("15", "15 minutes"), ("30", "30 minutes")]
+MODES = [("up", "Up"), ("nearest", "Nearest")]
+BILLABLE = [("", "Any"), ("yes", "Billable only"), ("no", "Non-billable only")]
+
+
+class RetainerForm(FlaskForm):
+    name = StringField("Name", validators=[DataRequired(), Length(max=200)])
+    client = StringField("Client", validators=[DataRequired(), Length(max=200)])
+    hours = StringField("Hours per period", validators=[DataRequired(), Length(max=20)])
+    period = SelectField("Period", choices=PERIODS, default="monthly")
+    reset_day = StringField("Reset day (day of month, or 1–7 = Mon–Sun for weekly; empty = start's day)",
+                            validators=[Optional(), Length(max=2)])
+    start = DateField("Start date", validators=[Optional()])
+    timezone = StringField("Time zone", default="UTC", validators=[DataRequired(), Length(max=64)])
+    rollover = SelectField("Rollover", choices=ROLLOVERS, default="none")
+    rollover_cap = StringField("Rollover cap (hours)", validators=[Optional(), Length(max=20)])
+    rollover_expiry = StringField("Rolled hours expire after N periods (empty = never)",
+                                  validators=[Optional(), Length(max=3)])
+    overage = SelectField("Overage", choices=OVERAGES, default="carry")
+    overage_rate = StringField("Overage rate per hour", validators=[Optional(), Length(max=20)])
+    rounding = SelectField("Round each entry to", choices=ROUNDINGS, default="0")
+    rounding_mode = SelectField("Rounding direction", choices=MODES, default="up")
+    minimum = StringField("Minimum per entry (minutes)", default="0", validators=[Optional(), Length(max=3)])
+    match_clients = StringField("Count entries of clients (comma-separated; empty = this client)",
+                                validators=[Optional(), Length(max=1000)])
+    match_projects = StringField("…and of projects (comma-separated, optional)",
+                                 validators=[Optional(), Length(max=1000)])
+    match_tags = StringField("…with any of the tags (comma-separated, optional)",
+                             validators=[Optional(), Length(max=1000)])
+    match_billable = SelectField("Billable", choices=BILLABLE, default="")
+
+
+class CreditForm(FlaskForm):
+    kind = SelectField("Kind", choices=[("topup", "Top-up (prepaid hours)"), ("adjustment", "Adjustment")])
+    on = DateField("Date", validators=[DataRequired()])
+    hours = StringField("Hours (adjustments may be negative)", validators=[DataRequired(), Length(max=20)])
+    reason = StringField("Reason (the client sees it)", validators=[DataRequired(), Length(max=500)])
+
+
+class ActionForm(FlaskForm):
+    """CSRF only, for the buttons."""
+
+
+def _split(text: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+def _terms(form: RetainerForm):
+    return service.parse_terms(service.TermsInput(
+        hours=form.hours.data, start=form.start.data, period=form.period.data, reset_day=form.reset_day.data,
+        timezone=form.timezone.data, rollover=form.rollover.data, rollover_cap=form.rollover_cap.data,
+        rollover_expiry_periods=form.rollover_expiry.data, overage=form.overage.data,
+        overage_rate=form.overage_rate.data, rounding=form.rounding.data, rounding_mode=form.rounding_mode.data,
+        minimum=form.minimum.data))
+
+
+def _rules(form: RetainerForm) -> MatchRules:
+    billable = {"yes": True, "no": False}.get(form.match_billable.data or "")
+    clients = _split(form.match_clients.data) or (form.client.data.strip(),)
+    return MatchRules(clients=clients, projects=_split(form.match_projects.data), tags=_split(form.match_tags.data),
+                      billable=billable)
+
+
+def public_url(token: str | None) -> str | None:
+    return url_for("public.hours_page", token=token, _external=True) if token else None
+
+
+def balances(db, retainers) -> list[dict]:
+    """Each retainer with its live figures, for the dashboard and the list."""
+    rows = []
+    for r in retainers:
+        ledger = service.retainer_ledger(db, r)
+        rows.append({"retainer": r, "current": ledger.current, "headline": headline(ledger.current),
+                     "left": format_hours(ledger.current.closing_s), "url": public_url(r.public_token)})
+    return rows
+
+
+@bp.route("/retainers")
+@login_required
+def retainers_list():
+    db = get_db()
+    me = account()
+    return render_template("consultant/retainers/list.html", rows=balances(db, service.list_retainers(db, me)),
+                           account=me)
+
+
+@bp.route("/retainers/new", methods=["GET", "POST"])
+@login_required
+def retainer_new():
+    form = RetainerForm()
+    status = 200
+    if request.method == "GET" and not form.start.data:
+        form.start.data = dt.date.today()
+        form.timezone.data = account().timezone or "UTC"
+    if form.validate_on_submit():
+        db = get_db()
+        try:
+            with transaction(db):
+                me = db.merge(account())
+                created = service.create_retainer(db, me, form.name.data, form.client.data, _terms(form),
+                                                   _rules(form))
+        except PlanLimitReached as e:
+            form.form_errors.append(str(e))
+            status = 403
+        except InvalidInput as e:
+            form.form_errors.append(str(e))
+            status = 400
+        else:
+            flash("Retainer created. Share its public link with the client.")
+            return redirect(url_for("consultant.retainer_detail", retainer_id=created.id))
+    elif request.method == "POST":
+        status = 400
+    return render_template("consultant/retainers/form.html", form=form, title="New retainer"), status
+
+
+def _fill(form: RetainerForm, r) -> None:
+    terms, rules = r.terms(), r.rules()
+    form.name.data, form.client.data = r.name, r.client
+    form.hours.data = format_hours(terms.allotment_s)
+    form.period.data, form.reset_day.data, form.start.data = terms.period.value, str(terms.reset_day), terms.start
+    form.timezone.data, form.rollover.data = terms.timezone, terms.rollover.value
+    form.rollover_cap.data = format_hours(terms.rollover_cap_s) if terms.rollover_cap_s is not None else ""
+    form.rollover_expiry.data = str(terms.rollover_expiry_periods or "")
+    form.overage.data = terms.overage.value
+    form.overage_rate.data = str(terms.overage_rate) if terms.overage_rate is not None else ""
+    form.rounding.data = str(terms.rounding.increment_min)
+    form.rounding_mode.data = terms.rounding.mode.value
+    form.minimum.data = str(terms.rounding.minimum_min)
+    form.match_clients.data = ", ".join(rules.clients)
+    form.match_projects.data = ", ".join(rules.projects)
+    form.match_tags.data = ", ".join(rules.tags)
+    form.match_billable.data = {True: "yes", False: "no"}.get(rules.billable, "")
+
+
+@bp.route("/retainers/<int:retainer_id>/edit", methods=["GET", "POST"])
+@login_required
+def retainer_edit(retainer_id: int):
+    db = get_db()
+    retainer = service.get_retainer(db, account(), retainer_id)
+    form = RetainerForm()
+    status = 200
+    if request.method == "GET":
+        _fill(form, retainer)
+    elif form.validate_on_submit():
+        try:
+            with transaction(db):
+                service.update_retainer(db, account(), retainer_id, name=form.name.data, client=form.client.data,
+                                        terms=_terms(form), rules=_rules(form))
+        except InvalidInput as e:
+            form.form_errors.append(str(e))
+            status = 400
+        else:
+            flash("Terms saved; the public page shows them now.")
+            return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
+    else:
+        status = 400
+    return render_template("consultant/retainers/form.html", form=form, title=f"Edit {retainer.name}",
+                           retainer=retainer), status
+
+
+@bp.route("/retainers/<int:retainer_id>")
+@login_required
+def retainer_detail(retainer_id: int):
+    db = get_db()
+    me = account()
+    retainer = service.get_retainer(db, me, retainer_id)
+    ledger = service.retainer_ledger(db, retainer)
+    recent = ledger.entries.tail(200).iloc[::-1]
+    unmatched_total, unmatched = service.unmatched_entries(db, me, limit=100)
+    credit_form = CreditForm()
+    if not credit_form.on.data:
+        credit_form.on.data = dt.date.today()
+    return render_template(
+        "consultant/retainers/detail.html", r=retainer, ledger=ledger, headline=headline(ledger.current),
+        terms=retainer.terms(), rules=retainer.rules(), h=format_hours, url=public_url(retainer.public_token),
+        entries=entry_lines(ledger, recent) if len(recent) else [], entry_total=len(ledger.entries),
+        before_start=len(ledger.before_start), unmatched=unmatched, unmatched_total=unmatched_total,
+        credit_form=credit_form, action=ActionForm())
+
+
+def _action(retainer_id: int, fn, message: str):
+    if not ActionForm().validate_on_submit():
+        abort(400)
+    db = get_db()
+    with transaction(db):
+        fn(db, db.merge(account()), retainer_id)
+    flash(message)
+    return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
+
+
+@bp.route("/retainers/<int:retainer_id>/token/rotate", methods=["POST"])
+@login_required
+def retainer_rotate(retainer_id: int):
+    return _action(retainer_id, service.rotate_token, "New public link made; the old one no longer works.")
+
+
+@bp.route("/retainers/<int:retainer_id>/token/disable", methods=["POST"])
+@login_required
+def retainer_disable(retainer_id: int):
+    return _action(retainer_id, service.disable_token, "Public page disabled; its link now shows 'not found'.")
+
+
+@bp.route("/retainers/<int:retainer_id>/archive", methods=["POST"])
+@login_required
+def retainer_archive(retainer_id: int):
+    return _action(retainer_id, lambda db, me, rid: service.set_active(db, me, rid, False),
+                   "Retainer archived: it no longer counts against your plan or takes new entries.")
+
+
+@bp.route("/retainers/<int:retainer_id>/activate", methods=["POST"])
+@login_required
+def retainer_activate(retainer_id: int):
+    return _action(retainer_id, lambda db, me, rid: service.set_active(db, me, rid, True),
+                   "Retainer active again.")
+
+
+@bp.route("/retainers/<int:retainer_id>/credits", methods=["POST"])
+@login_required
+def retainer_add_credit(retainer_id: int):
+    form = CreditForm()
+    db = get_db()
+    if not form.validate_on_submit():
+        raise InvalidInput("Give a date, the hours and a reason. " +
+                           " ".join(e for errs in form.errors.values() for e in errs))
+    with transaction(db):
+        service.add_credit(db, db.merge(account()), retainer_id, form.kind.data, form.on.data, form.hours.data,
+                           form.reason.data)
+    flash("Saved; the client sees it with its reason.")
+    return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
+
+
+@bp.route("/retainers/<int:retainer_id>/credits/<int:credit_id>/delete", methods=["POST"])
+@login_required
+def retainer_delete_credit(retainer_id: int, credit_id: int):
+    return _action(retainer_id, lambda db, me, rid: service.delete_credit(db, me, rid, credit_id), "Removed.")

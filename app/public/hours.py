@@ -1,0 +1,288 @@
+"""The client's public hours page ``/h/<token>`` and its exports (.json, .csv, statement PDF, Atom).
+
+Hot path: one indexed query reads the retainer's *stamp* (id, revision, latest upload); the
+rendered bytes are cached in this worker's memory under that stamp and the client's local date.
+Any change a client should see bumps the revision or adds an upload, so every gunicorn worker
+notices on its next request without messaging the others; rotating or disabling the token makes
+the lookup itself fail, so the old URL 404s at once. An upload not yet matched to retainers (an
+import made by the CLI, say) is matched here before rendering, so the page is never stale.
+
+Unknown, malformed and revoked tokens all get the same 404; misses are rate-limited per client
+address (hits never are: a client behind a shared address must not be locked out by a scanner).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from flask import Response, current_app, render_template, request
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.exc import IntegrityError
+
+from app.db import engine, get_db
+from app.public import bp
+from hourtab import ratelimit
+from hourtab.db import transaction
+from hourtab.errors import NotFound
+from hourtab.retainers import service
+from hourtab.retainers.exports import entries_csv, report_json
+from hourtab.retainers.headline import format_hours
+from hourtab.retainers.models import Retainer
+from hourtab.retainers.periods import short_date
+from hourtab.retainers.report import HoursReport
+from hourtab.timesheets.models import Upload
+
+MISS_BUCKET = "public-hours-miss"
+MISS_WINDOW_S = 60
+DEFAULT_MISS_LIMIT = 30
+#: Cached bytes live at most this long even when nothing changed (the forecast moves with time).
+CACHE_TTL_S = 300
+
+#: Stricter than the app default: the page needs no script, no fetch, no form, no frame.
+PUBLIC_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+              "form-action 'none'; frame-ancestors 'none'")
+
+_STAMP = (
+    select(Retainer.id, Retainer.account_id, Retainer.revision, Retainer.matched_upload_id, Retainer.timezone,
+           select(func.max(Upload.id)).where(Upload.account_id == Retainer.account_id,
+                                             Upload.status == "imported").scalar_subquery())
+    .where(Retainer.public_token == bindparam("token"))
+)
+
+
+@dataclass(frozen=True)
+class Stamp:
+    retainer_id: int
+    account_id: int
+    revision: int
+    latest_upload: int
+    timezone: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    body: bytes
+    mimetype: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class PageCache:
+    """A small thread-safe LRU of rendered responses, keyed by stamp, format and local date."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple, tuple[float, Rendered]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Rendered | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None or time.monotonic() - item[0] > CACHE_TTL_S:
+                return None
+            self._items.move_to_end(key)
+            return item[1]
+
+    def put(self, key: tuple, value: Rendered) -> None:
+        with self._lock:
+            self._items[key] = (time.monotonic(), value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+cache = PageCache()
+
+
+def _read_stamp(token: str) -> Stamp | None:
+    if not service.plausible_token(token):
+        return None
+    with engine().connect() as conn:
+        row = conn.execute(_STAMP, {"token": token}).first()
+    if row is None:
+        return None
+    rid, account_id, revision, matched, tz, latest = row
+    return Stamp(rid, account_id, revision, latest or 0, tz) if (latest or 0) == matched else \
+        Stamp(rid, account_id, -1, latest or 0, tz)
+
+
+def _miss() -> NotFound:
+    """Count a miss for this address (429 past the limit) and return the one 404 for every miss."""
+    db = get_db()
+    limit = int(current_app.config.get("PUBLIC_MISS_LIMIT", DEFAULT_MISS_LIMIT))
+    keys = [f"ip:{request.remote_addr}"]
+    with transaction(db):
+        ratelimit.check(db, MISS_BUCKET, keys, limit, MISS_WINDOW_S)
+        ratelimit.record(db, MISS_BUCKET, keys, MISS_WINDOW_S)
+    return NotFound("There is nothing at this address.")
+
+
+def _stamp_or_404(token: str) -> Stamp:
+    stamp = _read_stamp(token)
+    if stamp is None:
+        raise _miss()
+    if stamp.revision == -1:
+        # A newer upload than the last matching: match it now (idempotent; another worker may win).
+        db = get_db()
+        try:
+            with transaction(db):
+                service.match_entries(db, stamp.account_id)
+        except IntegrityError:
+            pass
+        stamp = _read_stamp(token)
+        if stamp is None or stamp.revision == -1:
+            raise _miss()
+    return stamp
+
+
+def now() -> dt.datetime:
+    """The clock the pages use; tests and demos may set ``HOURS_CLOCK`` to a fixed-time callable."""
+    clock = current_app.config.get("HOURS_CLOCK")
+    return clock() if clock else dt.datetime.now(dt.UTC)
+
+
+def _serve(token: str, fmt: str, render: Callable[[Stamp], Rendered]) -> Response:
+    stamp = _stamp_or_404(token)
+    today = now().astimezone(ZoneInfo(stamp.timezone)).date()
+    key = (fmt, token, stamp.retainer_id, stamp.revision, stamp.latest_upload, today)
+    rendered = cache.get(key)
+    if rendered is None:
+        rendered = render(stamp)
+        cache.put(key, rendered)
+    return Response(rendered.body, mimetype=rendered.mimetype, headers=list(rendered.headers))
+
+
+def _report(stamp: Stamp) -> HoursReport:
+    db = get_db()
+    retainer = db.get(Retainer, stamp.retainer_id)
+    return service.hours_report(db, retainer, now())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "hours"
+
+
+def _hm(seconds: int) -> str:
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}"
+
+
+def _fmt_day(day: dt.date) -> str:
+    return f"{day.strftime('%a')} {short_date(day, with_year=True)}"
+
+
+def _page_context(report: HoursReport, token: str) -> dict:
+    tz = report.info.terms.tz
+
+    def fmt_time(at: dt.datetime) -> str:
+        local = at.astimezone(tz)
+        return f"{short_date(local.date(), with_year=True)}, {local:%H:%M} ({report.info.terms.timezone})"
+
+    past = [p for p in reversed(report.ledger.periods) if not p.is_open]
+    return {"r": report, "cur": report.current, "past": past, "base": f"/h/{token}", "h": format_hours,
+            "hm": _hm, "fmt_day": _fmt_day, "fmt_time": fmt_time, "cap": lambda s: s[:1].upper() + s[1:]}
+
+
+@bp.route("/h/<token>")
+def hours_page(token: str):
+    def render(stamp: Stamp) -> Rendered:
+        html = render_template("public/hours/page.html", **_page_context(_report(stamp), token))
+        return Rendered(html.encode("utf-8"), "text/html")
+
+    return _serve(token, "html", render)
+
+
+@bp.route("/h/<token>.json")
+def hours_json(token: str):
+    def render(stamp: Stamp) -> Rendered:
+        body = json.dumps(report_json(_report(stamp)), ensure_ascii=False, indent=2)
+        return Rendered(body.encode("utf-8"), "application/json")
+
+    return _serve(token, "json", render)
+
+
+@bp.route("/h/<token>.csv")
+def hours_csv(token: str):
+    def render(stamp: Stamp) -> Rendered:
+        report = _report(stamp)
+        name = f"hours-{_slug(report.info.name)}.csv"
+        return Rendered(("\ufeff" + entries_csv(report.ledger)).encode("utf-8"), "text/csv",
+                        (("Content-Disposition", f'attachment; filename="{name}"'),))
+
+    return _serve(token, "csv", render)
+
+
+@bp.route("/h/<token>/statement/<month>.pdf")
+def hours_statement(token: str, month: str):
+    from hourtab.statements import parse_month, statement_pdf
+
+    def render(stamp: Stamp) -> Rendered:
+        parse_month(month)
+        report = _report(stamp)
+        pdf = statement_pdf(report.info, report.ledger, month, report.as_of)
+        name = f"statement-{_slug(report.info.name)}-{month}.pdf"
+        return Rendered(pdf, "application/pdf", (("Content-Disposition", f'inline; filename="{name}"'),))
+
+    return _serve(token, f"pdf:{month}", render)
+
+
+def _atom_time(at: dt.datetime) -> str:
+    return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _urn(*parts: object) -> str:
+    return "urn:hourtab:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
+@bp.route("/h/<token>/feed.atom")
+def hours_feed(token: str):
+    def render(stamp: Stamp) -> Rendered:
+        report = _report(stamp)
+        # The configured base URL, never the request's Host header: the feed is cached for everyone.
+        page_url = f"{current_app.config['PUBLIC_URL']}/h/{token}"
+        items = []
+        for event in service.import_events(get_db(), stamp.retainer_id):
+            items.append({"title": f"Import: {event.entries} entries ({format_hours(event.seconds)} h)",
+                          "id": _urn(stamp.retainer_id, "upload", event.upload_id),
+                          "updated": _atom_time(event.at), "link": page_url,
+                          "summary": f"{report.headline} (as of {short_date(event.at.date(), True)})"})
+        for p in report.ledger.periods:
+            if p.is_open:
+                continue
+            closed_at = dt.datetime.combine(p.period.end, dt.time(0), tzinfo=report.info.terms.tz)
+            items.append({"title": f"{p.period.label} closed: {format_hours(p.used_s)} h used, "
+                                   f"balance {format_hours(p.closing_s)} h",
+                          "id": _urn(stamp.retainer_id, "period", p.period.start.isoformat()),
+                          "updated": _atom_time(closed_at),
+                          "link": f"{page_url}/statement/{p.period.month_key}.pdf",
+                          "summary": f"{format_hours(p.available_s)} h available, {format_hours(p.used_s)} h "
+                                     f"used, {format_hours(p.expired_s)} h expired."})
+        items.sort(key=lambda i: i["updated"], reverse=True)
+        updated = items[0]["updated"] if items else _atom_time(report.as_of)
+        xml = render_template("public/hours/feed.xml", r=report, items=items, page_url=page_url,
+                              feed_id=_urn(stamp.retainer_id, "feed"), updated=updated)
+        return Rendered(xml.encode("utf-8"), "application/atom+xml")
+
+    return _serve(token, "atom", render)
+
+
+@bp.after_request
+def _public_headers(response: Response) -> Response:
+    """No referrer leaves a client's page (it carries the token), and no search engine keeps it."""
+    if request.path.startswith("/h/"):
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["X-Robots-Tag"] = "noindex, nofollow"
+        response.headers["Content-Security-Policy"] = PUBLIC_CSP
+        response.headers["Cache-Control"] = "private, max-age=60" if response.status_code == 200 else "no-store"
+    return response

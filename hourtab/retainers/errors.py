@@ -1,0 +1,12 @@
+"""Retainer errors beyond the base family (``InvalidTerms`` lives beside the terms it checks)."""
+
+from __future__ import annotations
+
+from hourtab.errors import LimitExceeded
+from hourtab.retainers.terms import InvalidTerms
+
+__all__ = ["InvalidTerms", "PlanLimitReached"]
+
+
+class PlanLimitReached(LimitExceeded):
+    """The account's plan keeps no more active retainers (not a rate limit: waiting does not help)."""

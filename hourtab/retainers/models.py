@@ -1,0 +1,93 @@
+"""Retainers, their top-ups and adjustments, and which time entries count against which retainer.
+
+``retainer_entries`` has ``entry_id`` as its primary key: the database itself guarantees that an
+entry belongs to at most one retainer, whatever the match rules say.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Date,
+    ForeignKey,
+    Integer,
+    Numeric,
+    String,
+    Table,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from hourtab.db import Base, UTCDateTime, utcnow
+from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.terms import Rounding, Terms
+from hourtab.scoping import AccountOwned
+
+retainer_entries = Table(
+    "retainer_entries", Base.metadata,
+    Column("entry_id", ForeignKey("time_entries.id", ondelete="CASCADE"), primary_key=True),
+    Column("retainer_id", ForeignKey("retainers.id", ondelete="CASCADE"), nullable=False, index=True),
+)
+
+
+class Retainer(AccountOwned, Base):
+    __tablename__ = "retainers"
+    __table_args__ = (UniqueConstraint("public_token"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    client: Mapped[str] = mapped_column(String(200), nullable=False)
+    allotment_s: Mapped[int] = mapped_column(Integer, nullable=False)
+    period: Mapped[str] = mapped_column(String(16), nullable=False, default="monthly")
+    reset_day: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
+    start_date: Mapped[dt.date] = mapped_column(Date, nullable=False)
+    timezone: Mapped[str] = mapped_column(String(64), nullable=False, default="UTC")
+    rollover: Mapped[str] = mapped_column(String(8), nullable=False, default="none")
+    rollover_cap_s: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    rollover_expiry_periods: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    overage: Mapped[str] = mapped_column(String(8), nullable=False, default="carry")
+    overage_rate: Mapped[Decimal | None] = mapped_column(Numeric(12, 2), nullable=True)
+    rounding_min: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    rounding_mode: Mapped[str] = mapped_column(String(8), nullable=False, default="up")
+    minimum_min: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    match_rules: Mapped[dict] = mapped_column(JSON, nullable=False)
+    #: ``None`` while the public page is disabled; rotated by replacing it (old URL 404s at once).
+    public_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    #: Bumped on every change that alters the public page, so every worker's cache sees it.
+    revision: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
+    #: The highest upload id whose entries have been matched against the account's retainers.
+    matched_upload_id: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+
+    def terms(self) -> Terms:
+        return Terms(
+            allotment_s=self.allotment_s, start=self.start_date, period=self.period, reset_day=self.reset_day,
+            timezone=self.timezone, rollover=self.rollover, rollover_cap_s=self.rollover_cap_s,
+            rollover_expiry_periods=self.rollover_expiry_periods, overage=self.overage,
+            overage_rate=self.overage_rate,
+            rounding=Rounding(self.rounding_min, self.rounding_mode, self.minimum_min))
+
+    def rules(self) -> MatchRules:
+        return MatchRules.from_json(self.match_rules)
+
+
+class RetainerCredit(AccountOwned, Base):
+    """A top-up (prepaid block) or a manual adjustment; the reason is shown to the client."""
+
+    __tablename__ = "retainer_credits"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    retainer_id: Mapped[int] = mapped_column(ForeignKey("retainers.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    on_date: Mapped[dt.date] = mapped_column(Date, nullable=False)
+    seconds: Mapped[int] = mapped_column(Integer, nullable=False)
+    reason: Mapped[str] = mapped_column(String(500), nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)

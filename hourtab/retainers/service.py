@@ -1,0 +1,405 @@
+"""Retainer services: create within the plan's limit, change terms, public tokens, credits, matching.
+
+Every function that writes takes the session first and never commits: callers wrap it in
+``with transaction(session):`` so a refused change leaves nothing behind. Each change that alters
+what the client sees bumps ``Retainer.revision``, which is what public-page caches key on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+import pandas as pd
+from sqlalchemy import delete, exists, func, insert, select
+from sqlalchemy.orm import Session
+
+from hourtab.accounts import Account
+from hourtab.errors import InvalidInput, NotFound
+from hourtab.retainers.errors import PlanLimitReached
+from hourtab.retainers.ledger import Credit, Ledger, build_ledger
+from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
+from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
+from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
+from hourtab.scoping import get_owned, select_owned
+from hourtab.timesheets.models import TimeEntry, Upload
+
+#: 24 random bytes = 192 bits from ``secrets``; URL-safe base64 gives 32 characters.
+TOKEN_BYTES = 24
+TOKEN_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def plausible_token(token: str) -> bool:
+    """Cheap shape check before touching the database (our tokens are 32 URL-safe characters)."""
+    return 20 <= len(token) <= 64 and set(token) <= TOKEN_ALPHABET
+
+
+@dataclass(frozen=True)
+class TermsInput:
+    """Terms as people type them (hours as text, optional fields as ``None``)."""
+
+    hours: str
+    start: dt.date | str | None = None
+    period: str = "monthly"
+    reset_day: int | str | None = None
+    timezone: str = "UTC"
+    rollover: str = "none"
+    rollover_cap: str | None = None
+    rollover_expiry_periods: int | str | None = None
+    overage: str = "carry"
+    overage_rate: str | None = None
+    rounding: int | str | None = 0
+    rounding_mode: str = "up"
+    minimum: int | str | None = 0
+
+
+def _int(value, what: str) -> int | None:
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError as e:
+        raise InvalidTerms(f"{what} must be a whole number, not {value!r}.") from e
+
+
+def _date(value) -> dt.date:
+    if value is None or value == "":
+        return dt.date.today()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value).strip())
+    except ValueError as e:
+        raise InvalidTerms(f"The start date must look like 2025-11-01, not {value!r}.") from e
+
+
+def parse_terms(data: TermsInput) -> Terms:
+    """Turn typed-in terms into ``Terms``; the reset day defaults to the start's day (or weekday)."""
+    start = _date(data.start)
+    period = (data.period or "monthly").strip().lower()
+    reset_day = _int(data.reset_day, "The reset day")
+    if reset_day is None:
+        reset_day = start.isoweekday() if period == "weekly" else start.day
+    rollover = (data.rollover or "none").strip().lower()
+    cap = data.rollover_cap if data.rollover_cap not in (None, "") else None
+    if cap is not None and rollover == "none":
+        rollover = "cap"
+    rate = None
+    if data.overage_rate not in (None, ""):
+        try:
+            rate = Decimal(str(data.overage_rate).strip())
+        except InvalidOperation as e:
+            raise InvalidTerms(f"The overage rate must be a number, not {data.overage_rate!r}.") from e
+    return Terms(
+        allotment_s=hours_to_seconds(data.hours, "hours per period"), start=start, period=period,
+        reset_day=reset_day, timezone=(data.timezone or "UTC").strip(), rollover=rollover,
+        rollover_cap_s=hours_to_seconds(cap, "the rollover cap") if cap is not None else None,
+        rollover_expiry_periods=_int(data.rollover_expiry_periods, "Expiry"),
+        overage=(data.overage or "carry").strip().lower(), overage_rate=rate,
+        rounding=Rounding(_int(data.rounding, "Rounding") or 0, (data.rounding_mode or "up").strip().lower(),
+                          _int(data.minimum, "The minimum") or 0))
+
+
+def _apply_terms(retainer: Retainer, terms: Terms) -> None:
+    retainer.allotment_s = terms.allotment_s
+    retainer.start_date = terms.start
+    retainer.period = terms.period.value
+    retainer.reset_day = terms.reset_day
+    retainer.timezone = terms.timezone
+    retainer.rollover = terms.rollover.value
+    retainer.rollover_cap_s = terms.rollover_cap_s
+    retainer.rollover_expiry_periods = terms.rollover_expiry_periods
+    retainer.overage = terms.overage.value
+    retainer.overage_rate = terms.overage_rate
+    retainer.rounding_min = terms.rounding.increment_min
+    retainer.rounding_mode = terms.rounding.mode.value
+    retainer.minimum_min = terms.rounding.minimum_min
+
+
+def _touch(retainer: Retainer) -> None:
+    retainer.revision = (retainer.revision or 0) + 1
+    retainer.updated_at = dt.datetime.now(dt.UTC)
+
+
+def _clean_name(value: str, what: str) -> str:
+    value = " ".join((value or "").split())
+    if not value:
+        raise InvalidInput(f"Give the retainer a {what}.")
+    if len(value) > 200:
+        raise InvalidInput(f"The {what} is too long (200 characters at most).")
+    return value
+
+
+def active_count(session: Session, account_id: int) -> int:
+    return session.scalar(select(func.count(Retainer.id)).where(
+        Retainer.account_id == account_id, Retainer.active.is_(True))) or 0
+
+
+def _check_plan(session: Session, account: Account) -> None:
+    limit = account.retainer_limit
+    if active_count(session, account.id) >= limit:
+        plural = "retainer" if limit == 1 else "retainers"
+        raise PlanLimitReached(
+            f"The {account.plan} plan keeps {limit} active {plural}, and this account has {limit}. "
+            f"Archive one first, or move to the pro plan (up to 10): hourtab user set-plan "
+            f"{account.email} pro.")
+
+
+def create_retainer(session: Session, account: Account, name: str, client: str, terms: Terms,
+                    rules: MatchRules | None = None) -> Retainer:
+    """Create an active retainer with a fresh public token, refused beyond the plan's limit."""
+    _check_plan(session, account)
+    client = _clean_name(client, "client")
+    retainer = Retainer(account_id=account.id, name=_clean_name(name, "name"), client=client,
+                        match_rules=(rules or MatchRules(clients=(client,))).to_json(),
+                        public_token=new_token(), active=True, revision=1, matched_upload_id=0)
+    _apply_terms(retainer, terms)
+    session.add(retainer)
+    session.flush()
+    match_entries(session, account.id)
+    return retainer
+
+
+def get_retainer(session: Session, account: Account, retainer_id: int) -> Retainer:
+    return get_owned(session, Retainer, account.id, retainer_id)
+
+
+def list_retainers(session: Session, account: Account) -> list[Retainer]:
+    return list(session.scalars(select_owned(Retainer, account.id).order_by(Retainer.active.desc(),
+                                                                             Retainer.id)))
+
+
+def update_retainer(session: Session, account: Account, retainer_id: int, *, name: str | None = None,
+                    client: str | None = None, terms: Terms | None = None,
+                    rules: MatchRules | None = None) -> Retainer:
+    """Change names, terms or match rules; new rules re-match this retainer's entries."""
+    retainer = get_retainer(session, account, retainer_id)
+    if name is not None:
+        retainer.name = _clean_name(name, "name")
+    if client is not None:
+        retainer.client = _clean_name(client, "client")
+    if terms is not None:
+        _apply_terms(retainer, terms)
+    if rules is not None and rules.to_json() != retainer.match_rules:
+        retainer.match_rules = rules.to_json()
+        session.execute(delete(retainer_entries).where(retainer_entries.c.retainer_id == retainer.id))
+        session.flush()
+        match_entries(session, account.id)
+    _touch(retainer)
+    return retainer
+
+
+def set_active(session: Session, account: Account, retainer_id: int, active: bool) -> Retainer:
+    retainer = get_retainer(session, account, retainer_id)
+    if active and not retainer.active:
+        _check_plan(session, account)
+    retainer.active = active
+    _touch(retainer)
+    return retainer
+
+
+def rotate_token(session: Session, account: Account, retainer_id: int) -> Retainer:
+    """A new unguessable token; the old URL stops working as soon as this commits."""
+    retainer = get_retainer(session, account, retainer_id)
+    retainer.public_token = new_token()
+    _touch(retainer)
+    return retainer
+
+
+def disable_token(session: Session, account: Account, retainer_id: int) -> Retainer:
+    retainer = get_retainer(session, account, retainer_id)
+    retainer.public_token = None
+    _touch(retainer)
+    return retainer
+
+
+def by_token(session: Session, token: str) -> Retainer:
+    """The retainer behind a public token; unknown and revoked tokens raise the same ``NotFound``."""
+    retainer = None
+    if plausible_token(token):
+        retainer = session.scalars(select(Retainer).where(Retainer.public_token == token)).first()
+    if retainer is None:
+        raise NotFound("There is nothing at this address.")
+    return retainer
+
+
+def add_credit(session: Session, account: Account, retainer_id: int, kind: str, on: dt.date | str,
+               hours: str, reason: str) -> RetainerCredit:
+    """A top-up (positive hours) or an adjustment (signed); the client sees the reason."""
+    retainer = get_retainer(session, account, retainer_id)
+    if kind not in ("topup", "adjustment"):
+        raise InvalidInput(f"Unknown kind {kind!r}; choose topup or adjustment.")
+    seconds = hours_to_seconds(hours, "hours")
+    if kind == "topup" and seconds <= 0:
+        raise InvalidInput("A top-up adds hours: give a positive number.")
+    if seconds == 0:
+        raise InvalidInput("An adjustment of zero hours changes nothing.")
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise InvalidInput("Give a reason: the client sees it next to the hours.")
+    if len(reason) > 500:
+        raise InvalidInput("The reason is too long (500 characters at most).")
+    on_date = on if isinstance(on, dt.date) else _date(on)
+    credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
+                            seconds=seconds, reason=reason)
+    session.add(credit)
+    _touch(retainer)
+    session.flush()
+    return credit
+
+
+def delete_credit(session: Session, account: Account, retainer_id: int, credit_id: int) -> None:
+    retainer = get_retainer(session, account, retainer_id)
+    credit = get_owned(session, RetainerCredit, account.id, credit_id)
+    if credit.retainer_id != retainer.id:
+        raise NotFound(f"RetainerCredit {credit_id} not found")
+    session.delete(credit)
+    _touch(retainer)
+
+
+def credits_of(session: Session, retainer: Retainer) -> list[Credit]:
+    rows = session.scalars(select(RetainerCredit).where(RetainerCredit.retainer_id == retainer.id)
+                           .order_by(RetainerCredit.on_date, RetainerCredit.id))
+    return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id) for c in rows]
+
+
+# --- matching entries -------------------------------------------------------------------------
+
+def latest_upload_id(session: Session, account_id: int) -> int:
+    return session.scalar(select(func.max(Upload.id)).where(Upload.account_id == account_id,
+                                                            Upload.status == "imported")) or 0
+
+
+def match_entries(session: Session, account_id: int) -> dict[int, int]:
+    """Assign the account's unassigned entries to its active retainers by their match rules.
+
+    Entries already assigned stay where they are. An upload imported for a chosen retainer
+    (``Upload.retainer_id``) sends its entries there; otherwise, among retainers whose rules match
+    a new entry, the oldest retainer wins. Returns ``{retainer_id: entries newly assigned}``. Every retainer of
+    the account is marked changed when a new upload exists, because an import can also update or
+    remove entries it already holds.
+    """
+    retainers = list(session.scalars(select_owned(Retainer, account_id).order_by(Retainer.id)))
+    if not retainers:
+        return {}
+    te = TimeEntry
+    rows = session.execute(
+        select(te.id, te.client, te.project, te.tags, te.billable, Upload.retainer_id)
+        .join(Upload, Upload.id == te.upload_id).where(
+            te.account_id == account_id, te.status != "removed",
+            ~exists().where(retainer_entries.c.entry_id == te.id))).all()
+    added: dict[int, int] = {}
+    if rows:
+        frame = pd.DataFrame(rows, columns=["id", "client", "project", "tags", "billable", "chosen"])
+        taken = pd.Series(False, index=frame.index)
+        active = [r for r in retainers if r.active]
+        # An import made "for" a retainer puts its entries there; rules place the rest.
+        masks = [(r, frame["chosen"] == r.id) for r in active]
+        masks += [(r, r.rules().mask(frame)) for r in active]
+        for retainer, wanted in masks:
+            mask = wanted & ~taken
+            ids = frame.loc[mask, "id"].tolist()
+            if ids:
+                session.execute(insert(retainer_entries),
+                                [{"entry_id": int(i), "retainer_id": retainer.id} for i in ids])
+                added[retainer.id] = added.get(retainer.id, 0) + len(ids)
+                taken |= mask
+                _touch(retainer)
+    latest = latest_upload_id(session, account_id)
+    for retainer in retainers:
+        if retainer.matched_upload_id != latest:
+            retainer.matched_upload_id = latest
+            if retainer.id not in added:
+                _touch(retainer)
+    session.flush()
+    return added
+
+
+def note_entries_changed(session: Session, account_id: int) -> None:
+    """Call after changing entries outside an import (e.g. confirming removals): pages re-render."""
+    for retainer in session.scalars(select_owned(Retainer, account_id)):
+        _touch(retainer)
+
+
+def unmatched_entries(session: Session, account: Account, limit: int = 200) -> tuple[int, list[TimeEntry]]:
+    """Entries of the account that count against no retainer (removed ones excluded)."""
+    cond = (TimeEntry.account_id == account.id, TimeEntry.status != "removed",
+            ~exists().where(retainer_entries.c.entry_id == TimeEntry.id))
+    total = session.scalar(select(func.count(TimeEntry.id)).where(*cond)) or 0
+    rows = session.scalars(select(TimeEntry).where(*cond)
+                           .order_by(TimeEntry.local_date.desc(), TimeEntry.id.desc()).limit(limit))
+    return total, list(rows)
+
+
+# --- reading the ledger -------------------------------------------------------------------------
+
+ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task",
+                       "client", "tags", "billable", "status", "upload_id"]
+
+
+def entries_frame(session: Session, retainer_id: int) -> pd.DataFrame:
+    """The retainer's counted entries as a frame (one Core query: fast enough for 20,000 rows)."""
+    te = TimeEntry
+    rows = session.execute(
+        select(te.id, te.start_at, te.local_date, te.duration_s, te.description, te.project, te.task,
+               te.client, te.tags, te.billable, te.status, te.upload_id)
+        .join(retainer_entries, retainer_entries.c.entry_id == te.id)
+        .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed")).all()
+    frame = pd.DataFrame(rows, columns=ENTRY_FRAME_COLUMNS)
+    frame["entry_id"] = frame["entry_id"].astype("int64")
+    frame["duration_s"] = frame["duration_s"].astype("int64")
+    frame["start_at"] = pd.to_datetime(frame["start_at"], utc=True)
+    return frame
+
+
+def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None) -> Ledger:
+    return build_ledger(retainer.terms(), entries_frame(session, retainer.id), credits_of(session, retainer),
+                        as_of=as_of)
+
+
+def last_import_at(session: Session, account_id: int) -> dt.datetime | None:
+    return session.scalar(select(func.max(func.coalesce(Upload.imported_at, Upload.created_at))).where(
+        Upload.account_id == account_id, Upload.status == "imported"))
+
+
+def retainer_info(session: Session, retainer: Retainer) -> RetainerInfo:
+    account = session.get(Account, retainer.account_id)
+    return RetainerInfo(name=retainer.name, client=retainer.client,
+                        consultant_name=account.name_or_email if account else "",
+                        consultant_contact=(account.contact or account.email) if account else "",
+                        terms=retainer.terms())
+
+
+def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None = None) -> HoursReport:
+    """Everything the public page shows, computed from the database as of ``as_of`` (now)."""
+    as_of = as_of or dt.datetime.now(dt.UTC)
+    ledger = retainer_ledger(session, retainer, as_of)
+    return build_report(retainer_info(session, retainer), ledger, as_of,
+                        last_import_at(session, retainer.account_id))
+
+
+@dataclass(frozen=True)
+class ImportEvent:
+    upload_id: int
+    at: dt.datetime
+    entries: int
+    seconds: int
+
+
+def import_events(session: Session, retainer_id: int, limit: int = 50) -> list[ImportEvent]:
+    """Uploads that brought entries to this retainer, newest first (for the Atom feed)."""
+    te = TimeEntry
+    rows = session.execute(
+        select(Upload.id, func.coalesce(Upload.imported_at, Upload.created_at), func.count(te.id), func.coalesce(func.sum(te.duration_s), 0))
+        .join(te, te.upload_id == Upload.id)
+        .join(retainer_entries, retainer_entries.c.entry_id == te.id)
+        .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed")
+        .group_by(Upload.id, Upload.imported_at, Upload.created_at).order_by(Upload.id.desc()).limit(limit)).all()
+    return [ImportEvent(int(i), at, int(n), int(s)) for i, at, n, s in rows]

@@ -75,11 +75,26 @@ def _decode(data: bytes) -> tuple[str, str | None]:
         return "utf-8", None
     except UnicodeDecodeError:
         pass
-    best = charset_normalizer.from_bytes(data[:262144]).best()
+    matches = charset_normalizer.from_bytes(data[:262144])
+    best = matches.best()
     if best is None:
         raise UnreadableFile("The file is not text (no character encoding fits it). Export the report as CSV.")
     name = codecs.lookup(best.encoding).name
+    # Short Western-European files often fit cp1250 and cp1252 equally well; Excel on a Western
+    # Windows writes cp1252, so a tie goes to it (cp1250 would turn "è" into "č").
+    if any(m.encoding == "cp1252" and m.chaos <= best.chaos for m in matches) or (
+            name == "cp1250" and _decodes(data, "cp1252")
+            and data.decode("cp1252") == data.decode("cp1250", "replace")):
+        name = "cp1252"
     return name, _strict(data, name)
+
+
+def _decodes(data: bytes, encoding: str) -> bool:
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _strict(data: bytes, encoding: str) -> str:

@@ -31,9 +31,9 @@ from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
 from hourtab.db import utcnow
-from hourtab.errors import Conflict, InvalidInput
+from hourtab.errors import Conflict
 from hourtab.scoping import get_owned, select_owned
-from hourtab.timesheets.errors import MAX_LISTED_ERRORS, RowsRejected
+from hourtab.timesheets.errors import MAX_LISTED_ERRORS, CsvTooLarge, RowsRejected, TimesheetError
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES, read_timesheet
@@ -121,11 +121,9 @@ def stage_upload(session: Session, account: Account, data: bytes, filename: str,
                  max_bytes: int | None = DEFAULT_MAX_BYTES) -> Upload:
     """Keep a file for the browser's preview-then-confirm flow; nothing is imported yet."""
     if max_bytes is not None and len(data) > max_bytes:
-        from hourtab.timesheets.errors import CsvTooLarge
-
         raise CsvTooLarge(len(data), max_bytes)
     if not data:
-        raise InvalidInput("The file is empty.")
+        raise TimesheetError("The file is empty.")
     upload = Upload(account_id=account.id, filename=_safe_name(filename), content=data, size_bytes=len(data),
                     sha256=hashlib.sha256(data).hexdigest(), status="staged", created_by=created_by)
     session.add(upload)
@@ -182,7 +180,7 @@ def _refuse_unless_allowed(report: ReadReport, skip_invalid: bool) -> None:
     if report.errors and not skip_invalid:
         raise RowsRejected(report.errors, total=len(report.errors))
     if report.entries == 0:
-        raise InvalidInput("No valid time entries in the file; nothing to import.")
+        raise TimesheetError("No valid time entries in the file; nothing to import.")
 
 
 # --- classification --------------------------------------------------------------------------------

@@ -1,0 +1,193 @@
+"""The import service on SQLite and PostgreSQL: idempotent, mergeable, audited, all-or-nothing."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from sqlalchemy import func, select
+
+from hourtab.db import make_engine, make_sessionmaker, transaction
+from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected
+from hourtab.timesheets.importer import confirm_removal, import_file
+from hourtab.timesheets.models import ImportProfile, TimeEntry, TimeEntryChange, Upload
+from hourtab.timesheets.profiles import save_profile
+from tests.hourtab.timesheets.conftest import TOGGL_HEADER, make_account, sample, toggl_row
+
+FLORES = "toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
+
+
+def run(session, account, data: bytes, **kwargs):
+    with transaction(session):
+        return import_file(session, account, data, "export.csv", **kwargs)
+
+
+def snapshot(session):
+    """Everything the importer can write, to prove a refused import wrote nothing."""
+    entries = session.execute(select(TimeEntry.fingerprint, TimeEntry.duration_s, TimeEntry.status,
+                                     TimeEntry.description).order_by(TimeEntry.fingerprint)).all()
+    return (entries, session.scalar(select(func.count(Upload.id))),
+            session.scalar(select(func.count(TimeEntryChange.id))))
+
+
+def split_export(data: bytes, first: slice, second: slice) -> tuple[bytes, bytes]:
+    lines = data.decode().splitlines(keepends=True)
+    return ("".join(lines[:1] + lines[first])).encode(), ("".join(lines[:1] + lines[second])).encode()
+
+
+def test_reimport_overlap_edit_missing_and_isolation(db_session, account):
+    """One database per backend for the whole merge story (each fresh database costs seconds)."""
+    check_reimport_changes_nothing_and_keeps_the_upload(db_session, account)
+    other = make_account(db_session, "other@example.com")
+    check_overlapping_exports_add_only_the_new_rows(db_session, other)
+    third = make_account(db_session, "third@example.com")
+    check_edited_upstream_is_changed_with_history(db_session, third)
+    fourth = make_account(db_session, "fourth@example.com")
+    check_missing_upstream_is_kept_until_confirmed(db_session, fourth)
+
+
+def test_refusals_write_nothing(db_session, account):
+    check_bad_rows_refuse_the_whole_file_and_change_nothing(db_session, account)
+    other = make_account(db_session, "other@example.com")
+    check_ambiguous_dates_refuse_until_the_order_is_given(db_session, other)
+    third = make_account(db_session, "third@example.com")
+    check_dry_run_writes_nothing(db_session, third)
+    check_import_valid_rows_keeps_skipped_rows_in_the_report(db_session, third)
+
+
+def check_reimport_changes_nothing_and_keeps_the_upload(db_session, account):
+    data = sample(FLORES)
+    first = run(db_session, account, data)
+    assert (first.new, first.unchanged, first.changed) == (217, 0, 0)
+    second = run(db_session, account, data)
+    assert second.counts() == {"new": 0, "unchanged": 217, "changed": 0, "missing": 0, "skipped": 0}
+    total = db_session.scalar(select(func.sum(TimeEntry.duration_s)).where(TimeEntry.account_id == account.id))
+    assert total == first.report.total_seconds == 672994
+    uploads = db_session.scalars(select(Upload).where(Upload.account_id == account.id).order_by(Upload.id)).all()
+    assert [u.new_count for u in uploads] == [217, 0]
+    assert uploads[1].content == data and len(uploads[1].sha256) == 64 and uploads[1].unchanged_count == 217
+    assert uploads[0].explanation.startswith("Toggl Track detailed report")
+
+
+def check_overlapping_exports_add_only_the_new_rows(db_session, account):
+    # January-March then March-April: rows 1-150, then rows 100-217 (same days overlap).
+    early, late = split_export(sample(FLORES), slice(1, 151), slice(101, 218))
+    assert run(db_session, account, early).new == 150
+    result = run(db_session, account, late)
+    assert (result.new, result.unchanged, result.changed) == (67, 50, 0)
+    mine = TimeEntry.account_id == account.id
+    assert db_session.scalar(select(func.count(TimeEntry.id)).where(mine)) == 217
+    assert db_session.scalar(select(func.sum(TimeEntry.duration_s)).where(mine)) == 672994
+
+
+def check_edited_upstream_is_changed_with_history(db_session, account):
+    base = TOGGL_HEADER + toggl_row("2024-01-02", "09:00:00", "10:00:00", "01:00:00", description="Draft")
+    run(db_session, account, base.encode())
+    edited = TOGGL_HEADER + toggl_row("2024-01-02", "09:00:00", "10:30:00", "01:30:00", description="Final")
+    result = run(db_session, account, edited.encode())
+    assert (result.new, result.changed, result.unchanged) == (0, 1, 0)
+    entry = db_session.scalars(select(TimeEntry).where(TimeEntry.account_id == account.id)).one()
+    assert (entry.duration_s, entry.description) == (5400, "Final")
+    change = db_session.scalars(select(TimeEntryChange).where(TimeEntryChange.account_id == account.id)).one()
+    assert change.kind == "changed"
+    assert change.old_values["duration_s"] == 3600 and change.old_values["description"] == "Draft"
+
+
+def check_missing_upstream_is_kept_until_confirmed(db_session, account):
+    rows = [toggl_row("2024-01-02", f"{h:02d}:00:00", f"{h:02d}:30:00", "00:30:00") for h in (9, 10, 11)]
+    run(db_session, account, (TOGGL_HEADER + "".join(rows)).encode())
+    result = run(db_session, account, (TOGGL_HEADER + rows[0] + rows[2]).encode())
+    assert (result.missing, result.unchanged) == (1, 2)
+    statuses = dict(db_session.execute(select(TimeEntry.source_line, TimeEntry.status)
+                                       .where(TimeEntry.account_id == account.id)).all())
+    assert sorted(statuses.values()) == ["active", "active", "missing_upstream"]
+    # a file for another day does not touch it
+    other = run(db_session, account, (TOGGL_HEADER + toggl_row("2024-01-05", "09:00:00", "10:00:00",
+                                                              "01:00:00")).encode())
+    assert other.missing == 0
+    with transaction(db_session):
+        assert confirm_removal(db_session, account, upload_id=result.upload_id) == 1
+    assert db_session.scalar(select(func.count()).where(TimeEntry.status == "removed",
+                                                        TimeEntry.account_id == account.id)) == 1
+
+
+def check_bad_rows_refuse_the_whole_file_and_change_nothing(db_session, account):
+    run(db_session, account, sample(FLORES))
+    before = snapshot(db_session)
+    bad = TOGGL_HEADER + toggl_row("2024-01-02", "09:00:00", "10:00:00", "01:00:00") + \
+        toggl_row("2024-01-03", "09:00:00", "10:00:00", "-1:00:00")
+    with pytest.raises(RowsRejected) as info:
+        run(db_session, account, bad.encode())
+    assert info.value.issues[0].line == 3 and info.value.issues[0].column == "Duration"
+    assert snapshot(db_session) == before
+
+
+def check_import_valid_rows_keeps_skipped_rows_in_the_report(db_session, account):
+    bad = TOGGL_HEADER + toggl_row("2024-01-02", "09:00:00", "10:00:00", "01:00:00") + \
+        toggl_row("2024-01-03", "09:00:00", "10:00:00", "-1:00:00")
+    result = run(db_session, account, bad.encode(), skip_invalid=True)
+    assert (result.new, result.skipped) == (1, 1)
+    upload = db_session.get(Upload, result.upload_id)
+    assert upload.skipped_rows[0]["line"] == 3 and upload.skipped_rows[0]["column"] == "Duration"
+
+
+def check_ambiguous_dates_refuse_until_the_order_is_given(db_session, account):
+    data = sample("clockify/solidtime_clockify_time_entries_import_test_1.csv")
+    before = snapshot(db_session)
+    with pytest.raises(AmbiguousDateOrder):
+        run(db_session, account, data)
+    assert snapshot(db_session) == before
+    assert run(db_session, account, data, date_order="mdy").new == 2
+
+
+def check_dry_run_writes_nothing(db_session, account):
+    before = snapshot(db_session)
+    result = run(db_session, account, sample(FLORES), dry_run=True)
+    assert result.new == 217 and result.upload_id is None
+    assert snapshot(db_session) == before
+
+
+def test_saved_profile_maps_an_unknown_csv(db_session, account):
+    with transaction(db_session):
+        save_profile(db_session, account, "my sheet", {"date": "Day", "duration": "Hours", "description": "What"},
+                     duration_unit="hours")
+    result = run(db_session, account, b"Day,Hours,What\n2024-02-01,1.5,Review\n", profile="my sheet")
+    assert result.new == 1 and result.report.format == "mapped"
+    assert db_session.scalars(select(TimeEntry.duration_s)).one() == 5400
+    assert db_session.scalar(select(func.count(ImportProfile.id))) == 1
+
+
+def test_concurrent_overlapping_imports_create_no_duplicates(database_url, db_session, account):
+    early, late = split_export(sample(FLORES), slice(1, 151), slice(101, 218))
+    engine = make_engine(database_url)
+    factory = make_sessionmaker(engine)
+    barrier = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def worker(data: bytes) -> None:
+        session = factory()
+        try:
+            me = session.merge(account)
+            barrier.wait()
+            for _attempt in range(5):
+                try:
+                    with transaction(session):
+                        outcomes.append(import_file(session, me, data, "x.csv"))
+                    return
+                except Exception as e:  # SQLite may report "database is locked": retry like a user would
+                    if "locked" not in str(e):
+                        outcomes.append(e)
+                        return
+        finally:
+            session.close()
+
+    threads = [threading.Thread(target=worker, args=(d,)) for d in (early, late)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    engine.dispose()
+    assert all(not isinstance(o, Exception) for o in outcomes), outcomes
+    assert db_session.scalar(select(func.count(TimeEntry.id))) == 217
+    assert db_session.scalar(select(func.count(func.distinct(TimeEntry.fingerprint)))) == 217
+    assert sum(o.new for o in outcomes) == 217

@@ -1,0 +1,70 @@
+"""Property tests over mangled real samples: only typed errors, and a refusal writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hourtab.db import transaction
+from hourtab.timesheets import read_timesheet
+from hourtab.timesheets.errors import TimesheetError
+from hourtab.timesheets.importer import import_file
+from tests.hourtab.timesheets.conftest import sample
+from tests.hourtab.timesheets.test_importer import snapshot
+
+SAMPLES = [
+    "toggl/Vages_toggl-til-ubw_Toggl_time_entries_2018-10-08_to_2018-10-14.csv",
+    "toggl/solidtime_toggl_time_entries_import_test_2.csv",
+    "clockify/metaplm_Clockify_Time_Report_Detailed_01_01_2026-31_12_2026.csv",
+    "clockify/solidtime_clockify_time_entries_import_test_2.csv",
+    "harvest/solidtime_harvest_time_entries_import_test_1.csv",
+]
+NASTY = [b",", b";", b"\t", b'"', b"\n", b"\r\n", b"\x00", b"\xff\xfe", b"\xef\xbb\xbf", b":", b"-", b"99",
+         b"31/02/2024", b"25:61:61", b"-01:00:00", b"\xc3", b"%PDF", b"2.000,0", b"AM", b"\\"]
+
+
+@st.composite
+def mangled(draw) -> bytes:
+    data = bytearray(sample(draw(st.sampled_from(SAMPLES))))
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["insert", "delete", "truncate", "duplicate_line", "replace"]))
+        pos = draw(st.integers(0, max(len(data) - 1, 0)))
+        if kind == "insert":
+            data[pos:pos] = draw(st.sampled_from(NASTY) | st.binary(min_size=1, max_size=8))
+        elif kind == "delete":
+            del data[pos:pos + draw(st.integers(1, 40))]
+        elif kind == "truncate":
+            del data[pos:]
+        elif kind == "duplicate_line":
+            lines = bytes(data).split(b"\n")
+            i = draw(st.integers(0, len(lines) - 1))
+            lines.insert(i, lines[i])
+            data = bytearray(b"\n".join(lines))
+        else:
+            data[pos:pos + 1] = draw(st.sampled_from(NASTY))
+    return bytes(data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=mangled(), order=st.sampled_from([None, "dmy", "mdy"]))
+def test_reader_raises_only_typed_errors(data, order):
+    try:
+        frame, report = read_timesheet(data, date_order=order)
+    except TimesheetError:
+        return
+    assert report.entries == len(frame)
+    assert report.total_seconds == int(frame["duration_s"].sum())
+    assert (frame["duration_s"] >= 0).all()
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=mangled())
+def test_refused_import_leaves_the_database_unchanged(db_session, account, data):
+    before = snapshot(db_session)
+    try:
+        with transaction(db_session):
+            import_file(db_session, account, data, "mangled.csv")
+    except TimesheetError:
+        assert snapshot(db_session) == before

@@ -1,5 +1,135 @@
-"""CLI commands for this topic (filled in by its feature)."""
+"""``hourtab repro`` (the BERT watch-overhead reproducer) and ``hourtab profile inspect``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import click
 
-commands: list[click.Command] = []
+from app.cli.context import user_errors
+from incidents.errors import EvidenceNotFound, IncidentsError, InvalidEvidence
+
+
+class BadProfileFile(click.ClickException):
+    """An unreadable or malformed profile: a clear message and exit status 2."""
+
+    exit_code = 2
+
+
+@click.command("repro")
+@click.option("--preset", type=click.Choice(["bert-base", "tiny"]), default="bert-base", show_default=True,
+              help="Model size: bert-base (201 parameter tensors, as in the incident) or tiny (for tests).")
+@click.option("--steps", default=20, show_default=True, type=int, help="Measured steps per mode.")
+@click.option("--warmup", default=3, show_default=True, type=int, help="Unmeasured warm-up steps per mode.")
+@click.option("--modes", "modes_text", multiple=True,
+              help="Comma-separated modes: baseline, watch:<gradients|parameters|all>:<freq>, "
+                   "fastwatch:<gradients|parameters|all>:<freq>.  "
+                   "[default: baseline,watch:all:1,watch:gradients:100]")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("repro-out"),
+              show_default=True, help="Folder for profile.json, profile.md, W&B runs and profiler files.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
+@click.option("--layers", type=int, help="Override the preset's encoder layers.")
+@click.option("--hidden", type=int, help="Override the hidden size (the feed-forward size follows: 4 × hidden).")
+@click.option("--heads", type=int, help="Override the attention heads.")
+@click.option("--seq-len", type=int, help="Override the sequence length (default 128).")
+@click.option("--batch-size", type=int, help="Override the batch size (default 2).")
+@click.option("--num-labels", type=int, help="Override the classifier's labels (default 14).")
+@click.option("--project-steps", default=11_250, show_default=True, type=int,
+              help="Steps of the full run whose time is projected from the mean step.")
+@click.option("--profile-steps", default=2, show_default=True, type=int,
+              help="Steps captured with torch.profiler per mode (the heaviest mode's capture is kept; 0: none).")
+@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed for weights and batches.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out: Path, device: str,
+          layers: int | None, hidden: int | None, heads: int | None, seq_len: int | None,
+          batch_size: int | None, num_labels: int | None, project_steps: int, profile_steps: int,
+          threads: int | None, seed: int, no_progress: bool) -> None:
+    """Measure what wandb.watch costs a BERT training step on this machine, against a baseline."""
+    from incidents.repro.model import PRESETS
+    from incidents.repro.modes import DEFAULT_MODES, parse_modes
+    from incidents.repro.runner import ReproSettings, run_repro
+
+    with user_errors(), _usage_errors():
+        spec = PRESETS[preset].with_overrides(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
+                                              batch_size=batch_size, num_labels=num_labels)
+        if hidden is not None:
+            spec = spec.with_overrides(intermediate=4 * hidden)
+        settings = ReproSettings(
+            spec=spec, modes=parse_modes(modes_text or DEFAULT_MODES), out=out, preset=preset, steps=steps,
+            warmup=warmup, device=device, project_steps=project_steps, profile_steps=profile_steps, seed=seed,
+            threads=threads, progress=not no_progress,
+            command=shlex.join(["hourtab", *sys.argv[1:]]) if sys.argv else None,
+        )
+        profile = run_repro(settings)
+    model = profile["model"] or {}
+    if model:
+        click.echo(f"Model: {model['name']} ({preset}), {model['parameter_tensors']} parameter tensors "
+                   f"(expected {model['expected_parameter_tensors']}), {model['parameters']:,} parameters.")
+    for mode in profile["modes"]:
+        ratio = f"{mode['ratio_to_baseline']:.2f}× baseline" if mode["ratio_to_baseline"] else "no baseline"
+        mean = f"{mode['mean_step_s'] * 1000:.1f} ms/step" if mode["mean_step_s"] else "not measured"
+        hook = f", watch hooks {mode['hook_share'] * 100:.1f} % of the step" if mode["hook_share"] else ""
+        click.echo(f"  {mode['mode']:<24} {mean}, {ratio}{hook}")
+    click.echo(f"Wrote {out / 'profile.json'} and {out / 'profile.md'} (measured on "
+               f"{profile['machine']['hostname'] or 'this machine'}).")
+    if profile["interrupted"]:
+        click.echo("Interrupted: kept the steps measured before Ctrl-C.", err=True)
+        sys.exit(130)
+
+
+@contextmanager
+def _usage_errors() -> Iterator[None]:
+    """Bad settings (a mode, a shape, an --out that holds a profile) are usage errors: exit 2."""
+    from incidents.repro.modes import InvalidReproArgument
+
+    try:
+        yield
+    except InvalidReproArgument as e:
+        raise click.UsageError(str(e)) from e
+
+
+@click.group("profile")
+def profile_group() -> None:
+    """Read profiler output: where a training step's time went."""
+
+
+@profile_group.command("inspect")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the attribution as JSON.")
+def profile_inspect(path: Path, as_json: bool) -> None:
+    """Attribute time in a profile.json, a key_averages table dump or a chrome trace (.json/.json.gz)."""
+    from incidents.profiles import inspect_profile
+
+    try:
+        result = inspect_profile(path)
+    except (InvalidEvidence, EvidenceNotFound) as e:
+        raise BadProfileFile(str(e)) from e
+    except IncidentsError as e:  # pragma: no cover - no other error is raised today
+        raise click.ClickException(str(e)) from e
+    data = result.to_dict()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    share = "n/a" if data["watch_share"] is None else f"{data['watch_share'] * 100:.1f} %"
+    click.echo(f"{path.name}: {data['kind']}, {data['steps'] if data['steps'] is not None else 'unknown'} steps"
+               + (f", mode {data['mode']}" if data["mode"] else ""))
+    click.echo(f"  total {data['total_ms']:.1f} ms; watch work {data['watch_ms']:.1f} ms ({share})")
+    for phase in ("forward", "backward", "optimizer"):
+        value = data[f"{phase}_ms"]
+        click.echo(f"  {phase:<9} {'unknown' if value is None else f'{value:.1f} ms'}")
+    if data["top_ops"]:
+        click.echo("  top ops by self time:")
+        for op in data["top_ops"]:
+            click.echo(f"    {op['self_ms']:10.1f} ms  {op['calls']:>6} calls  {op['name']}"
+                       + ("  [watch]" if op["watch"] else ""))
+    for warning in data["warnings"]:
+        click.echo(f"  note: {warning}")
+
+
+commands: list[click.Command] = [repro, profile_group]

@@ -1,0 +1,63 @@
+"""Reproducer fixtures: real tiny-BERT runs through the real CLI, W&B offline into a temp folder.
+
+Each run is made once per test session and shared, because training is the slow part; tests only
+read what it wrote. Steps are kept small (two shared cores) and torch uses one thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+TINY_ARGS = ["--preset", "tiny", "--steps", "6", "--warmup", "2", "--profile-steps", "1", "--threads", "1",
+             "--no-progress"]
+
+
+@pytest.fixture(scope="session")
+def wandb_offline(tmp_path_factory) -> Path:
+    """W&B offline, silent, with every folder it writes under a temp directory."""
+    root = tmp_path_factory.mktemp("wandb_home")
+    saved = {k: os.environ.get(k) for k in ("WANDB_MODE", "WANDB_SILENT", "WANDB_DIR", "WANDB_CONFIG_DIR",
+                                            "WANDB_CACHE_DIR", "WANDB_DATA_DIR")}
+    os.environ.update(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DIR=str(root),
+                      WANDB_CONFIG_DIR=str(root / "config"), WANDB_CACHE_DIR=str(root / "cache"),
+                      WANDB_DATA_DIR=str(root / "data"))
+    yield root
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def run_cli(args: list[str]):
+    from click.testing import CliRunner
+
+    from app.cli import cli
+
+    return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(wandb_offline, tmp_path_factory) -> tuple[Path, dict]:
+    """``hourtab repro --preset tiny`` with the three default modes; returns (out, profile.json)."""
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("repro") / "out"
+    result = run_cli(["repro", *TINY_ARGS, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, json.loads((out / "profile.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def freq100_run(wandb_offline, tmp_path_factory) -> tuple[Path, dict]:
+    """watch:gradients:100 trained for exactly 100 backward passes, so it logs once."""
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("repro") / "freq100"
+    result = run_cli(["repro", "--preset", "tiny", "--modes", "watch:gradients:100", "--warmup", "1",
+                      "--steps", "99", "--seq-len", "16", "--batch-size", "1", "--profile-steps", "0",
+                      "--threads", "1", "--no-progress", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, json.loads((out / "profile.json").read_text())

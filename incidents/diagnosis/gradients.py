@@ -1,0 +1,209 @@
+"""Gradient-health rules over wandb.watch histograms: defects in the training code (engineering).
+
+Each reads per-tensor, per-step statistics (``signals.histogram_stats``): ``absmax`` from the outer
+bin edges is exact, so "exactly zero" and "unchanged" are tested exactly, not by thresholds. Layer
+depth is taken from parameter-name order (``natural_key``), which follows module registration order
+in the models we see (``layers.0`` … ``layers.11``, ``embeddings`` before ``encoder`` before ``classifier``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from incidents.diagnosis import signals
+from incidents.diagnosis.findings import Finding, not_fired
+from incidents.diagnosis.subject import Subject
+
+GROWTH_DECADES = 1.0       # exploding: typical gradient magnitude up ≥ 10× over the run…
+RISING_SHARE = 0.6         # …with most step-to-step changes upward
+VANISHING_DECADES = 3.0    # vanishing: early layers ≥ 1000× smaller than late layers
+MIN_STEPS = 3
+
+
+def _steps_text(steps: list[int]) -> list[int]:
+    return sorted(int(s) for s in steps)
+
+
+def _first_nonfinite(loss: pd.Series) -> int | None:
+    """First step whose loss is inf, or NaN where the loss was otherwise logged at every step.
+
+    History frames hold NaN both for "not logged at this step" and for a logged NaN; a NaN only
+    counts when the metric was logged at (nearly) every step before it.
+    """
+    values = loss.to_numpy(dtype="float64")
+    inf = np.isinf(values)
+    if inf.any():
+        return int(loss.index[int(np.argmax(inf))])
+    finite = np.isfinite(values)
+    if not finite.any():
+        return None
+    first = int(np.argmax(finite))
+    after = values[first:]
+    nan = np.isnan(after)
+    if not nan.any():
+        return None
+    at = int(np.argmax(nan))
+    dense_before = finite[first: first + at].mean() >= 0.9 if at else True
+    trailing = nan[at:].all()
+    return int(loss.index[first + at]) if dense_before and trailing else None
+
+
+def exploding(subject: Subject) -> Finding:
+    """Gradient spread growing step over step, or non-finite values (loss, or values watch dropped)."""
+    rule = "exploding_gradients"
+    grads = subject.kind("gradients")
+    loss_col = signals.loss_column(getattr(subject.run, "history", None))
+    nonfinite_step = None
+    if loss_col is not None:
+        nonfinite_step = _first_nonfinite(pd.to_numeric(subject.run.history[loss_col], errors="coerce"))
+    dropped: list[dict] = []
+    if not grads.empty:
+        for tensor, frame in grads.groupby("tensor"):
+            totals = frame.sort_values("step")
+            full = totals["total"].max()
+            short = totals[totals["total"] < full]
+            if len(short):
+                dropped.append({"tensor": tensor, "step": int(short["step"].iloc[0]),
+                                "non_finite": int(full - short["total"].iloc[0])})
+    if grads.empty and nonfinite_step is None:
+        return not_fired(rule, "Not checked: no gradient histograms (watch log='gradients' or 'all') and the "
+                               "loss stayed finite.")
+    evidence: dict = {"source": f"{subject.run_label} gradients/* histograms"}
+    growth_rows = []
+    if not grads.empty and grads["step"].nunique() >= MIN_STEPS:
+        live = grads[grads["absmax"] > 0]
+        per_step = live.assign(lg=np.log10(live["absmax"])).groupby("step")["lg"].median().sort_index()
+        if len(per_step) >= MIN_STEPS:
+            diffs = np.diff(per_step.to_numpy())
+            growth = float(per_step.iloc[-1] - per_step.iloc[0])
+            rising = float((diffs > 0).mean())
+            evidence.update(growth_decades=round(growth, 2), rising_share=round(rising, 2),
+                            first_step=int(per_step.index[0]), last_step=int(per_step.index[-1]))
+            if growth >= GROWTH_DECADES and rising >= RISING_SHARE:
+                for tensor, frame in live.sort_values("step").groupby("tensor"):
+                    g = math.log10(frame["absmax"].iloc[-1]) - math.log10(frame["absmax"].iloc[0])
+                    if g >= GROWTH_DECADES:
+                        growth_rows.append({"tensor": tensor, "from": float(frame["absmax"].iloc[0]),
+                                            "to": float(frame["absmax"].iloc[-1]),
+                                            "steps": [int(frame["step"].iloc[0]), int(frame["step"].iloc[-1])]})
+    growth_rows.sort(key=lambda r: -(r["to"] / r["from"] if r["from"] else 0))
+    evidence["tensors"] = growth_rows[:8]
+    evidence["growing_tensors"] = len(growth_rows)
+    evidence["non_finite_loss_step"] = nonfinite_step
+    evidence["non_finite_tensors"] = dropped[:8]
+    if not growth_rows and nonfinite_step is None and not dropped:
+        return not_fired(rule, "Gradient magnitudes did not grow step over step and no value was non-finite.",
+                         **evidence)
+    parts = []
+    if growth_rows:
+        top = growth_rows[0]
+        parts.append(f"gradient magnitude grew {evidence['growth_decades']:.1f} decades from step "
+                     f"{evidence['first_step']} to {evidence['last_step']} in {len(growth_rows)} tensors "
+                     f"(largest: {top['tensor']}, max |g| {top['from']:.3g} → {top['to']:.3g})")
+    if nonfinite_step is not None:
+        parts.append(f"the loss ({loss_col}) became non-finite at step {nonfinite_step}")
+    if dropped:
+        parts.append(f"{len(dropped)} tensors had non-finite gradients (first: {dropped[0]['tensor']} at "
+                     f"step {dropped[0]['step']})")
+    confidence = 0.9 if (growth_rows and (nonfinite_step is not None or dropped)) else 0.75
+    return Finding(rule, True, "engineering", "Exploding gradients: " + "; ".join(parts) +
+                   ". Check the learning rate, initialisation, and add gradient clipping or normalisation.",
+                   evidence, confidence)
+
+
+def vanishing(subject: Subject) -> Finding:
+    """Early layers' gradients orders of magnitude below the last layers' while those still move."""
+    rule = "vanishing_gradients"
+    grads = subject.kind("gradients")
+    if grads.empty or grads["tensor"].nunique() < 3:
+        return not_fired(rule, "Not checked: needs gradient histograms of at least three tensors.")
+    weights = grads[grads["tensor"].str.endswith("weight")]
+    frame = weights if weights["tensor"].nunique() >= 3 else grads
+    steps = sorted(frame["step"].unique())
+    recent = frame[frame["step"].isin(steps[len(steps) // 2:])]
+    scale = recent.groupby("tensor")["absmax"].median()
+    scale = scale[scale > 0]  # all-zero tensors are the dead-layer rule's business
+    if len(scale) < 3:
+        return not_fired(rule, "Not checked: fewer than three tensors with non-zero gradients.")
+    order = sorted(scale.index, key=signals.natural_key)
+    third = max(1, len(order) // 3)
+    early, late = order[:third], order[-third:]
+    early_scale, late_scale = float(scale[early].median()), float(scale[late].median())
+    decades = math.log10(late_scale / early_scale)
+    evidence = {"early_tensors": early[:6], "late_tensors": late[:6], "early_max_abs_grad": early_scale,
+                "late_max_abs_grad": late_scale, "decades": round(decades, 2),
+                "steps": [int(steps[len(steps) // 2]), int(steps[-1])],
+                "source": f"{subject.run_label} gradients/* histograms (median max |g| over the later half)"}
+    if decades < VANISHING_DECADES:
+        return not_fired(rule, f"Early layers' gradients are within {max(decades, 0):.1f} decades of the last "
+                               "layers'.", **evidence)
+    confidence = min(0.95, 0.6 + 0.05 * (decades - VANISHING_DECADES))
+    return Finding(rule, True, "engineering",
+                   f"Vanishing gradients: the first layers ({', '.join(early[:3])}) get gradients "
+                   f"{10 ** decades:.2g}× smaller than the last ({', '.join(late[-3:])}) over steps "
+                   f"{evidence['steps'][0]}–{evidence['steps'][1]}. Check saturating activations, depth without "
+                   "residual connections or normalisation, and initialisation.", evidence, confidence)
+
+
+def dead_layer(subject: Subject) -> Finding:
+    """A module whose every gradient is exactly zero at every logged step."""
+    rule = "dead_layer"
+    grads = subject.kind("gradients")
+    if grads.empty:
+        return not_fired(rule, "Not checked: no gradient histograms.")
+    if grads["step"].nunique() < 2:
+        return not_fired(rule, "Not checked: gradients were logged at fewer than two steps.")
+    zero_by_tensor = grads.groupby("tensor")["absmax"].max() == 0
+    modules: dict[str, list[str]] = {}
+    for tensor, is_zero in zero_by_tensor.items():
+        modules.setdefault(signals.module_of(tensor), []).append((tensor, bool(is_zero)))
+    dead = {m: [t for t, _ in ts] for m, ts in modules.items() if all(z for _, z in ts)}
+    steps = _steps_text(grads["step"].unique())
+    evidence = {"modules": sorted(dead, key=signals.natural_key),
+                "tensors": sorted((t for ts in dead.values() for t in ts), key=signals.natural_key),
+                "steps": [steps[0], steps[-1]], "logged_steps": len(steps),
+                "source": f"{subject.run_label} gradients/* histograms"}
+    if not dead:
+        return not_fired(rule, "Every module received non-zero gradients.", **evidence)
+    names = ", ".join(evidence["modules"][:4])
+    return Finding(rule, True, "engineering",
+                   f"Dead layer: module {names} received exactly zero gradient at all {len(steps)} logged steps "
+                   f"({steps[0]}–{steps[-1]}). Check for dead ReLUs (large negative bias), a detached tensor, "
+                   "or a branch whose output is unused.", evidence, 0.9 if len(steps) >= 5 else 0.7)
+
+
+def static_parameters(subject: Subject) -> Finding:
+    """Parameter histograms identical at every step although gradients flow: no update is applied."""
+    rule = "static_parameters"
+    params = subject.kind("parameters")
+    grads = subject.kind("gradients")
+    if params.empty:
+        return not_fired(rule, "Not checked: no parameter histograms (watch log='parameters' or 'all').")
+    if params["step"].nunique() < MIN_STEPS:
+        return not_fired(rule, f"Not checked: parameters were logged at fewer than {MIN_STEPS} steps.")
+    unchanged = params.groupby("tensor")["signature"].nunique() == 1
+    # "Non-zero" means ordinary-sized: a gradient 1000× below the run's typical one (vanishing) can
+    # be too small to change float32 weights even when the optimizer works.
+    grad_scale = grads.groupby("tensor")["absmax"].median() if not grads.empty else pd.Series(dtype=float)
+    typical = float(grad_scale[grad_scale > 0].median()) if (grad_scale > 0).any() else 0.0
+    moving = set(grad_scale[grad_scale >= typical * 1e-3].index) if typical > 0 else set()
+    static = sorted((t for t, same in unchanged.items() if same and t in moving), key=signals.natural_key)
+    steps = _steps_text(params["step"].unique())
+    evidence = {"tensors": static[:12], "static_tensors": len(static),
+                "checked_tensors": int(unchanged.size), "steps": [steps[0], steps[-1]],
+                "source": f"{subject.run_label} parameters/* and gradients/* histograms"}
+    if not grads.empty and not static:
+        return not_fired(rule, "Every parameter with a non-zero gradient changed between logged steps.", **evidence)
+    if grads.empty:
+        return not_fired(rule, "Not checked: parameters are logged but gradients are not, so a frozen tensor "
+                               "cannot be told from a broken update.", **evidence)
+    modules = sorted({signals.module_of(t) for t in static}, key=signals.natural_key)
+    return Finding(rule, True, "engineering",
+                   f"Static parameters: {len(static)} tensors ({', '.join(static[:3])}) kept exactly the same "
+                   f"histogram from step {steps[0]} to {steps[-1]} while receiving non-zero gradients — the "
+                   f"optimizer is not updating {', '.join(modules[:3])} (missing from the optimizer's "
+                   "parameter groups, zero learning rate, or weights re-loaded each step).",
+                   evidence, 0.9 if len(steps) >= 5 else 0.7)

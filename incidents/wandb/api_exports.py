@@ -111,7 +111,7 @@ def frames_from_table(table: pd.DataFrame, warnings: list[str]):
         if column == "_step":
             continue
         series = rest[column]
-        if series.dtype == object:
+        if not pd.api.types.is_numeric_dtype(series):
             histos = _histograms(column, rest["_step"], series)
             if histos is not None:
                 hist_rows.extend(histos)
@@ -120,7 +120,7 @@ def frames_from_table(table: pd.DataFrame, warnings: list[str]):
             if numeric.notna().sum() < series.notna().sum():
                 warnings.append(f"column {column!r} holds non-numeric values; they are not charted")
             series = numeric
-        keep[column] = pd.to_numeric(series, errors="coerce").astype("float64")
+        keep[column] = pd.to_numeric(series, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     history = pd.DataFrame(keep, index=pd.Index(rest["_step"].to_numpy(), name="_step"))
     history = history[sorted(history.columns, key=lambda c: (not c.startswith("_"), c))]
     if not history.index.is_unique:

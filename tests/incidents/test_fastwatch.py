@@ -60,6 +60,26 @@ def tiny_bert():
     return transformers.BertForSequenceClassification(config)
 
 
+def near_bin_edges(lo: float, hi: float, dtype, spread: int = 8, copies: int = 5) -> torch.Tensor:
+    """Values a few ulps either side of every interior bin edge of [lo, hi] (shuffled, repeated).
+
+    Any change to histc's arithmetic (say, multiplying by 64/w instead of dividing) moves some of
+    these into a neighbouring bin; repeating them sends them through the kernel's paired loop too.
+    """
+    lo_, hi_ = dtype(lo), dtype(hi)
+    values = [lo_, hi_]
+    for j in range(1, 64):
+        centre = dtype(float(lo_) + j * (float(hi_) - float(lo_)) / 64)
+        below = above = centre
+        values.append(centre)
+        for _ in range(spread):
+            below, above = np.nextafter(below, dtype(-np.inf)), np.nextafter(above, dtype(np.inf))
+            values += [below, above]
+    x = np.tile(np.array(values, dtype=dtype), copies)
+    np.random.default_rng(0).shuffle(x)
+    return torch.from_numpy(x)
+
+
 def awkward_tensors() -> dict[str, object]:
     """Every case wandb's log_tensor_stats treats specially, plus values sitting on bin edges."""
     g = torch.Generator().manual_seed(7)
@@ -71,6 +91,8 @@ def awkward_tensors() -> dict[str, object]:
         "gradients/randn": torch.randn(3000, 7, generator=g),
         "gradients/edges": torch.linspace(-1, 1, 129),  # every value on a bin edge
         "gradients/edges_f64": torch.linspace(-3, 5, 513, dtype=torch.float64),
+        "gradients/near_edges": near_bin_edges(-3.3, 17.9, np.float32),
+        "gradients/near_edges_f64": near_bin_edges(0.001, 0.001007, np.float64),
         "gradients/narrow": torch.tensor([1.0, 1.0000001, 1.0000002, 1.0000001], dtype=torch.float32),
         "gradients/huge_range": torch.tensor([-3e35, 1e-30, 2e35, 7.0]),
         "gradients/nonfinite": with_nonfinite,
@@ -196,7 +218,9 @@ def test_kernel_counts_equal_torch_histc():
     cases = [torch.randn(100_003, generator=g), torch.randn(50_000, generator=g, dtype=torch.float64),
              torch.linspace(-7, 9, 64 * 40 + 1), torch.rand(9_000, generator=g) * 1e-6 + 1,
              torch.tensor([0.0, 1e-38, 2e-38, 3e-45, 1.0]),
-             torch.cat([torch.zeros(20_000), torch.randn(300, generator=g)])]
+             torch.cat([torch.zeros(20_000), torch.randn(300, generator=g)]),
+             near_bin_edges(0.1, 0.7, np.float32), near_bin_edges(-3.3, 17.9, np.float32),
+             near_bin_edges(-3.3, 17.9, np.float64), near_bin_edges(0.001, 0.001007, np.float64)]
     for t in cases:
         lo, hi = (v.item() for v in torch.aminmax(t))
         expected = torch.histc(t, bins=64, min=lo, max=hi).to(torch.int64).numpy()

@@ -1,0 +1,130 @@
+"""Incidents: the writeup's human parts and its links to evidence, time entries and follow-ups.
+
+Everything a report computes (KPIs, charts, diagnosis) is derived at render time from the linked
+evidence and entries, so the stored rows hold only what a person decided: titles, sections, roles,
+phases, action items, manual timeline events and which automatic events to hide.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Date, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from hourtab.db import Base, UTCDateTime, utcnow
+from hourtab.scoping import AccountOwned
+
+STATUSES = ("draft", "published")
+#: Roles of attached evidence: the runs compared, and profiles explaining them.
+ROLES = ("incident", "baseline", "fixed", "profile")
+PHASES = ("investigation", "fix", "validation")
+ACTION_KINDS = ("prevent", "detect", "mitigate")
+#: Markdown sections a person writes, in report order (the keys of ``Incident.sections``).
+SECTIONS = ("summary", "impact", "detection", "root_cause", "lessons")
+
+
+class Incident(AccountOwned, Base):
+    __tablename__ = "incidents"
+    __table_args__ = (UniqueConstraint("account_id", "slug"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    retainer_id: Mapped[int | None] = mapped_column(ForeignKey("retainers.id", ondelete="SET NULL"),
+                                                    index=True, nullable=True)
+    title: Mapped[str] = mapped_column(String(200), nullable=False)
+    slug: Mapped[str] = mapped_column(String(120), nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="draft")
+    #: Filled from the runs' evidence at build time; the consultant may edit it.
+    environment: Mapped[str] = mapped_column(String(500), nullable=False, default="")
+    #: Markdown per section name in ``SECTIONS``; sanitised when rendered, stored as typed.
+    sections: Mapped[dict[str, str]] = mapped_column(JSON, nullable=False, default=dict)
+    fix_before: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    fix_after: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    #: Generated from the evidence; once the consultant edits it, ``log_entry_edited`` keeps it.
+    log_entry: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    log_entry_edited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    #: Bumped on every change, so caches keyed on it (the rendered PDF) never serve stale bytes.
+    revision: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+    published_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+    evidence: Mapped[list[IncidentEvidence]] = relationship(
+        back_populates="incident", cascade="all, delete-orphan", order_by="IncidentEvidence.id")
+    entries: Mapped[list[IncidentEntry]] = relationship(
+        back_populates="incident", cascade="all, delete-orphan", order_by="IncidentEntry.id")
+    actions: Mapped[list[ActionItem]] = relationship(
+        back_populates="incident", cascade="all, delete-orphan", order_by="ActionItem.id")
+    events: Mapped[list[TimelineEvent]] = relationship(
+        back_populates="incident", cascade="all, delete-orphan", order_by="TimelineEvent.id")
+
+    def touch(self) -> None:
+        self.revision = (self.revision or 0) + 1
+        self.updated_at = utcnow()
+
+
+class IncidentEvidence(Base):
+    """A run or profile attached to an incident in a role; the parsed data lives in ``evidence``."""
+
+    __tablename__ = "incident_evidence"
+    __table_args__ = (UniqueConstraint("incident_id", "evidence_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    evidence_id: Mapped[int] = mapped_column(ForeignKey("evidence.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    role: Mapped[str] = mapped_column(String(16), nullable=False)
+
+    incident: Mapped[Incident] = relationship(back_populates="evidence")
+
+
+class IncidentEntry(Base):
+    """A time entry spent on the incident, and the phase it belongs to."""
+
+    __tablename__ = "incident_entries"
+    __table_args__ = (UniqueConstraint("incident_id", "time_entry_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    time_entry_id: Mapped[int] = mapped_column(ForeignKey("time_entries.id", ondelete="CASCADE"), index=True,
+                                               nullable=False)
+    phase: Mapped[str] = mapped_column(String(40), nullable=False, default="investigation")
+
+    incident: Mapped[Incident] = relationship(back_populates="entries")
+
+
+class ActionItem(Base):
+    __tablename__ = "incident_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    text: Mapped[str] = mapped_column(String(500), nullable=False)
+    owner: Mapped[str] = mapped_column(String(200), nullable=False, default="")
+    due: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False, default="prevent")
+
+    incident: Mapped[Incident] = relationship(back_populates="actions")
+
+
+class TimelineEvent(Base):
+    """A manual event the consultant added, or a hidden flag on an automatic one (by its ``key``)."""
+
+    __tablename__ = "incident_events"
+    __table_args__ = (UniqueConstraint("incident_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    #: ``manual:<n>`` for added events; the automatic event's key (``run:<id>:start``…) otherwise.
+    key: Mapped[str] = mapped_column(String(200), nullable=False)
+    at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    text: Mapped[str] = mapped_column(String(500), nullable=False, default="")
+    manual: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    hidden: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+
+    incident: Mapped[Incident] = relationship(back_populates="events")

@@ -1,0 +1,165 @@
+"""The reproducer end to end on the tiny preset: real BERT, real wandb.watch, real W&B offline runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import platform
+from pathlib import Path
+
+import pytest
+
+from tests.incidents.repro.conftest import TINY_ARGS, run_cli
+
+pytestmark = pytest.mark.torch
+SCHEMA = Path(__file__).resolve().parents[3] / "incidents" / "schemas" / "profile.schema.json"
+TINY_TENSORS = 41
+
+
+def by_mode(profile: dict) -> dict[str, dict]:
+    return {m["mode"]: m for m in profile["modes"]}
+
+
+def validate(profile: dict) -> None:
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(profile)
+
+
+def test_profile_validates_and_names_this_machine(tiny_run):
+    out, profile = tiny_run
+    validate(profile)
+    assert profile["machine"]["hostname"] == platform.node()
+    assert profile["hardware"]["device"] == "cpu" and profile["hardware"]["torch_threads"] == 1
+    assert profile["versions"]["torch"] and profile["versions"]["wandb"]
+    assert profile["model"]["parameter_tensors"] == profile["model"]["expected_parameter_tensors"] == TINY_TENSORS
+    assert [m["mode"] for m in profile["modes"]] == ["baseline", "watch:all:1", "watch:gradients:100"]
+    assert not profile["interrupted"] and all(m["complete"] and m["steps_measured"] == 6 for m in profile["modes"])
+
+
+def test_watch_all_is_slower_and_its_hook_time_is_measured(tiny_run):
+    _, profile = tiny_run
+    modes = by_mode(profile)
+    base, watch = modes["baseline"], modes["watch:all:1"]
+    assert watch["mean_step_s"] > base["mean_step_s"]
+    assert watch["ratio_to_baseline"] == pytest.approx(watch["mean_step_s"] / base["mean_step_s"])
+    assert base["ratio_to_baseline"] == pytest.approx(1.0)
+    assert base["hook_s"] == 0 and base["histograms_logged"] == 0 and base["logged"] is None
+    assert watch["hook_s"] > 0 and 0 < watch["hook_share"] < 1
+    assert watch["hook_s"] == pytest.approx(sum(watch["hook_times_s"]))
+    assert len(watch["step_times_s"]) == 6
+    assert watch["median_step_s"] <= watch["p90_step_s"] <= watch["max_step_s"]
+    # log="all", log_freq=1: every tensor's gradient and parameter at each warm-up and measured step
+    assert watch["histograms_logged"] == 2 * TINY_TENSORS * (2 + 6) and watch["logged"] is True
+    top = watch["top_tensors"]
+    assert 0 < len(top) <= 10 and all(t["name"].startswith(("gradients/bert.", "parameters/bert.")) for t in top)
+    assert [t["total_ms"] for t in top] == sorted((t["total_ms"] for t in top), reverse=True)
+    assert all(t["calls"] == 6 for t in top)
+    assert watch["projected_run_s"] == pytest.approx(watch["mean_step_s"] * 11_250)
+    assert watch["compute_share"] is not None and base["compute_share"] > watch["compute_share"]
+    assert watch["device_utilization"] is None
+
+
+def test_freq_100_that_never_fired_says_so(tiny_run):
+    _, profile = tiny_run
+    rare = by_mode(profile)["watch:gradients:100"]
+    assert rare["histograms_logged"] == 0 and rare["logged"] is False
+    assert "Did not log" in rare["note"] and "8 training steps" in rare["note"]
+
+
+def test_freq_100_with_enough_steps_logs_once(freq100_run):
+    _, profile = freq100_run
+    (mode,) = profile["modes"]
+    assert mode["training_steps"] == 100
+    assert mode["histograms_logged"] == TINY_TENSORS and mode["logged"] is True and mode["note"] is None
+    assert max(mode["hook_times_s"]) == mode["hook_times_s"][-1] > 0  # the 100th backward pass logs
+    assert profile["profiler"] is None
+
+
+def test_profile_md_is_the_table(tiny_run):
+    out, profile = tiny_run
+    md = (out / "profile.md").read_text()
+    modes = by_mode(profile)
+    assert f"measured on {platform.node()}" in md
+    assert "Compute share (CPU)" in md and "GPU util" not in md
+    for name, mode in modes.items():
+        row = next(line for line in md.splitlines() if line.startswith(f"| `{name}`"))
+        assert f"{mode['mean_step_s'] * 1000:,.1f} ms" in row
+        assert f"{mode['ratio_to_baseline']:.2f}×" in row
+    assert "Did not log" in md
+    assert "`gradients/bert.embeddings.word_embeddings.weight`" in md
+    assert "7.4 h" not in md and "11.5" not in md
+
+
+def test_wandb_runs_are_read_back_by_hourtabs_importer(tiny_run):
+    out, profile = tiny_run
+    from incidents.wandb import load_run
+
+    for mode in profile["modes"]:
+        folder = out / mode["wandb_run"]["dir"]
+        assert folder.is_dir() and (folder / f"run-{mode['wandb_run']['id']}.wandb").is_file()
+        result = run_cli(["wandb", "inspect", str(folder), "--json"])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert data["run_id"] == mode["wandb_run"]["id"]
+        assert mode["mode"] in data["name"]
+        assert "train/loss" in data["metrics"]
+        evidence = load_run(folder)
+        assert evidence.run_id == mode["wandb_run"]["id"]
+    watched = json.loads(run_cli(["wandb", "inspect", str(out / by_mode(profile)["watch:all:1"]["wandb_run"]["dir"]),
+                                  "--json"]).output)
+    steps_logged = 2 + 6 + 2  # warm-up, measured, profiler warm-up and capture
+    assert watched["histograms"]["gradients"] == watched["histograms"]["parameters"] == TINY_TENSORS * steps_logged
+    baseline = json.loads(run_cli(["wandb", "inspect", str(out / by_mode(profile)["baseline"]["wandb_run"]["dir"]),
+                                   "--json"]).output)
+    assert baseline["histograms"]["gradients"] == 0
+
+
+def test_profiler_capture_of_the_heaviest_mode_is_attributed(tiny_run):
+    out, profile = tiny_run
+    heaviest = max(profile["modes"], key=lambda m: m["mean_step_s"])
+    assert profile["profiler"]["mode"] == heaviest["mode"] == "watch:all:1"
+    assert not (out / ".profiler-scratch").exists()
+    results = {}
+    for name in ("table", "chrome_trace"):
+        path = out / profile["profiler"][name]
+        result = run_cli(["profile", "inspect", str(path), "--json"])
+        assert result.exit_code == 0, result.output
+        results[name] = json.loads(result.output)
+        assert results[name]["steps"] == 1
+        assert 0 < results[name]["watch_share"] < 1
+        assert any(op["watch"] for op in results[name]["top_ops"])
+        assert not any("No wandb.watch ranges" in w for w in results[name]["warnings"])
+    assert results["table"]["watch_ms"] == pytest.approx(results["chrome_trace"]["watch_ms"], rel=0.01)
+    summary = json.loads(run_cli(["profile", "inspect", str(out / "profile.json"), "--json"]).output)
+    assert summary["kind"] == "hourtab-profile" and summary["mode"] == "watch:all:1"
+    assert summary["watch_share"] == pytest.approx(by_mode(profile)["watch:all:1"]["hook_share"])
+    assert summary["top_ops"] == results["table"]["top_ops"]
+
+
+def test_existing_profile_is_never_overwritten(tiny_run):
+    out, _ = tiny_run
+    before = (out / "profile.json").read_bytes()
+    result = run_cli(["repro", *TINY_ARGS, "--out", str(out)])
+    assert result.exit_code == 2
+    assert "already holds a profile.json" in result.output
+    assert (out / "profile.json").read_bytes() == before
+
+
+def test_fastwatch_mode(wandb_offline, tmp_path):
+    out = tmp_path / "fast"
+    args = ["repro", "--preset", "tiny", "--layers", "1", "--seq-len", "16", "--modes", "baseline,fastwatch:all:1",
+            "--steps", "3", "--warmup", "1", "--profile-steps", "0", "--threads", "1", "--no-progress",
+            "--out", str(out)]
+    if importlib.util.find_spec("incidents.fastwatch") is None:
+        result = run_cli(args)
+        assert result.exit_code == 1
+        assert "incidents.fastwatch" in result.output and "run the other modes" in result.output
+        assert not out.exists()
+        return
+    result = run_cli(args)
+    assert result.exit_code == 0, result.output
+    fast = by_mode(json.loads((out / "profile.json").read_text()))["fastwatch:all:1"]
+    assert fast["hook_s"] > 0 and fast["ratio_to_baseline"] is not None

@@ -8,6 +8,7 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import DateField, SelectField, StringField
+from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional
 
 from app.auth import account
@@ -20,6 +21,11 @@ from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.headline import format_hours, headline
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.report import entry_lines
+
+
+def _choices(pairs: list[tuple[str, str]]) -> list[SelectChoice]:
+    return [SelectChoice(value, label) for value, label in pairs]
+
 
 PERIODS = [("monthly", "Monthly"), ("weekly", "Weekly"), ("quarterly", "Quarterly")]
 ROLLOVERS = [("none", "None: unused hours lapse"), ("cap", "Carry unused hours up to a cap"),
@@ -34,19 +40,19 @@ class RetainerForm(FlaskForm):
     name = StringField("Name", validators=[DataRequired(), Length(max=200)])
     client = StringField("Client", validators=[DataRequired(), Length(max=200)])
     hours = StringField("Hours per period", validators=[DataRequired(), Length(max=20)])
-    period = SelectField("Period", choices=PERIODS, default="monthly")
+    period = SelectField("Period", choices=_choices(PERIODS), default="monthly")
     reset_day = StringField("Reset day (day of month, or 1–7 = Mon–Sun for weekly; empty = start's day)",
                             validators=[Optional(), Length(max=2)])
     start = DateField("Start date", validators=[Optional()])
     timezone = StringField("Time zone", default="UTC", validators=[DataRequired(), Length(max=64)])
-    rollover = SelectField("Rollover", choices=ROLLOVERS, default="none")
+    rollover = SelectField("Rollover", choices=_choices(ROLLOVERS), default="none")
     rollover_cap = StringField("Rollover cap (hours)", validators=[Optional(), Length(max=20)])
     rollover_expiry = StringField("Rolled hours expire after N periods (empty = never)",
                                   validators=[Optional(), Length(max=3)])
-    overage = SelectField("Overage", choices=OVERAGES, default="carry")
+    overage = SelectField("Overage", choices=_choices(OVERAGES), default="carry")
     overage_rate = StringField("Overage rate per hour", validators=[Optional(), Length(max=20)])
-    rounding = SelectField("Round each entry to", choices=ROUNDINGS, default="0")
-    rounding_mode = SelectField("Rounding direction", choices=MODES, default="up")
+    rounding = SelectField("Round each entry to", choices=_choices(ROUNDINGS), default="0")
+    rounding_mode = SelectField("Rounding direction", choices=_choices(MODES), default="up")
     minimum = StringField("Minimum per entry (minutes)", default="0", validators=[Optional(), Length(max=3)])
     match_clients = StringField("Count entries of clients (comma-separated; empty = this client)",
                                 validators=[Optional(), Length(max=1000)])
@@ -54,11 +60,12 @@ class RetainerForm(FlaskForm):
                                  validators=[Optional(), Length(max=1000)])
     match_tags = StringField("…with any of the tags (comma-separated, optional)",
                              validators=[Optional(), Length(max=1000)])
-    match_billable = SelectField("Billable", choices=BILLABLE, default="")
+    match_billable = SelectField("Billable", choices=_choices(BILLABLE), default="")
 
 
 class CreditForm(FlaskForm):
-    kind = SelectField("Kind", choices=[("topup", "Top-up (prepaid hours)"), ("adjustment", "Adjustment")])
+    kind = SelectField("Kind", choices=_choices([("topup", "Top-up (prepaid hours)"),
+                                                        ("adjustment", "Adjustment")]))
     on = DateField("Date", validators=[DataRequired()])
     hours = StringField("Hours (adjustments may be negative)", validators=[DataRequired(), Length(max=20)])
     reason = StringField("Reason (the client sees it)", validators=[DataRequired(), Length(max=500)])

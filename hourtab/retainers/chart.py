@@ -32,7 +32,8 @@ def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int],
     ``inline`` drops the XML namespace, which HTML5 does not need inside a page.
     """
     days = period.days
-    last = min(today, period.last_day)
+    # Through today, or through the last entry when a tracker already holds later (planned) entries.
+    last = min(max([today, *daily_used]), period.last_day)
     points, total = [], 0
     day = period.start
     while day <= last:

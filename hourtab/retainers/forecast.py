@@ -37,7 +37,8 @@ def forecast(balance: PeriodBalance, daily_used: dict[dt.date, int], today: dt.d
         return Forecast("ran_out", "no hours are left this period", used)
     if used <= 0:
         return Forecast("none", "no hours used yet this period", 0)
-    elapsed = max(1, (today - period.start).days + 1)
+    # Days elapsed through today, or through the last entry if the tracker holds later ones.
+    elapsed = max(1, (max([today, *daily_used]) - period.start).days + 1)
     projected = used * period.days // elapsed
     if projected > available:
         # First day k (1-based) on which k days at this pace reach the available hours.

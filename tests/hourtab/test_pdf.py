@@ -26,7 +26,7 @@ def _pdftotext(pdf: bytes, tmp_path) -> str:
 
 
 def test_metadata_font_and_page_numbers(tmp_path):
-    rows = "".join(f"<p>line {i}</p>" for i in range(120))
+    rows = "".join(f"<p>line {i}</p>" for i in range(75))
     pdf = render_pdf(_doc(rows))
     path = tmp_path / "doc.pdf"
     path.write_bytes(pdf)

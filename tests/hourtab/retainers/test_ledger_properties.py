@@ -41,7 +41,7 @@ def _frame(raw):
 AS_OF = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(terms_st(), entries_st, st.lists(st.tuples(st.integers(0, 500), st.integers(-5, 10)), max_size=5))
 def test_ledger_invariants(terms, raw, raw_credits):
     credits = [Credit("topup" if h > 0 and d % 2 else "adjustment", START + dt.timedelta(days=d), h * HOUR, "r")
@@ -63,7 +63,7 @@ def test_ledger_invariants(terms, raw, raw_credits):
             assert p.opening_s >= 0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(entries_st, rounding_st, rounding_st)
 def test_changing_rounding_never_loses_an_entry(raw, r1, r2):
     base = Terms(allotment_s=20 * HOUR, start=START, rounding=r1)

@@ -52,7 +52,7 @@ def _pair_histogram(x: np.ndarray, lo: Any, hi: Any, table: np.ndarray, out: np.
     s = 0
     while s + 2 * half <= n:
         for i in range(half):
-            a = np.int32(min((x[s + i] - lo) * (k / w), top))
+            a = np.int32(min((x[s + i] - lo) * k / w, top))
             b = np.int32(min((x[s + half + i] - lo) * k / w, top))
             pairs[i] = a * NUM_BINS + b
         for i in range(half):

@@ -38,6 +38,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Failed log-ins allowed per e-mail and per client address in a minute (HTTP 429 above)."),
     Setting("HOURTAB_BLOB_URL", "local folder `<data dir>/blobs`",
             "Where uploads and rendered files are kept: `s3://bucket/prefix` for an S3-compatible bucket."),
+    Setting("HOURTAB_BLOB_ENDPOINT_URL", "(the AWS default)",
+            "Endpoint of the S3-compatible service for `s3://` blob URLs (MinIO, R2, a moto server)."),
+    Setting("HOURTAB_ARCHIVE_MAX_MB", "2048",
+            "Largest expanded size of an uploaded run archive, in MiB; refused before anything is written."),
 )
 
 
@@ -75,6 +79,8 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, object]
         "CSV_MAX_BYTES": int(float(env.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024),
         "LOGIN_LIMIT": int(env.get("HOURTAB_LOGIN_LIMIT", "10")),
         "BLOB_URL": env.get("HOURTAB_BLOB_URL", ""),
+        "BLOB_ENDPOINT_URL": env.get("HOURTAB_BLOB_ENDPOINT_URL", ""),
+        "ARCHIVE_MAX_BYTES": int(float(env.get("HOURTAB_ARCHIVE_MAX_MB", "2048")) * 1024 * 1024),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": https,

@@ -1,0 +1,97 @@
+"""/evidence: upload a W&B run archive or export, list what is stored, look at one run."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from flask import current_app, flash, redirect, render_template, url_for
+from flask_login import login_required
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField, FileRequired
+
+from app.auth import account
+from app.consultant import bp
+from app.db import get_db
+from hourtab.blobs import BlobStore, blob_store
+from hourtab.db import transaction
+from incidents import store
+from incidents.errors import InvalidEvidence
+from incidents.wandb.downsample import minmax
+from incidents.wandb.summaries import summarise
+
+
+class EvidenceUploadForm(FlaskForm):
+    file = FileField("Run archive (.zip, .tar.gz) or export (.wandb, .csv, .json, .jsonl, .parquet)",
+                     validators=[FileRequired()])
+
+
+def blobs() -> BlobStore:
+    cfg = current_app.config
+    return blob_store(Path(cfg["DATA_DIR"]), cfg.get("BLOB_URL", ""), cfg.get("BLOB_ENDPOINT_URL", ""))
+
+
+@bp.route("/evidence", methods=["GET", "POST"])
+@login_required
+def evidence_list():
+    form = EvidenceUploadForm()
+    status = 200
+    db = get_db()
+    if form.validate_on_submit():
+        upload = form.file.data
+        try:
+            rows = _ingest(db, upload)
+        except InvalidEvidence as e:
+            db.rollback()
+            form.file.errors.append(str(e))
+            status = 400
+        else:
+            flash(f"Stored {len(rows)} run{'s' if len(rows) != 1 else ''} from {upload.filename}.")
+            if len(rows) == 1:
+                return redirect(url_for("consultant.evidence_detail", evidence_id=rows[0].id))
+            return redirect(url_for("consultant.evidence_list"))
+    elif form.is_submitted():
+        status = 400
+    rows = store.list_evidence(db, account().id)
+    return render_template("consultant/evidence/list.html", form=form, rows=rows), status
+
+
+def _ingest(db, upload):
+    suffix = store.upload_suffix(upload.filename or "")
+    with tempfile.TemporaryDirectory(prefix="hourtab-upload-") as tmp:
+        path = Path(tmp) / f"upload{suffix}"
+        upload.save(path)
+        with transaction(db):
+            return store.ingest_upload(db, account().id, path, upload.filename, blobs(),
+                                       max_archive_bytes=current_app.config["ARCHIVE_MAX_BYTES"])
+
+
+@bp.route("/evidence/<int:evidence_id>")
+@login_required
+def evidence_detail(evidence_id: int):
+    db = get_db()
+    row = store.get_evidence(db, account().id, evidence_id)
+    run = store.evidence_from_row(row, blobs())
+    summary = summarise(run)
+    charts = _series(run)
+    return render_template("consultant/evidence/detail.html", row=row, run=run, summary=summary,
+                           charts=charts, inspect=row.facts.get("inspect", {}))
+
+
+def _series(run) -> list[dict]:
+    """A few downsampled series to draw as inline SVG polylines (min/max buckets keep spikes)."""
+    out = []
+    picks = [("history", c) for c in run.metrics[:4]]
+    picks += [("system", c) for c in run.system_metrics if c.endswith(".gpu") or c == "system.cpu"][:3]
+    for source, column in picks:
+        frame = run.history if source == "history" else run.system
+        x = frame.index.to_numpy(dtype=float)
+        x, y = minmax(x, frame[column].to_numpy(dtype=float), 600)
+        if len(y) < 2:
+            continue
+        x0, x1, y0, y1 = x.min(), x.max(), y.min(), y.max()
+        sx = 600 / (x1 - x0 or 1)
+        sy = 120 / (y1 - y0 or 1)
+        points = " ".join(f"{(a - x0) * sx:.1f},{120 - (b - y0) * sy:.1f}" for a, b in zip(x, y, strict=True))
+        out.append({"name": column, "points": points, "min": y0, "max": y1, "n": len(frame[column].dropna())})
+    return out

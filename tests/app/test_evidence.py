@@ -1,0 +1,79 @@
+"""The evidence pages: upload a real run archive, list, detail; names are escaped; refusals store nothing."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from sqlalchemy import func, select
+
+from incidents.evidence_models import Evidence
+from tests.conftest import csrf_token
+from tests.incidents.wandb.runs import ensure_runs
+
+
+@pytest.fixture(scope="session")
+def wandb_runs(tmp_path_factory):
+    return ensure_runs(tmp_path_factory.getbasetemp() / "wandb_runs")
+
+
+def _zip_bytes(run_dir) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for f in run_dir.rglob("*"):
+            if f.is_file():
+                z.write(f, f"{run_dir.name}/{f.relative_to(run_dir)}")
+    return buffer.getvalue()
+
+
+def _upload(client, name: str, data: bytes):
+    token = csrf_token(client, "/evidence")
+    return client.post("/evidence", data={"csrf_token": token, "file": (io.BytesIO(data), name)},
+                       content_type="multipart/form-data")
+
+
+def _count(app) -> int:
+    with app.app_context():
+        from app.db import get_db
+
+        return get_db().scalar(select(func.count(Evidence.id)))
+
+
+def test_upload_list_and_detail_escape_names(app, logged_in, wandb_runs):
+    run = wandb_runs["plain <script>alert(1)</script>"]
+    r = _upload(logged_in, "run <b>1</b>.zip", _zip_bytes(run["dir"]))
+    assert r.status_code == 302, r.get_data(as_text=True)
+    detail = logged_in.get(r.headers["Location"]).get_data(as_text=True)
+    assert "<script>alert(1)</script>" not in detail
+    assert "plain &lt;script&gt;alert(1)&lt;/script&gt;" in detail
+    assert "&lt;img src=x onerror=alert(1)&gt;" in detail and "<img src=x" not in detail
+    assert "&lt;b&gt;tag&lt;/b&gt;" in detail and "<polyline" in detail
+    listing = logged_in.get("/evidence").get_data(as_text=True)
+    assert "plain &lt;script&gt;" in listing and "run &lt;b&gt;1&lt;/b&gt;.zip" in listing
+    assert "<script>alert" not in listing
+    assert _count(app) == 1
+    again = _upload(logged_in, "again.zip", _zip_bytes(run["dir"]))       # same bytes: nothing new
+    assert again.status_code == 302 and _count(app) == 1
+
+
+def test_hostile_archive_is_refused_and_nothing_stored(app, logged_in, tmp_path):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("../../etc/cron.d/x", "boom")
+    r = _upload(logged_in, "evil.zip", buffer.getvalue())
+    assert r.status_code == 400 and "outside the archive" in r.get_data(as_text=True)
+    r = _upload(logged_in, "sheet.csv", b"Date,Hours\n2024-01-01,3\n")
+    assert r.status_code == 400 and "not a W&amp;B export" in r.get_data(as_text=True)
+    assert _count(app) == 0
+
+
+def test_evidence_pages_need_login_and_ownership(app, client, logged_in, wandb_runs):
+    r = _upload(logged_in, "w.zip", _zip_bytes(wandb_runs["watched"]["dir"]))
+    url = r.headers["Location"]
+    other = app.test_client()
+    from tests.conftest import signup
+
+    assert other.get(url).status_code == 302                  # not logged in → login page
+    signup(other, email="someone@example.com")
+    assert other.get(url).status_code == 404

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from sqlalchemy import func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
@@ -186,42 +186,58 @@ def _refuse_unless_allowed(report: ReadReport, skip_invalid: bool) -> None:
 # --- classification --------------------------------------------------------------------------------
 
 def _existing(session: Session, account: Account, frame: pd.DataFrame) -> pd.DataFrame:
-    """Stored entries on the file's dates (± a day, for time-zone edges)."""
-    cols = ["id", "fingerprint", "status", "source_format", *COMPARED]
+    """Stored entries on the file's dates (± a day, for time-zone edges): identity and digest only.
+
+    Read through the driver: the ORM's per-value hooks would cost seconds per 100,000 entries.
+    """
     first = frame["local_date"].min().date() - dt.timedelta(days=1)
     last = frame["local_date"].max().date() + dt.timedelta(days=1)
-    query = (select(*[getattr(TimeEntry, c) for c in cols])
-             .where(TimeEntry.account_id == account.id, TimeEntry.local_date.between(first, last)))
-    rows = session.execute(query).all()
-    return pd.DataFrame(rows, columns=cols)
+    dialect = session.get_bind().dialect.name
+    mark = "?" if dialect == "sqlite" else "%s"
+    cols = ["id", "fingerprint", "content_hash", "status", "source_format", "user_name", "local_date"]
+    sql = (f"SELECT {', '.join(cols)} FROM time_entries WHERE account_id = {mark} "  # noqa: S608 - constants only
+           f"AND local_date BETWEEN {mark} AND {mark}")
+    params = (account.id, first.isoformat(), last.isoformat()) if dialect == "sqlite" else (account.id, first, last)
+    rows = session.connection().exec_driver_sql(sql, params).fetchall()
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(cols)
+    existing = pd.DataFrame({c: list(v) for c, v in zip(cols, columns, strict=True)}, columns=cols)
+    existing["local_date"] = pd.to_datetime(existing["local_date"].astype("str"), format="%Y-%m-%d")
+    return existing
 
 
-def _epoch(series: pd.Series) -> np.ndarray:
-    """Seconds since 1970 (or a sentinel for missing) so times compare exactly across sources."""
-    values = pd.to_datetime(series, utc=True)
-    out = values.astype("datetime64[ns, UTC]").astype("int64") // 1_000_000_000
-    return np.where(values.isna(), -(2**62), out)
+def content_hashes(frame: pd.DataFrame) -> pd.Series:
+    """sha256 over the compared fields, in a fixed text form (times as UTC epoch seconds)."""
+    def epoch(col: str) -> pd.Series:
+        values = frame[col]
+        seconds = pd.Series(values.dt.as_unit("s").array.asi8, index=frame.index).astype("str")
+        return seconds.where(values.notna(), "")
+
+    billable = frame["billable"].astype("object").map({True: "1", False: "0"}).fillna("").astype("str")
+    sep = "\x1f"
+    text = (frame["duration_s"].astype("str") + sep + frame["description"] + sep + frame["client"] + sep
+            + frame["project"] + sep + frame["task"] + sep + frame["tags"] + sep + billable + sep
+            + epoch("start_at") + sep + epoch("end_at") + sep + frame["local_date"].dt.strftime("%Y-%m-%d")
+            + sep + frame["user_name"] + sep + frame["timezone"])
+    digests = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in text.tolist()]
+    return pd.Series(digests, index=frame.index, dtype="str")
 
 
-def _differs(new: pd.DataFrame, old: pd.DataFrame) -> np.ndarray:
-    """Row-wise: does any compared field differ? (both frames aligned row by row)."""
-    diff = np.zeros(len(new), bool)
-    for col in COMPARED:
-        if col in ("start_at", "end_at"):
-            diff |= _epoch(new[col]) != _epoch(old[col])
-        elif col == "local_date":
-            a = pd.to_datetime(new[col]).dt.strftime("%Y-%m-%d").to_numpy()
-            b = pd.to_datetime(old[col]).dt.strftime("%Y-%m-%d").to_numpy()
-            diff |= a != b
-        elif col == "billable":
-            a = new[col].astype("object").where(new[col].notna(), None).to_numpy()
-            b = old[col].astype("object").where(old[col].notna(), None).to_numpy()
-            diff |= np.array([x != y for x, y in zip(a, b, strict=True)], bool) if len(a) else diff
-        elif col == "duration_s":
-            diff |= new[col].to_numpy(np.int64) != old[col].to_numpy(np.int64)
-        else:
-            diff |= new[col].astype("str").to_numpy() != old[col].fillna("").astype("str").to_numpy()
-    return diff
+def _old_values(session: Session, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The full previous values of the (few) entries an import changes, for their history."""
+    found: dict[int, dict[str, Any]] = {}
+    for i in range(0, len(ids), 1000):
+        for entry in session.scalars(select(TimeEntry).where(TimeEntry.id.in_(ids[i:i + 1000]))):
+            found[entry.id] = {c: _json_safe(getattr(entry, c)) for c in (*COMPARED, "status")}
+    return found
+
+
+def _isin(values: pd.Series, candidates: pd.Series) -> np.ndarray:
+    """Hash-set membership through pyarrow (pandas' own isin on strings loops in Python)."""
+    if not len(values):
+        return np.zeros(0, bool)
+    found = pc.is_in(pa.array(values.astype("str").tolist() if values.dtype == object else values.array),
+                     value_set=pa.array(candidates.astype("str").tolist(), pa.string()))
+    return found.to_numpy(zero_copy_only=False)
 
 
 @dataclass
@@ -235,25 +251,26 @@ class _Plan:
 
 
 def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> _Plan:
+    frame = frame.assign(content_hash=content_hashes(frame))
     existing = _existing(session, account, frame)
     by_fp = existing.set_index("fingerprint", drop=False)
-    known = frame["fingerprint"].isin(by_fp.index)
+    known = _isin(frame["fingerprint"], existing["fingerprint"])
     new = frame.loc[~known]
     matched = frame.loc[known].reset_index(drop=True)
     old = by_fp.loc[matched["fingerprint"]].reset_index(drop=True)
-    differs = _differs(matched, old) | (old["status"].to_numpy() != "active") if len(matched) else np.zeros(0, bool)
+    differs = ((matched["content_hash"].to_numpy() != old["content_hash"].astype("str").to_numpy())
+               | (old["status"].to_numpy() != "active")) if len(matched) else np.zeros(0, bool)
     notes: list[str] = []
     if report.errors:
         missing = existing.iloc[0:0]
         notes.append("Entries missing from this file were not looked for, because some of its rows were skipped.")
     else:
-        users = set(frame["user_name"].str.strip().str.lower())
+        users = set(frame["user_name"].str.strip().str.lower().unique().tolist())
         first, last = frame["local_date"].min(), frame["local_date"].max()
-        dates = pd.to_datetime(existing["local_date"])
-        missing = existing.loc[(existing["status"] == "active") & (existing["source_format"] == report.format)
-                               & existing["user_name"].fillna("").str.strip().str.lower().isin(users)
-                               & (dates >= first) & (dates <= last)
-                               & ~existing["fingerprint"].isin(frame["fingerprint"])]
+        candidates = existing.loc[(existing["status"] == "active") & (existing["source_format"] == report.format)
+                                  & (existing["local_date"] >= first) & (existing["local_date"] <= last)
+                                  & ~_isin(existing["fingerprint"], frame["fingerprint"])]
+        missing = candidates.loc[candidates["user_name"].fillna("").str.strip().str.lower().isin(users)]
     return _Plan(new=new, changed_new=matched.loc[differs], changed_old=old.loc[differs],
                  unchanged=int((~differs).sum()), missing=missing, notes=notes)
 
@@ -272,15 +289,10 @@ def _skipped_rows(report: ReadReport) -> int:
 
 def _records(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> list[dict[str, Any]]:
     """Plain Python values for the driver: aware datetimes or None, dates, bools or None."""
-    def times(col: str) -> list[Any]:
-        values = frame[col].dt.to_pydatetime() if len(frame) else []
-        mask = frame[col].isna().to_numpy()
-        return [None if m else v for v, m in zip(values, mask, strict=True)]
-
     out = {
         "fingerprint": frame["fingerprint"].tolist(),
-        "start_at": times("start_at"),
-        "end_at": times("end_at"),
+        "start_at": _records_times(frame["start_at"]),
+        "end_at": _records_times(frame["end_at"]),
         "local_date": [d.date() for d in frame["local_date"]],
         "timezone": frame["timezone"].tolist(),
         "duration_s": frame["duration_s"].astype(int).tolist(),
@@ -293,18 +305,64 @@ def _records(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datet
         "user_name": frame["user_name"].tolist(),
         "source_format": frame["source_format"].tolist(),
         "source_line": frame["line"].astype(int).tolist(),
+        "content_hash": frame["content_hash"].tolist(),
     }
     keys = list(out)
     fixed = {"account_id": account_id, "upload_id": upload_id, "status": "active", "updated_at": now}
     return [{**fixed, **dict(zip(keys, row, strict=True))} for row in zip(*out.values(), strict=True)]
 
 
-def _insert_new(session: Session, rows: list[dict[str, Any]]) -> None:
+INSERT_COLUMNS = ("account_id", "upload_id", "status", "updated_at", "fingerprint", "content_hash", "start_at",
+                  "end_at",
+                  "local_date", "timezone", "duration_s", "client", "project", "task", "description", "tags",
+                  "billable", "user_name", "source_format", "source_line")
+
+
+def _driver_rows(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime,
+                 dialect: str) -> list[tuple]:
+    """Rows as the driver takes them, converted column-wise (SQLAlchemy's per-value type hooks
+    would cost ~10 s per 100,000 rows). SQLite gets the text form SQLAlchemy itself stores
+    (naive UTC ``YYYY-MM-DD HH:MM:SS.ffffff``), PostgreSQL aware datetimes."""
+    n = len(frame)
+
+    def times(col: str) -> list[Any]:
+        values = frame[col]
+        if dialect == "sqlite":
+            text = values.dt.tz_convert("UTC").dt.strftime("%Y-%m-%d %H:%M:%S.%f")
+            return text.astype("object").where(values.notna(), None).tolist()
+        return _records_times(values)
+
+    stamp = now.astimezone(dt.UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f") \
+        if dialect == "sqlite" else now
+    billable = frame["billable"].astype("object").where(frame["billable"].notna(), None).tolist()
+    local_date = (frame["local_date"].dt.strftime("%Y-%m-%d").tolist() if dialect == "sqlite"
+                  else [d.date() for d in frame["local_date"]])
+    columns = [
+        [account_id] * n, [upload_id] * n, ["active"] * n, [stamp] * n, frame["fingerprint"].tolist(),
+        frame["content_hash"].tolist(), times("start_at"), times("end_at"), local_date, frame["timezone"].tolist(),
+        frame["duration_s"].astype(int).tolist(), frame["client"].tolist(), frame["project"].tolist(),
+        frame["task"].tolist(), frame["description"].tolist(), frame["tags"].tolist(), billable,
+        frame["user_name"].tolist(), frame["source_format"].tolist(), frame["line"].astype(int).tolist(),
+    ]
+    return list(zip(*columns, strict=True))
+
+
+def _records_times(values: pd.Series) -> list[Any]:
+    py = values.dt.to_pydatetime()
+    mask = values.isna().to_numpy()
+    return [None if m else v for v, m in zip(py, mask, strict=True)]
+
+
+def _insert_new(session: Session, frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> None:
+    """Insert with ON CONFLICT DO NOTHING on (account_id, fingerprint), straight through the driver."""
     dialect = session.get_bind().dialect.name
-    make = pg_insert if dialect == "postgresql" else sqlite_insert
-    stmt = make(TimeEntry.__table__).on_conflict_do_nothing(index_elements=["account_id", "fingerprint"])
+    mark = "?" if dialect == "sqlite" else "%s"
+    sql = (f"INSERT INTO time_entries ({', '.join(INSERT_COLUMNS)}) "  # noqa: S608 - constants only
+           f"VALUES ({', '.join([mark] * len(INSERT_COLUMNS))}) ON CONFLICT (account_id, fingerprint) DO NOTHING")
+    rows = _driver_rows(frame, account_id, upload_id, now, dialect)
+    connection = session.connection()
     for i in range(0, len(rows), INSERT_BATCH):
-        session.execute(stmt, rows[i:i + INSERT_BATCH])
+        connection.exec_driver_sql(sql, rows[i:i + INSERT_BATCH])
 
 
 def _json_safe(value: Any) -> Any:
@@ -324,20 +382,22 @@ def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFra
     plan = _plan(session, account, frame, report)
     now = utcnow()
     if len(plan.new):
-        _insert_new(session, _records(plan.new, account.id, upload.id, now))
+        _insert_new(session, plan.new, account.id, upload.id, now)
     inserted = session.scalar(select(func.count(TimeEntry.id)).where(TimeEntry.upload_id == upload.id)) or 0
     raced = len(plan.new) - inserted  # stored meanwhile by a concurrent import: not new for this one
 
     changes: list[dict[str, Any]] = []
     if len(plan.changed_new):
         fresh = _records(plan.changed_new, account.id, upload.id, now)
+        ids = [int(i) for i in plan.changed_old["id"]]
+        previous = _old_values(session, ids)
         updates = []
-        for row, (_, old) in zip(fresh, plan.changed_old.iterrows(), strict=True):
-            changed = {c: _json_safe(old[c]) for c in (*COMPARED, "status")}
-            changes.append({"account_id": account.id, "entry_id": int(old["id"]), "upload_id": upload.id,
+        for row, entry_id in zip(fresh, ids, strict=True):
+            old = previous[entry_id]
+            changes.append({"account_id": account.id, "entry_id": entry_id, "upload_id": upload.id,
                             "kind": "changed" if old["status"] == "active" else "reappeared",
-                            "old_values": changed, "changed_at": now})
-            updates.append({"id": int(old["id"]), **{k: row[k] for k in (*COMPARED, "source_line")},
+                            "old_values": old, "changed_at": now})
+            updates.append({"id": entry_id, **{k: row[k] for k in (*COMPARED, "source_line", "content_hash")},
                             "status": "active", "updated_at": now})
         session.execute(update(TimeEntry), updates)
     if len(plan.missing):

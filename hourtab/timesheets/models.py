@@ -74,6 +74,8 @@ class TimeEntry(AccountOwned, Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     fingerprint: Mapped[str] = mapped_column(String(64), nullable=False)
+    #: sha256 of the compared values: a re-import compares one string per entry, not twelve fields.
+    content_hash: Mapped[str] = mapped_column(String(64), nullable=False, default="")
     start_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     end_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     local_date: Mapped[dt.date] = mapped_column(Date, nullable=False)

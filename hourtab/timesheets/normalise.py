@@ -259,8 +259,8 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
         billable = pd.array([pd.NA] * n, dtype="boolean")
 
     ok = ~problems.bad
-    utc_start = pd.to_datetime(np.where(timed, start_utc, np.iinfo(np.int64).min), utc=True)
-    utc_end = pd.to_datetime(np.where(has_end, end_utc, np.iinfo(np.int64).min), utc=True)
+    utc_start = _utc_index(np.where(timed, start_utc, np.iinfo(np.int64).min))
+    utc_end = _utc_index(np.where(has_end, end_utc, np.iinfo(np.int64).min))
     no_end_but_timed = timed & ~has_end
     utc_end = utc_end.where(~no_end_but_timed, utc_start + pd.to_timedelta(seconds, unit="s"))
     frame = pd.DataFrame({
@@ -417,6 +417,11 @@ def _to_utc(local_seconds: np.ndarray, mask: np.ndarray, tz: ZoneInfo) -> np.nda
         return naive.asi8 * (1_000_000_000 // _unit_ns(naive))
     aware = naive.tz_localize(tz, ambiguous=np.zeros(len(naive), bool), nonexistent="shift_forward")
     return aware.tz_convert("UTC").asi8 * (1_000_000_000 // _unit_ns(aware))
+
+
+def _utc_index(nanoseconds: np.ndarray) -> pd.DatetimeIndex:
+    """int64 nanoseconds (int64 min = missing) as UTC timestamps, without parsing."""
+    return pd.DatetimeIndex(nanoseconds.astype(np.int64).view("M8[ns]")).tz_localize("UTC")
 
 
 def _unit_ns(index: pd.DatetimeIndex) -> int:

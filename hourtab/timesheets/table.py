@@ -72,11 +72,12 @@ def read_body(utf8: bytes, columns: list[str], delimiter: str) -> Body:
 def _blank_mask(table: pa.Table) -> np.ndarray:
     if table.num_columns == 0 or table.num_rows == 0:
         return np.zeros(table.num_rows, bool)
-    total = None
-    for col in table.columns:
-        length = pc.utf8_length(pc.utf8_trim_whitespace(col))
-        total = length if total is None else pc.add(total, length)
-    return pc.equal(total, 0).to_numpy(zero_copy_only=False)
+    mask = np.ones(table.num_rows, bool)
+    for col in table.columns:  # almost always settled by the first column: most rows are not blank
+        mask &= pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(col)), 0).to_numpy(zero_copy_only=False)
+        if not mask.any():
+            break
+    return mask
 
 
 def _lines_fast(utf8: bytes, table: pa.Table) -> np.ndarray:

@@ -66,6 +66,7 @@ def upgrade() -> None:
     op.create_table('time_entries',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('fingerprint', sa.String(length=64), nullable=False),
+    sa.Column('content_hash', sa.String(length=64), nullable=False),
     sa.Column('start_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
     sa.Column('end_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
     sa.Column('local_date', sa.Date(), nullable=False),

@@ -206,6 +206,19 @@ class FastwatchHookTimer(HookTimer):
         seconds, self._seen = total - self._seen, total
         return seconds
 
+    def histograms_logged(self, timeout: float = 60.0) -> int | None:
+        """Histograms handed to W&B so far, once its logging thread has caught up."""
+        flush = getattr(self._handle, "flush", None)
+        if flush is not None:
+            flush(timeout)
+        count = getattr(self._handle, "histograms_logged", None)
+        return int(count) if count is not None else None
+
+    def worker_seconds(self) -> float | None:
+        """CPU time of fastwatch's background logging thread (it competes with training on a CPU)."""
+        value = getattr(self._handle, "worker_seconds", None)
+        return float(value) if value is not None else None
+
 
 def _numel(tensor: Any) -> int:
     if isinstance(tensor, (list, tuple)):

@@ -87,6 +87,7 @@ def _mode_entry(result: ModeResult, settings: ReproSettings) -> dict[str, Any]:
         "histograms_logged": result.histograms_logged,
         "logged": None if result.histograms_logged is None or not mode.watches else result.histograms_logged > 0,
         "note": _note(result, settings),
+        "watch_thread_cpu_s": result.watch_thread_cpu_s,
         "phase_timer": result.phase_timer,
         "phases_ms": {p: (v * 1000.0 if v is not None else None) for p, v in phases.items()},
         "compute_share": compute_share,
@@ -103,11 +104,14 @@ def _note(result: ModeResult, settings: ReproSettings) -> str | None:
     mode = result.mode
     if not mode.watches or result.histograms_logged != 0 or not result.complete:
         return None
-    counted = "backward pass" if mode.log == "gradients" else "forward call"
-    return (f"Did not log: log_freq={mode.log_freq} counts hook calls (one per parameter per {counted}), and "
-            f"this mode ran {result.training_steps} training steps, so no histogram was written; its cost "
-            f"here is the hooks' bookkeeping only. Use --warmup + --steps >= {mode.log_freq} to include a "
-            "logging step.")
+    if mode.kind == "fastwatch":
+        counted = "log_freq counts backward passes"
+    else:
+        per = "backward pass" if mode.log == "gradients" else "forward call"
+        counted = f"log_freq counts hook calls (one per parameter per {per})"
+    return (f"Did not log: {counted}; log_freq={mode.log_freq} and this mode ran {result.training_steps} "
+            "training steps, so no histogram was written and its cost here is the hooks' bookkeeping only. "
+            f"Use --warmup + --steps >= {mode.log_freq} to include a logging step.")
 
 
 def _profiler_entry(heaviest: ModeResult | None) -> dict[str, Any] | None:

@@ -72,6 +72,7 @@ class ModeResult:
     device_utilization: dict[str, Any] | None = None
     wandb_run: dict[str, str] | None = None
     profile_files: dict[str, str] | None = None
+    watch_thread_cpu_s: float | None = None
     complete: bool = False
     phase_timer: str = "host-clock"
 
@@ -204,6 +205,8 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
         result.device_utilization = util or None
         result.histograms_logged = _histograms_logged(timer)
         result.top_tensors = timer.top_tensors()
+        if isinstance(timer, measure.FastwatchHookTimer):
+            result.watch_thread_cpu_s = timer.worker_seconds()
         result.complete = True
         run.summary.update(_run_summary(result))
         if settings.profile_steps:
@@ -226,10 +229,9 @@ def _nothing() -> None:
 
 
 def _histograms_logged(timer: measure.HookTimer) -> int | None:
-    """Histograms logged so far, when the watch tells us (fastwatch may not count them)."""
+    """Histograms logged so far (for fastwatch, after its logging thread has caught up)."""
     if isinstance(timer, measure.FastwatchHookTimer):
-        count = getattr(timer._handle, "histograms_logged", None)
-        return int(count) if count is not None else None
+        return timer.histograms_logged()
     return timer.calls
 
 

@@ -20,7 +20,7 @@ def test_missing_torch_names_the_repro_extra(monkeypatch, tmp_path):
     (["--modes", "watch:every:1"], "log must be one of gradients, parameters, all"),
     (["--modes", "wandb"], "allowed: baseline, watch:<gradients|parameters|all>:<freq>"),
     (["--steps", "0"], "--steps must be at least 1"),
-    (["--hidden", "100"], "multiple of --heads"),
+    (["--hidden", "129"], "multiple of --heads"),
     (["--device", "tpu"], "--device must be auto, cpu or cuda"),
 ])
 def test_bad_arguments_exit_2_and_write_nothing(tmp_path, args, fragment):

@@ -83,7 +83,7 @@ def test_profile_md_is_the_table(tiny_run):
     md = (out / "profile.md").read_text()
     modes = by_mode(profile)
     assert f"measured on {platform.node()}" in md
-    assert "Compute share (CPU)" in md and "GPU util" not in md
+    assert "Compute share (CPU)" in md and "GPU util (NVML)" not in md and "not GPU utilisation" in md
     for name, mode in modes.items():
         row = next(line for line in md.splitlines() if line.startswith(f"| `{name}`"))
         assert f"{mode['mean_step_s'] * 1000:,.1f} ms" in row
@@ -161,5 +161,12 @@ def test_fastwatch_mode(wandb_offline, tmp_path):
         return
     result = run_cli(args)
     assert result.exit_code == 0, result.output
-    fast = by_mode(json.loads((out / "profile.json").read_text()))["fastwatch:all:1"]
-    assert fast["hook_s"] > 0 and fast["ratio_to_baseline"] is not None
+    profile = json.loads((out / "profile.json").read_text())
+    validate(profile)
+    fast = by_mode(profile)["fastwatch:all:1"]
+    assert fast["hook_s"] > 0 and fast["hook_share"] > 0 and fast["ratio_to_baseline"] is not None
+    tensors = 9 + 16 * 1
+    assert fast["histograms_logged"] == 2 * tensors * (1 + 3) and fast["logged"] is True
+    assert fast["watch_thread_cpu_s"] is not None and fast["top_tensors"] == []
+    data = json.loads(run_cli(["wandb", "inspect", str(out / fast["wandb_run"]["dir"]), "--json"]).output)
+    assert data["histograms"]["gradients"] == data["histograms"]["parameters"] == tensors * (1 + 3)

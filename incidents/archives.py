@@ -57,6 +57,7 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
                  max_bytes: int = DEFAULT_MAX_BYTES) -> list[Member]:
     """Validate every member of the archive; raise before anything is extracted."""
     members: list[Member] = []
+    seen: set[str] = set()
     total = 0
 
     def add(name: str, size: int, is_dir: bool) -> None:
@@ -66,7 +67,11 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
         total += size
         if total > max_bytes:
             raise UnsafeArchive(f"archive expands past {_human(max_bytes)}; refused, nothing was written")
-        members.append(Member(safe_member_name(name), size, is_dir))
+        member = Member(safe_member_name(name), size, is_dir)
+        if not is_dir and member.name in seen:
+            raise UnsafeArchive(f"archive member {name!r} appears twice; refused, nothing was written")
+        seen.add(member.name)
+        members.append(member)
 
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as z:
@@ -112,6 +117,9 @@ def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,
             with tarfile.open(path, "r:*") as t:
                 for info, member in zip(_iter_tar(t), members, strict=True):
                     written = _write(member, dest, lambda i=info: t.extractfile(i), written, max_bytes)
+    except OSError as e:          # e.g. a file and a folder of the same name
+        shutil.rmtree(dest, ignore_errors=True)
+        raise UnsafeArchive(f"archive could not be unpacked safely ({e.strerror}); nothing was kept") from e
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise

@@ -141,6 +141,8 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator
                     f"the file ends in the middle of a record at byte {at} "
                     f"(truncated, or still being written); records before it were read")
             return
+        if keep_from > len(data):           # only after a short read: drop the bytes skipped over
+            more = more[keep_from - len(data):]
         data = data[keep_from:] + more
         base += keep_from
         pos -= keep_from

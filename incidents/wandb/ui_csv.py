@@ -76,7 +76,8 @@ def read_ui_csv(path: Path, table: pd.DataFrame | None = None) -> list[RunEviden
         frame = frame.dropna(subset=[x_name])
         mains = [m for m in metrics if not m.endswith(BAND_SUFFIXES)]
         frame = frame.dropna(subset=mains or list(metrics), how="all")
-        if x_name.lower() in ("step", "_step"):
+        steps = frame[x_name].to_numpy()
+        if x_name.lower() in ("step", "_step") and (steps == steps.round()).all():
             frame = frame.set_index(x_name)
             frame.index = frame.index.astype("int64").rename("_step")
         else:

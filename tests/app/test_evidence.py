@@ -68,7 +68,7 @@ def test_hostile_archive_is_refused_and_nothing_stored(app, logged_in, tmp_path)
     assert _count(app) == 0
 
 
-def test_evidence_pages_need_login_and_ownership(app, client, logged_in, wandb_runs):
+def test_evidence_pages_need_login_and_ownership(app, logged_in, wandb_runs):
     r = _upload(logged_in, "w.zip", _zip_bytes(wandb_runs["watched"]["dir"]))
     url = r.headers["Location"]
     other = app.test_client()

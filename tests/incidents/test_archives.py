@@ -136,3 +136,13 @@ def test_default_member_limit_is_100000(tmp_path):
     assert zipfile.ZipFile(small).namelist() == ["0", "1", "2"]
     _assert_refused(_zip_of_empty_files(tmp_path / "huge.zip", 100_001), tmp_path / "out",
                     "more than 100,000 members")
+
+
+def test_duplicate_members_are_refused(tmp_path):
+    path = tmp_path / "dup.tar.gz"
+    with tarfile.open(path, "w:gz") as t:
+        for _ in range(2):
+            info = tarfile.TarInfo("run/a.txt")
+            info.size = 1
+            t.addfile(info, io.BytesIO(b"x"))
+    _assert_refused(path, tmp_path / "out", "appears twice")

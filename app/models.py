@@ -5,5 +5,6 @@ from hourtab.db import Base
 from hourtab.retainers import models as retainer_models  # noqa: F401
 from hourtab.timesheets import models as timesheet_models  # noqa: F401
 from incidents import evidence_models  # noqa: F401
+from incidents import models as incident_models  # noqa: F401
 
 metadata = Base.metadata

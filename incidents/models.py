@@ -65,7 +65,12 @@ class Incident(AccountOwned, Base):
 
 
 class IncidentEvidence(Base):
-    """A run or profile attached to an incident in a role; the parsed data lives in ``evidence``."""
+    """A run or a profile attached to an incident in a role.
+
+    Runs point at the ``evidence`` table (parsed once, kept as Parquet). Profiles are small JSON
+    documents (our profile.json, or an ``inspect_profile`` summary of a table or trace), kept here
+    with their file name, which every figure taken from them cites.
+    """
 
     __tablename__ = "incident_evidence"
     __table_args__ = (UniqueConstraint("incident_id", "evidence_id"),)
@@ -73,9 +78,13 @@ class IncidentEvidence(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
                                              nullable=False)
-    evidence_id: Mapped[int] = mapped_column(ForeignKey("evidence.id", ondelete="CASCADE"), index=True,
-                                             nullable=False)
+    evidence_id: Mapped[int | None] = mapped_column(ForeignKey("evidence.id", ondelete="CASCADE"), index=True,
+                                                    nullable=True)
     role: Mapped[str] = mapped_column(String(16), nullable=False)
+    profile_name: Mapped[str] = mapped_column(String(300), nullable=False, default="")
+    profile: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    #: sha256 of the profile document, part of the rendered PDF's cache key.
+    profile_sha256: Mapped[str] = mapped_column(String(64), nullable=False, default="")
 
     incident: Mapped[Incident] = relationship(back_populates="evidence")
 

@@ -201,6 +201,9 @@ def _existing(session: Session, account: Account, frame: pd.DataFrame) -> pd.Dat
     rows = session.connection().exec_driver_sql(sql, params).fetchall()
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(cols)
     existing = pd.DataFrame({c: list(v) for c, v in zip(cols, columns, strict=True)}, columns=cols)
+    for col in ("fingerprint", "content_hash", "status", "source_format", "user_name"):
+        existing[col] = existing[col].astype("str")
+    existing["id"] = existing["id"].astype("int64")
     existing["local_date"] = pd.to_datetime(existing["local_date"].astype("str"), format="%Y-%m-%d")
     return existing
 

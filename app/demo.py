@@ -30,3 +30,7 @@ def load_demo(session: Session) -> tuple[str, str]:
         for loader in LOADERS:
             loader(session, account)
     return DEMO_EMAIL, password
+
+from app.consultant.imports_demo import load_timesheet_demo  # noqa: E402
+
+LOADERS.append(load_timesheet_demo)

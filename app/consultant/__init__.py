@@ -4,5 +4,10 @@ from flask import Blueprint
 
 bp = Blueprint("consultant", __name__, template_folder=None)
 
-from app.consultant import accounts, dashboard, retainers  # noqa: E402,F401  (registers the views)
-from app.consultant import evidence  # noqa: E402,F401
+from app.consultant import (  # noqa: E402,F401  (registers the views)
+    accounts,
+    dashboard,
+    evidence,  # noqa: E402,F401
+    imports,  # noqa: E402,F401
+    retainers,
+)

@@ -22,6 +22,9 @@ DEFAULT_MAX_BYTES = 2 * 1024**3
 DEFAULT_MAX_MEMBERS = 100_000
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 _COPY_CHUNK = 1 << 20
+#: wandb/latest-run is a symlink, so archiving the whole wandb/ folder trips the link check.
+LINK_HINT = ("Archive the run folder itself (wandb/offline-run-…), or follow links when archiving "
+             "(tar --dereference, zip without -y).")
 
 
 class UnsafeArchive(InvalidEvidence):
@@ -83,14 +86,15 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
                 if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
                              or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                     raise UnsafeArchive(f"archive member {info.filename!r} is a link or special file; "
-                                        "refused, nothing was written")
+                                        f"refused, nothing was written. {LINK_HINT}")
                 add(info.filename, info.file_size, info.is_dir())
         return members
     try:
         with tarfile.open(path, "r:*") as t:
             while (info := t.next()) is not None:
                 if info.issym() or info.islnk():
-                    raise UnsafeArchive(f"archive member {info.name!r} is a link; refused, nothing was written")
+                    raise UnsafeArchive(f"archive member {info.name!r} is a link; refused, nothing was written. "
+                                        f"{LINK_HINT}")
                 if not (info.isfile() or info.isdir()):
                     raise UnsafeArchive(f"archive member {info.name!r} is a device, FIFO or other special "
                                         "file; refused, nothing was written")

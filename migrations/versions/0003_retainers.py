@@ -1,8 +1,11 @@
 """retainers: retainers, their credits (top-ups, adjustments) and the entry → retainer association
 
 Revision ID: 0003
-Revises: 0001
-Depends on: 0002 (retainer_entries.entry_id references time_entries.id)
+Revises: 0002 (retainer_entries.entry_id references time_entries.id)
+
+Not a branch off 0001 with ``depends_on = None``: with 0005 depending on this revision, that
+shape makes Alembic 1.x fail ``upgrade heads`` with ``KeyError: '0001'`` (it removes 0001 from the
+heads twice); a plain parent is the honest dependency and upgrades cleanly.
 """
 from alembic import op
 import sqlalchemy as sa
@@ -10,9 +13,9 @@ import hourtab.db
 
 
 revision = "0003"
-down_revision = "0001"
+down_revision = "0002"
 branch_labels = None
-depends_on = "0002"
+depends_on = None
 
 
 def upgrade() -> None:

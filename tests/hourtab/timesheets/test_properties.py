@@ -59,7 +59,7 @@ def test_reader_raises_only_typed_errors(data, order):
 
 
 @pytest.mark.slow
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=mangled())
 def test_refused_import_leaves_the_database_unchanged(db_session, account, data):
     before = snapshot(db_session)

@@ -122,6 +122,31 @@ def floor_seconds(model: Any, device: str, repeats: int = 5) -> float:
     return statistics.median(times)
 
 
+def per_value_cpu_ns(model: Any, repeats: int = 3) -> dict[str, float]:
+    """CPU nanoseconds per value on the largest parameter: aminmax, torch.histc, our kernel (best of N).
+
+    ``time.thread_time`` rather than wall time, so a loaded machine's waiting does not count.
+    """
+    import torch
+
+    from incidents.fastwatch import kernels
+
+    t = max((p.detach() for p in model.parameters()), key=lambda p: p.numel()).reshape(-1).cpu()
+    lo, hi = (v.item() for v in torch.aminmax(t))
+    work = {"torch.aminmax": lambda: torch.aminmax(t),
+            "torch.histc (what wandb runs)": lambda: torch.histc(t, bins=64, min=lo, max=hi),
+            f"fastwatch histogram ({kernels.backend()})": lambda: kernels.histogram_cpu(t, lo, hi)}
+    out = {}
+    for label, fn in work.items():
+        best = math.inf
+        for _ in range(repeats):
+            start = time.thread_time()
+            fn()
+            best = min(best, time.thread_time() - start)
+        out[label] = best / t.numel() * 1e9
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds over all modes (default 2)")
@@ -193,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                 detach()
         print(f"  round {r + 1}/{args.rounds} done ({time.perf_counter() - started:.0f} s)", flush=True)
     floor = floor_seconds(model, args.device)
+    per_value = per_value_cpu_ns(model)
     run.finish()
     workdir.cleanup()
 
@@ -213,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
             per_log = mode.hook_s / mode.logs
             print(f"  {mode.label}: hook time per logging step {per_log:.3f} s = {per_log / floor:.1f}x the floor; "
                   f"logging thread {mode.worker_s / mode.logs:.3f} CPU s per logging step (off the training thread)")
+    largest = max(p.numel() for p in model.parameters())
+    print(f"  CPU time per value on the largest tensor ({largest:,} values, {torch.get_num_threads()} thread(s)): "
+          + ", ".join(f"{k} {v:.2f} ns" for k, v in per_value.items()))
     goals = {"fastwatch(all, 1)": 1.05 if args.device == "cuda" else 1.25, "fastwatch(all, 10)": 1.03}
     for mode in modes:
         if mode.label in goals:

@@ -19,6 +19,8 @@ thread waits on a CUDA event, not the training thread.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +31,8 @@ from incidents.fastwatch.summary import NUM_BINS, TensorSummary
 
 _EXACT_DTYPES = (torch.float32, torch.float64)
 _PAIR_BLOCK = 1024
+_MIN_PART = 1 << 20  # values per thread below which splitting a tensor costs more than it saves
+_pool: ThreadPoolExecutor | None = None
 
 try:
     from numba import njit
@@ -104,12 +108,27 @@ def histogram_cpu(flat: Any, lo: float, hi: float) -> np.ndarray:
     width = hi - lo
     if _pair_kernel is not None and math.isfinite(width * NUM_BINS) and width > 0:
         x = flat.contiguous().numpy()
-        scalar = x.dtype.type
-        out = np.zeros(NUM_BINS, np.int64)
-        table = np.zeros(NUM_BINS * NUM_BINS, np.int64)
-        _pair_kernel(x, scalar(lo), scalar(hi), table, out)
-        return out
+        parts = min(torch.get_num_threads(), x.shape[0] // _MIN_PART)
+        if parts <= 1:
+            return _count(x, lo, hi)
+        # As many threads as torch uses for the training step itself (the kernel releases the GIL).
+        chunks = np.array_split(x, parts)
+        return sum(_thread_pool().map(_count, chunks, [lo] * parts, [hi] * parts))
     return torch.histc(flat, bins=NUM_BINS, min=lo, max=hi).to(torch.int64).numpy()
+
+
+def _count(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    scalar = x.dtype.type
+    out = np.zeros(NUM_BINS, np.int64)
+    _pair_kernel(x, scalar(lo), scalar(hi), np.zeros(NUM_BINS * NUM_BINS, np.int64), out)
+    return out
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="hourtab-fastwatch-hist")
+    return _pool
 
 
 def _finite_only(flat: Any) -> tuple[Any, int, int]:

@@ -31,6 +31,8 @@ from typing import Any
 
 import torch
 
+MAX_OPEN_PASSES = 8
+
 
 @dataclass
 class Pass:
@@ -70,6 +72,7 @@ class BackwardPasses:
             with self._lock:
                 current = self._open.get(task)
                 if current is None:
+                    self._drop_abandoned()
                     self.count += 1
                     current = Pass(self.count, self.count % self._log_freq == 0)
                     self._open[task] = current
@@ -77,6 +80,15 @@ class BackwardPasses:
         if current.logging:
             self._on_grad(current, index, grad)
         self.seconds += time.perf_counter() - started
+
+    def _drop_abandoned(self) -> None:
+        """Forget passes whose end never came (a backward that raised): they would hold gradients.
+
+        Graph-task ids increase, so the oldest open passes are the abandoned ones; a few concurrent
+        backward passes in other threads stay well under the limit.
+        """
+        while len(self._open) >= MAX_OPEN_PASSES:
+            del self._open[min(self._open)]
 
     def _pass_end(self, task: int) -> None:
         started = time.perf_counter()

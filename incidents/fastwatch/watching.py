@@ -55,8 +55,7 @@ class FastWatch:
                                  "no parameter with requires_grad=True.")
         self._grad_keys = [f"gradients/{n}" for n, _ in trainable]
         self._params = [(f"parameters/{n}", p) for n, p in named] if log in ("parameters", "all") else []
-        self._kinds = tuple(k for k in ("gradients", "parameters") if k == "gradients" and self._want_grads
-                            or k == "parameters" and self._params)
+        self._kinds = (("gradients",) if self._want_grads else ()) + (("parameters",) if self._params else ())
         self._worker = LogWorker(run, self._logged)
         self._passes = BackwardPasses([p for _, p in trainable], log_freq, self._on_grad, self._on_end)
 
@@ -120,6 +119,8 @@ class FastWatch:
 
     def _on_end(self, current: Pass) -> None:
         if self._closed:
+            if self._errors:  # a hook failed during this pass; removing hooks is safe only now
+                self._passes.remove()
             return
         with torch.profiler.record_function("hourtab.fastwatch.step"):
             self._guard(lambda: self._finish_pass(current))
@@ -140,7 +141,10 @@ class FastWatch:
         self._worker.submit(Step(current.number, summaries, pending, self._kinds))
 
     def _guard(self, work: Any) -> None:
-        """Run hook work; a failure is reported and detaches the watch rather than breaking training."""
+        """Run hook work; a failure is reported and stops the watch rather than breaking training.
+
+        The hooks are removed at the end of the pass, not here: autograd may be iterating them now.
+        """
         try:
             work()
         except Exception as e:
@@ -148,7 +152,6 @@ class FastWatch:
             warnings.warn(f"fastwatch stopped watching after an error in its hook: {e}", RuntimeWarning,
                           stacklevel=2)
             self._closed = True
-            self._passes.remove()
 
 
 def _collected(key: int, handle: FastWatch) -> None:

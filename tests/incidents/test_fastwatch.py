@@ -227,6 +227,20 @@ def test_kernel_counts_equal_torch_histc():
         np.testing.assert_array_equal(kernels.histogram_cpu(t, lo, hi), expected)
 
 
+def test_kernel_split_across_threads_counts_the_same():
+    t = torch.cat([near_bin_edges(-3.3, 17.9, np.float32, copies=1)] * 200 + [torch.zeros(2_000_000)])
+    lo, hi = (v.item() for v in torch.aminmax(t))
+    single = kernels.histogram_cpu(t, lo, hi)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        split = kernels.histogram_cpu(t, lo, hi)
+    finally:
+        torch.set_num_threads(threads)
+    np.testing.assert_array_equal(split, single)
+    np.testing.assert_array_equal(split, torch.histc(t, bins=64, min=lo, max=hi).to(torch.int64).numpy())
+
+
 def test_device_batch_path_agrees_with_cpu_path():
     tensors = awkward_tensors()
     batch = kernels.summarise_device(list(tensors.items())).wait()
@@ -334,6 +348,39 @@ def test_unwatch_and_garbage_collection_remove_the_hooks(shared_run):
     gc.collect()
     assert not handle.active and handle not in watching.watched()
     assert not weight._backward_hooks
+
+
+def test_backward_that_raises_leaves_nothing_behind(shared_run):
+    from incidents.fastwatch.passes import MAX_OPEN_PASSES
+
+    model = mlp()
+    handle = fastwatch.watch(model, log="gradients", log_freq=1, run=shared_run)
+    try:
+        for _ in range(2 * MAX_OPEN_PASSES):
+            hidden = model[0](torch.randn(2, 6))
+            hidden.register_hook(lambda g: (_ for _ in ()).throw(RuntimeError("boom")))
+            with pytest.raises(RuntimeError, match="boom"):
+                model[2](torch.tanh(hidden)).sum().backward()
+        model(torch.randn(2, 6)).sum().backward()
+        handle.flush()
+        assert len(handle._passes._open) < MAX_OPEN_PASSES
+        assert handle.passes == 2 * MAX_OPEN_PASSES + 1 and handle.last_step[0] == handle.passes
+        assert handle.errors == []
+    finally:
+        fastwatch.unwatch(model)
+
+
+def test_logging_failure_is_reported_not_raised(tmp_path):
+    model = mlp()
+    with offline(tmp_path) as wandb:
+        finished = wandb.init(project="fastwatch-finished")
+        finished.finish()
+        handle = fastwatch.watch(model, log="all", log_freq=1, run=finished)
+        with pytest.warns(RuntimeWarning, match="could not log step 1"):
+            model(torch.randn(2, 6)).sum().backward()  # training goes on
+            handle.flush()
+        fastwatch.unwatch(model)
+    assert handle.histograms_logged == 0 and len(handle.errors) == 1
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -1,5 +1,146 @@
-"""CLI commands for this topic (filled in by its feature)."""
+"""``hourtab incident build|diagnose|render``: incident writeups from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import click
 
-commands: list[click.Command] = []
+from app.cli.context import app_session, user_errors
+
+
+def _blobs(app):
+    from hourtab.blobs import blob_store
+
+    return blob_store(Path(app.config["DATA_DIR"]), app.config.get("BLOB_URL", ""),
+                      app.config.get("BLOB_ENDPOINT_URL", ""))
+
+
+def _kpis(report) -> dict:
+    """The KPI strip as JSON: each figure's value, its text as shown, and its source."""
+    out = {}
+    for kpi in report.kpis:
+        key = kpi.label.split(" (")[0].lower().replace(" → ", "_").replace(" ", "_").replace("-", "_")
+        for part, fig in (("before", kpi.before), ("after", kpi.after)):
+            if fig is None:
+                continue
+            name = key if kpi.after is None else f"{key}:{part}"
+            out[name] = {"value": fig.value, "text": fig.text, "source": fig.source or None}
+    return out
+
+
+def _write_outputs(report, pdf: Path | None, html: Path | None) -> None:
+    from hourtab.pdf import render_pdf
+    from incidents.report.html import render_html
+    from incidents.report.pdf import pdf_html
+
+    if html:
+        html.write_text(render_html(report), encoding="utf-8")
+    if pdf:
+        pdf.write_bytes(render_pdf(pdf_html(report)))
+
+
+def _role_path(value: str) -> tuple[str, Path]:
+    role, sep, path = value.partition("=")
+    if not sep or not path:
+        raise click.BadParameter(f"expected ROLE=PATH (role: incident, baseline or fixed), not {value!r}")
+    return role.strip(), Path(path)
+
+
+@click.group("incident")
+def incident_group() -> None:
+    """Incident writeups: build from run folders and profiles, diagnose a run, render a PDF."""
+
+
+@incident_group.command("build")
+@click.option("--account", "email", required=True, help="E-mail of the consultant account.")
+@click.option("--title", required=True)
+@click.option("--run", "runs", multiple=True, required=True, metavar="ROLE=PATH",
+              help="A run folder, .wandb file, archive or export, in role incident, baseline or fixed.")
+@click.option("--profile", "profiles", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="profile.json from `hourtab repro`, a key_averages table, or a chrome trace.")
+@click.option("--retainer", "retainer_id", type=int, default=None)
+@click.option("--entries-tag", default=None, help="Attach the time entries carrying this tag.")
+@click.option("--pdf", "pdf", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_json) -> None:
+    """Build a draft incident from files and print its diagnosis, KPIs and log entry."""
+    from hourtab.accounts import get_account
+    from hourtab.db import transaction
+    from incidents import service
+
+    pairs = [_role_path(r) for r in runs]
+    with app_session() as (app, session), user_errors():
+        account = get_account(session, email)
+        blobs = _blobs(app)
+        with transaction(session):
+            incident = service.create_incident(session, account.id, title, retainer_id)
+            for role, path in pairs:
+                evidence = service.ingest_run_path(session, account.id, path, blobs)
+                service.attach_run(session, incident, evidence.id, role)
+            for path in profiles:
+                service.attach_profile(session, incident, *service.read_profile(path))
+            if entries_tag:
+                service.assign_tagged(session, incident, entries_tag)
+            report = service.refresh_generated(session, incident, blobs, account.display_name)
+        _write_outputs(report, pdf, html)
+        result = {"id": incident.id,
+                  "diagnosis": [{k: v for k, v in f.to_dict().items() if k in ("rule", "verdict", "evidence",
+                                                                            "confidence")}
+                                for f in report.fired],
+                  "kpis": _kpis(report), "log_entry": incident.log_entry}
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=str, allow_nan=False))
+        return
+    click.echo(f"Incident {result['id']} (draft): {title}")
+    for f in report.fired:
+        click.echo(f"- {f.rule}: {f.verdict}")
+    if not report.fired:
+        click.echo("- no rule fired")
+    click.echo("\n" + incident.log_entry)
+
+
+@incident_group.command("diagnose")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def diagnose_cmd(path: Path, as_json: bool) -> None:
+    """Run every diagnosis rule on one run folder or export; fired or not, each is reported."""
+    from incidents.diagnosis import diagnose
+    from incidents.wandb import load_run
+
+    with user_errors():
+        findings = diagnose(load_run(path))
+    if as_json:
+        click.echo(json.dumps({"diagnosis": [f.to_dict() for f in findings]}, indent=2, default=str))
+        return
+    for f in findings:
+        mark = "FIRED" if f.fired else "ok"
+        click.echo(f"[{mark:5}] {f.rule} ({f.cls}): {f.verdict}")
+
+
+@incident_group.command("render")
+@click.argument("incident_id", type=int)
+@click.option("--pdf", "pdf", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def render(incident_id: int, pdf: Path) -> None:
+    """Render a stored incident (draft or published) to a PDF file."""
+    from sqlalchemy import select
+
+    from hourtab.accounts import Account
+    from incidents import service
+    from incidents.errors import EvidenceNotFound
+    from incidents.models import Incident
+    from incidents.report.build import build_report
+
+    with app_session() as (app, session), user_errors():
+        incident = session.get(Incident, incident_id)
+        if incident is None:
+            raise EvidenceNotFound(f"incident {incident_id} not found")
+        author = session.scalar(select(Account.display_name).where(Account.id == incident.account_id)) or ""
+        report = build_report(service.report_input(session, incident, _blobs(app), author))
+        _write_outputs(report, pdf, None)
+    click.echo(f"Wrote {pdf}")
+
+
+commands: list[click.Command] = [incident_group]

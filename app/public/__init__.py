@@ -4,4 +4,8 @@ from flask import Blueprint
 
 bp = Blueprint("public", __name__)
 
-from app.public import health, hours  # noqa: E402,F401  (registers the views)
+from app.public import (  # noqa: E402,F401  (registers the views)
+    health,
+    hours,
+    incidents,  # noqa: E402,F401
+)

@@ -1,11 +1,12 @@
 """The client's public hours page ``/h/<token>`` and its exports (.json, .csv, statement PDF, Atom).
 
-Hot path: one indexed query reads the retainer's *stamp* (id, revision, latest upload); the
+Hot path: one indexed query reads the retainer's *stamp* (id, revision, entry marks); the
 rendered bytes are cached in this worker's memory under that stamp and the client's local date.
 Any change a client should see bumps the revision or adds an upload, so every gunicorn worker
 notices on its next request without messaging the others; rotating or disabling the token makes
-the lookup itself fail, so the old URL 404s at once. An upload not yet matched to retainers (an
-import made by the CLI, say) is matched here before rendering, so the page is never stale.
+the lookup itself fail, so the old URL 404s at once. Entries added or changed since the last
+matching (an import made by the CLI, say, or confirmed removals) are matched here before
+rendering, so the page is never stale.
 
 Unknown, malformed and revoked tokens all get the same 404; misses are rate-limited per client
 address (hits never are: a client behind a shared address must not be locked out by a scanner).
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from flask import Response, current_app, render_template, request
-from sqlalchemy import bindparam, func, literal_column, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.db import engine, get_db
@@ -39,7 +40,7 @@ from hourtab.retainers.headline import format_hours
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.periods import short_date
 from hourtab.retainers.report import HoursReport
-from hourtab.timesheets.models import Upload
+from hourtab.timesheets.models import TimeEntry, TimeEntryChange
 
 MISS_BUCKET = "public-hours-miss"
 MISS_WINDOW_S = 60
@@ -52,9 +53,10 @@ PUBLIC_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; bas
               "form-action 'none'; frame-ancestors 'none'")
 
 _STAMP = (
-    select(Retainer.id, Retainer.account_id, Retainer.revision, Retainer.matched_upload_id, Retainer.timezone,
-           select(func.max(Upload.id)).where(Upload.account_id == Retainer.account_id,
-                                             Upload.status == literal_column("'imported'")).scalar_subquery())
+    select(Retainer.id, Retainer.account_id, Retainer.revision, Retainer.seen_entry_id, Retainer.seen_change_id,
+           Retainer.timezone,
+           select(func.max(TimeEntry.id)).scalar_subquery(),
+           select(func.max(TimeEntryChange.id)).scalar_subquery())
     .where(Retainer.public_token == bindparam("token"))
 )
 _compiled: dict[str, tuple[str, bool]] = {}
@@ -73,8 +75,8 @@ def _stamp_sql(dialect) -> tuple[str, bool]:
 class Stamp:
     retainer_id: int
     account_id: int
-    revision: int
-    latest_upload: int
+    revision: int  # -1: entries were added or changed since this retainer was last matched
+    marks: tuple[int, int]
     timezone: str
 
 
@@ -152,9 +154,9 @@ def _read_stamp(token: str) -> Stamp | None:
                 raise
     if row is None:
         return None
-    rid, account_id, revision, matched, tz, latest = row
-    return Stamp(rid, account_id, revision, latest or 0, tz) if (latest or 0) == matched else \
-        Stamp(rid, account_id, -1, latest or 0, tz)
+    rid, account_id, revision, seen_entry, seen_change, tz, max_entry, max_change = row
+    marks = (max_entry or 0, max_change or 0)
+    return Stamp(rid, account_id, revision if marks == (seen_entry, seen_change) else -1, marks, tz)
 
 
 def _miss() -> NotFound:
@@ -173,7 +175,7 @@ def _stamp_or_404(token: str) -> Stamp:
     if stamp is None:
         raise _miss()
     if stamp.revision == -1:
-        # A newer upload than the last matching: match it now (idempotent; another worker may win).
+        # Entries added or changed since the last matching: match now (idempotent; another worker may win).
         db = get_db()
         try:
             with transaction(db):
@@ -195,7 +197,7 @@ def now() -> dt.datetime:
 def _serve(token: str, fmt: str, render: Callable[[Stamp], Rendered]) -> Response:
     stamp = _stamp_or_404(token)
     today = now().astimezone(ZoneInfo(stamp.timezone)).date()
-    key = (fmt, token, stamp.retainer_id, stamp.revision, stamp.latest_upload, today)
+    key = (fmt, token, stamp.retainer_id, stamp.revision, stamp.marks, today)
     rendered = cache.get(key)
     if rendered is None:
         rendered = render(stamp)
@@ -233,10 +235,18 @@ def _page_context(report: HoursReport, token: str) -> dict:
             "hm": _hm, "fmt_day": _fmt_day, "fmt_time": fmt_time, "cap": lambda s: s[:1].upper() + s[1:]}
 
 
+def _incident_logs(stamp: Stamp) -> dict:
+    """Issue 7 (incidents): published incidents' retainer log entries, by the day of their last session."""
+    from incidents.service import published_log_lines
+
+    return published_log_lines(get_db(), stamp.retainer_id)
+
+
 @bp.route("/h/<token>")
 def hours_page(token: str):
     def render(stamp: Stamp) -> Rendered:
-        html = render_template("public/hours/page.html", **_page_context(_report(stamp), token))
+        html = render_template("public/hours/page.html", **_page_context(_report(stamp), token),
+                               incident_logs=_incident_logs(stamp))  # issue 7: published log entries
         return Rendered(html.encode("utf-8"), "text/html")
 
     return _serve(token, "html", render)

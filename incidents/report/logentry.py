@@ -51,7 +51,8 @@ def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str
         head, _, detail = first.verdict.partition(": ")
         evidence = _first_sentence(detail) if detail else _first_sentence(first.verdict)
         return evidence, head[:1].lower() + head[1:] if detail else first.rule.replace("_", " ")
-    numbers = cmp.slowdown.text if not cmp.slowdown.missing else "no anomaly in the attached evidence"
+    numbers = (f"steps {cmp.slowdown.text} slower than {cmp.after_role} ({cmp.before_step.text} vs "
+               f"{cmp.after_step.text})") if not cmp.slowdown.missing else "no anomaly in the attached evidence"
     return numbers, "no defect found by the automatic checks"
 
 

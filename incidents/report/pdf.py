@@ -94,6 +94,23 @@ class FolderCache:
         tmp.replace(self.folder / f"{key}.pdf")
 
 
+class BlobCache:
+    """Rendered files in the blob store (local folder or S3), under ``rendered/incidents/``."""
+
+    def __init__(self, blobs: Any, suffix: str = "pdf") -> None:
+        self.blobs = blobs
+        self.suffix = suffix
+
+    def _key(self, key: str) -> str:
+        return f"rendered/incidents/{key}.{self.suffix}"
+
+    def get(self, key: str) -> bytes | None:
+        return self.blobs.get_bytes(self._key(key)) if self.blobs.exists(self._key(key)) else None
+
+    def put(self, key: str, data: bytes) -> None:
+        self.blobs.put_bytes(self._key(key), data)
+
+
 def cached_pdf(key: str, cache: Any, make: Callable[[], bytes]) -> tuple[bytes, bool]:
     """Serve the cached PDF for ``key`` or render it with ``make`` and keep it; returns (bytes, hit)."""
     data = cache.get(key)

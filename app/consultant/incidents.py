@@ -1,0 +1,207 @@
+"""/incidents: create and edit incident writeups, attach evidence and entries, publish.
+
+Each POST is one small edit calling one service function inside a transaction, then redirects back
+to the editor; the report preview and PDF use the same templates as the public page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tempfile
+from pathlib import Path
+
+from flask import Response, current_app, flash, redirect, render_template, request, url_for
+from flask_login import login_required
+
+from app.auth import account
+from app.consultant import bp
+from app.db import get_db
+from hourtab.blobs import BlobStore, blob_store
+from hourtab.db import transaction
+from hourtab.scoping import select_owned
+from incidents import service, store
+from incidents.errors import InvalidEvidence
+from incidents.models import ACTION_KINDS, PHASES, SECTIONS
+
+
+def blobs() -> BlobStore:
+    cfg = current_app.config
+    return blob_store(Path(cfg["DATA_DIR"]), cfg.get("BLOB_URL", ""), cfg.get("BLOB_ENDPOINT_URL", ""))
+
+
+def _incident(incident_id: int):
+    return service.get_incident(get_db(), account().id, incident_id)
+
+
+def _back(incident_id: int, anchor: str = ""):
+    return redirect(url_for("consultant.incident_edit", incident_id=incident_id) + (f"#{anchor}" if anchor else ""))
+
+
+@bp.route("/incidents", methods=["GET", "POST"])
+@login_required
+def incidents_list():
+    from hourtab.retainers.models import Retainer
+
+    db, me = get_db(), account()
+    if request.method == "POST":
+        retainer = request.form.get("retainer_id") or None
+        with transaction(db):
+            incident = service.create_incident(db, me.id, request.form.get("title", ""),
+                                               int(retainer) if retainer else None)
+        return _back(incident.id)
+    retainers = db.scalars(select_owned(Retainer, me.id).order_by(Retainer.name)).all()
+    return render_template("consultant/incidents/list.html", incidents=service.list_incidents(db, me.id),
+                           retainers=retainers)
+
+
+@bp.route("/incidents/<int:incident_id>")
+@login_required
+def incident_edit(incident_id: int):
+    from hourtab.timesheets.models import TimeEntry
+    from incidents.report.timeline import merged
+
+    db, me = get_db(), account()
+    incident = _incident(incident_id)
+    inputs = service.report_input(db, incident, blobs(), me.display_name, with_runs=False)
+    events = merged(inputs.__class__(**{**inputs.__dict__, "runs": ()}), include_hidden=True)
+    assigned = {link.time_entry_id: link.phase for link in incident.entries}
+    entries = db.scalars(select_owned(TimeEntry, me.id).where(TimeEntry.status == "active")
+                         .order_by(TimeEntry.local_date.desc(), TimeEntry.id.desc()).limit(200)).all()
+    evidence = store.list_evidence(db, me.id)
+    names = {e.id: e for e in evidence}
+    return render_template("consultant/incidents/edit.html", incident=incident, evidence=evidence, names=names,
+                           entries=entries, assigned=assigned, events=events, sections=SECTIONS,
+                           phases=PHASES, action_kinds=ACTION_KINDS)
+
+
+@bp.route("/incidents/<int:incident_id>/evidence", methods=["POST"])
+@login_required
+def incident_attach(incident_id: int):
+    db = get_db()
+    incident = _incident(incident_id)
+    with transaction(db):
+        if request.form.get("evidence_id"):
+            service.attach_run(db, incident, int(request.form["evidence_id"]), request.form.get("role", ""))
+        elif request.files.get("profile"):
+            upload = request.files["profile"]
+            name = Path(upload.filename or "profile.json").name[:200]
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / (name if name.endswith((".json", ".gz", ".txt")) else name + ".txt")
+                upload.save(path)
+                service.attach_profile(db, incident, *service.read_profile(path))
+        else:
+            raise InvalidEvidence("Choose a stored run and a role, or a profile file.")
+    return _back(incident_id, "evidence")
+
+
+@bp.route("/incidents/<int:incident_id>/evidence/<int:link_id>/detach", methods=["POST"])
+@login_required
+def incident_detach(incident_id: int, link_id: int):
+    db = get_db()
+    with transaction(db):
+        service.detach(db, _incident(incident_id), link_id)
+    return _back(incident_id, "evidence")
+
+
+@bp.route("/incidents/<int:incident_id>/entries", methods=["POST"])
+@login_required
+def incident_entries(incident_id: int):
+    db = get_db()
+    incident = _incident(incident_id)
+    with transaction(db):
+        ids = [int(i) for i in request.form.getlist("entry_id")]
+        if request.form.get("action") == "remove":
+            for i in ids:
+                service.unassign_entry(db, incident, i)
+        else:
+            phase = request.form.get("custom_phase", "").strip() or request.form.get("phase", "")
+            service.assign_entries(db, incident, ids, phase)
+    return _back(incident_id, "entries")
+
+
+@bp.route("/incidents/<int:incident_id>/text", methods=["POST"])
+@login_required
+def incident_text(incident_id: int):
+    db = get_db()
+    incident = _incident(incident_id)
+    form = request.form
+    edits = service.Edits(title=form.get("title"), environment=form.get("environment"),
+                          sections={k: form.get(f"section_{k}", "") for k in SECTIONS},
+                          fix_before=form.get("fix_before"), fix_after=form.get("fix_after"),
+                          log_entry=form.get("log_entry"))
+    with transaction(db):
+        service.update_incident(db, incident, edits)
+        if form.get("regenerate"):
+            service.update_incident(db, incident, service.Edits(log_entry=""))
+            service.refresh_generated(db, incident, blobs(), account().display_name)
+    flash("Saved.")
+    return _back(incident_id)
+
+
+@bp.route("/incidents/<int:incident_id>/timeline", methods=["POST"])
+@login_required
+def incident_timeline(incident_id: int):
+    db = get_db()
+    incident = _incident(incident_id)
+    with transaction(db):
+        if request.form.get("key"):
+            service.set_hidden(db, incident, request.form["key"], request.form.get("hidden") == "1")
+        else:
+            at = request.form.get("at", "").strip()
+            when = dt.datetime.fromisoformat(at).replace(tzinfo=dt.UTC) if at else None
+            service.add_event(db, incident, when, request.form.get("text", ""))
+    return _back(incident_id, "timeline")
+
+
+@bp.route("/incidents/<int:incident_id>/actions", methods=["POST"])
+@login_required
+def incident_actions(incident_id: int):
+    db = get_db()
+    due = request.form.get("due", "").strip()
+    with transaction(db):
+        service.add_action(db, _incident(incident_id), request.form.get("text", ""), request.form.get("owner", ""),
+                           dt.date.fromisoformat(due) if due else None, request.form.get("kind", "prevent"))
+    return _back(incident_id, "actions")
+
+
+@bp.route("/incidents/<int:incident_id>/publish", methods=["POST"])
+@login_required
+def incident_publish(incident_id: int):
+    db = get_db()
+    incident = _incident(incident_id)
+    with transaction(db):
+        if not incident.log_entry:
+            service.refresh_generated(db, incident, blobs(), account().display_name)
+        service.publish(db, incident, request.form.get("publish") != "0")
+    flash("Published." if incident.status == "published" else "Withdrawn: the writeup is a draft again.")
+    return _back(incident_id)
+
+
+@bp.route("/incidents/<int:incident_id>/preview")
+@login_required
+def incident_preview(incident_id: int):
+    from incidents.report.build import build_report
+    from incidents.report.html import render_html
+
+    db = get_db()
+    report = build_report(service.report_input(db, _incident(incident_id), blobs(), account().display_name))
+    return render_html(report, pdf_url=url_for("consultant.incident_pdf", incident_id=incident_id))
+
+
+@bp.route("/incidents/<int:incident_id>.pdf")
+@login_required
+def incident_pdf(incident_id: int):
+    from hourtab.pdf import render_pdf
+    from incidents.report.build import build_report
+    from incidents.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html
+
+    db, store_ = get_db(), blobs()
+    incident = _incident(incident_id)
+    author = account().display_name
+    key = cache_key(service.report_input(db, incident, store_, author, with_runs=False))
+    data, _ = cached_pdf(key, BlobCache(store_), lambda: render_pdf(pdf_html(build_report(
+        service.report_input(db, incident, store_, author)))))
+    return Response(data, mimetype="application/pdf",
+                    headers={"Content-Disposition": f'inline; filename="{incident.slug}.pdf"'})
+
+

@@ -1,0 +1,286 @@
+"""Incident writeups end to end, on both databases: build from real files, publish, hostile input.
+
+Runs are real W&B offline runs (the reproducer's shipped tiny-preset sample, and runs written here
+by the wandb SDK); PDFs are real WeasyPrint output read back with pdftotext.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from app.db import get_db
+from hourtab.db import transaction
+from incidents import service
+from tests.app.hours_helpers import AUG_20, setup_retainer, toggl_csv
+from tests.incidents.wandb_runs import offline_wandb
+
+REPRO = Path(__file__).resolve().parents[2] / "samples" / "incidents" / "repro-tiny"
+
+
+def _repro_runs() -> dict[str, Path]:
+    profile = json.loads((REPRO / "profile.json").read_text())
+    return {m["mode"]: REPRO / m["wandb_run"]["dir"] for m in profile["modes"] if m.get("wandb_run")}
+
+
+def _pdf_text(path: Path) -> str:
+    return subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.fixture
+def cli_env(database_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOURTAB_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HOURTAB_DATABASE_URL", database_url)
+    runner = CliRunner()
+    from app.cli import cli
+
+    r = runner.invoke(cli, ["user", "create", "ada@example.com", "--password-stdin", "--name", "Ada"],
+                      input="correct horse battery\n")
+    assert r.exit_code == 0, r.output
+    return runner, cli
+
+
+def test_build_from_reproducer_output_gives_pdf_with_slowdown_and_verdict(cli_env, tmp_path):
+    runner, cli = cli_env
+    runs = _repro_runs()
+    pdf = tmp_path / "incident.pdf"
+    r = runner.invoke(cli, ["incident", "build", "--account", "ada@example.com", "--title", "Slow fine-tuning",
+                            "--run", f"incident={runs['watch:all:1']}", "--run", f"baseline={runs['baseline']}",
+                            "--profile", str(REPRO / "profile.json"), "--pdf", str(pdf), "--json"])
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.output)
+    assert set(result) == {"id", "diagnosis", "kpis", "log_entry"}
+    watch = next(d for d in result["diagnosis"] if d["rule"] == "watch_overhead")
+    assert set(watch) == {"rule", "verdict", "evidence", "confidence"}
+    assert 'log="all", log_freq=1' in watch["verdict"]
+    profile = json.loads((REPRO / "profile.json").read_text())
+    measured = next(m for m in profile["modes"] if m["mode"] == "watch:all:1")
+    base = next(m for m in profile["modes"] if m["mode"] == "baseline")
+    slowdown = result["kpis"]["slowdown"]
+    # The KPI is computed from the runs' own step times; the reproducer measured the same steps.
+    assert slowdown["value"] == pytest.approx(measured["mean_step_s"] / base["mean_step_s"], rel=0.05)
+    text = _pdf_text(pdf)
+    assert f"{slowdown['value']:.2f}×" in text
+    assert "wandb.watch(log=\"all\", log_freq=1) is the cause" in re.sub(r"\s+", " ", text)
+    assert re.search(r"Page 1 of \d", text)
+    assert result["log_entry"].endswith("h.") or "h.\n" in result["log_entry"]
+    pages = tmp_path / "page"
+    subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(pdf), str(pages)], check=True)
+    assert list(tmp_path.glob("page*.png"))
+
+
+def test_diagnose_lists_every_rule_fired_or_not(cli_env):
+    runner, cli = cli_env
+    r = runner.invoke(cli, ["incident", "diagnose", str(_repro_runs()["watch:all:1"]), "--json"])
+    assert r.exit_code == 0, r.output
+    rules = json.loads(r.output)["diagnosis"]
+    from incidents.diagnosis import RULES
+
+    assert [d["rule"] for d in rules] == list(RULES)
+    assert all(set(d) == {"rule", "fired", "class", "verdict", "evidence", "confidence"} for d in rules)
+    assert all(d["class"] in ("engineering", "research", "healthy") for d in rules)
+
+
+def _incident_with_entries(app, tmp_path):
+    """A retainer with three sessions, an incident built from the reproducer runs, entries in phases."""
+    rows = [("Client 1", "Profiled the slow run", "2017-08-14", "09:00:00", "01:30:00"),
+            ("Client 1", "Changed wandb.watch settings", "2017-08-15", "10:00:00", "00:45:00"),
+            ("Client 1", "Validated the fix against baseline", "2017-08-16", "14:00:00", "00:30:00")]
+    runs = _repro_runs()
+    with app.app_context():
+        db = get_db()
+        account, retainer = setup_retainer(db, data=toggl_csv(rows))
+        from hourtab.blobs import blob_store
+        from hourtab.timesheets.models import TimeEntry
+
+        blobs = blob_store(Path(app.config["DATA_DIR"]))
+        with transaction(db):
+            incident = service.create_incident(db, account.id, "Slow fine-tuning", retainer.id)
+            for role, mode in (("incident", "watch:all:1"), ("baseline", "baseline")):
+                ev = service.ingest_run_path(db, account.id, runs[mode], blobs)
+                service.attach_run(db, incident, ev.id, role)
+            service.attach_profile(db, incident, *service.read_profile(REPRO / "profile.json"))
+            entries = db.query(TimeEntry).order_by(TimeEntry.local_date).all()
+            for entry, phase in zip(entries, ("investigation", "fix", "validation"), strict=True):
+                service.assign_entries(db, incident, [entry.id], phase)
+            service.refresh_generated(db, incident, blobs, "Ada")
+        return retainer.public_token, incident.id, incident.slug, incident.log_entry
+
+
+@pytest.fixture
+def hours_app(app):
+    app.config["HOURS_CLOCK"] = lambda: AUG_20
+    from app.public.hours import cache
+
+    cache.clear()
+    return app
+
+
+def test_log_entry_appears_on_public_page_only_after_publishing(hours_app, tmp_path):
+    token, incident_id, slug, log_entry = _incident_with_entries(hours_app, tmp_path)
+    first = log_entry.splitlines()[0]
+    assert re.search(r": .*; .*; .*; .*; .*; 2\.8h\.$", first), first
+    assert "Investigated: profiled the slow run — 1.5 h." in log_entry
+    assert "Fixed: changed wandb.watch settings — 0.8 h." in log_entry
+    client = hours_app.test_client()
+    page = client.get(f"/h/{token}").get_data(as_text=True)
+    assert "Incident writeup" not in page and "Slow fine-tuning" not in page
+    assert client.get(f"/h/{token}/incidents/{slug}").status_code == 404
+    assert client.get(f"/h/{token}/incidents/{slug}.pdf").status_code == 404
+    with hours_app.app_context():
+        db = get_db()
+        with transaction(db):
+            service.publish(db, service.get_incident(db, db.get(service.Incident, incident_id).account_id,
+                                                     incident_id))
+    page = client.get(f"/h/{token}").get_data(as_text=True)
+    assert f'href="/h/{token}/incidents/{slug}"' in page
+    from html import escape
+
+    assert escape(first, quote=False) in page
+    r = client.get(f"/h/{token}/incidents/{slug}")
+    assert r.status_code == 200 and "Automatic diagnosis" in r.get_data(as_text=True)
+    assert "<script" not in r.get_data(as_text=True).lower()
+    pdf = client.get(f"/h/{token}/incidents/{slug}.pdf")
+    assert pdf.status_code == 200 and pdf.data.startswith(b"%PDF")
+    again = client.get(f"/h/{token}/incidents/{slug}.pdf")
+    assert again.data == pdf.data
+    assert client.get(f"/h/{'x' * 43}/incidents/{slug}").status_code == 404
+
+
+HOSTILE = ('<script>alert(1)</script><img src=file:///etc/passwd>'
+           '<link rel=attachment href="http://127.0.0.1:{port}/leak">'
+           '<div style="background:url(http://127.0.0.1:{port}/css)">x</div>')
+
+
+class _Counter(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        _Counter.hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"root:x:0:0")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def counting_server():
+    _Counter.hits = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counter)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_port, _Counter.hits
+    server.shutdown()
+
+
+def _hostile_run(root: Path, port: int) -> Path:
+    """A real offline run whose name and config carry markup, with a few watch-style histograms."""
+    import numpy as np
+    import wandb
+
+    with offline_wandb(root):
+        hostile = HOSTILE.format(port=port)
+        run = wandb.init(project="p", name=hostile[:120], dir=str(root), mode="offline",
+                         config={"note": hostile, "lr": 0.1},
+                         settings=wandb.Settings(silent=True, console="off", x_disable_stats=True))
+        for step in range(4):
+            bins = np.linspace(-1, 1, 65)
+            run.log({"gradients/fc.weight": wandb.Histogram(np_histogram=(np.ones(64).tolist(), bins.tolist())),
+                     "loss": 1.0 / (step + 1)}, step=step)
+        folder = Path(run.dir).parent
+        run.finish()
+    return folder
+
+
+def test_hostile_names_config_and_markdown_are_inert_in_page_and_pdf(hours_app, tmp_path, counting_server):
+    port, hits = counting_server
+    hostile = HOSTILE.format(port=port)
+    folder = _hostile_run(tmp_path / "wb", port)
+    with hours_app.app_context():
+        db = get_db()
+        account, retainer = setup_retainer(db)
+        from hourtab.blobs import blob_store
+
+        blobs = blob_store(Path(hours_app.config["DATA_DIR"]))
+        with transaction(db):
+            incident = service.create_incident(db, account.id, "Hostile " + hostile[:100], retainer.id)
+            ev = service.ingest_run_path(db, account.id, folder, blobs)
+            service.attach_run(db, incident, ev.id, "incident")  # no baseline, no fixed: missing roles
+            # The reproducer's profile is of another model (BERT), not of this run's one tensor.
+            service.attach_profile(db, incident, *service.read_profile(REPRO / "profile.json"))
+            service.update_incident(db, incident, service.Edits(
+                sections={"summary": hostile + f"\n\n![x](http://127.0.0.1:{port}/img.png)"},
+                fix_after=hostile, log_entry=hostile))
+            service.publish(db, incident)
+        token, slug = retainer.public_token, incident.slug
+    client = hours_app.test_client()
+    r = client.get(f"/h/{token}/incidents/{slug}")
+    assert r.status_code == 200
+    html = r.get_data(as_text=True)
+    assert "<script" not in html.lower()
+    assert not re.search(r"<img[^>]+src=[\"']?(file|https?):", html, re.I)
+    assert not re.search(r"<link[^>]+href=", html, re.I)
+    assert "url(http" not in html.replace("&#34;", '"').split("</style>", 1)[1]
+    assert "&lt;script&gt;" in html
+    assert "no baseline run attached" in html and "no fixed run attached" in html
+    assert "profiles a different model" in html
+    assert "No GPU utilisation metrics" in html
+    page = client.get(f"/h/{token}").get_data(as_text=True)
+    assert "<script" not in page.lower()
+    pdf = client.get(f"/h/{token}/incidents/{slug}.pdf")
+    assert pdf.status_code == 200
+    assert hits == []
+    assert b"root:x:0:0" not in pdf.data and b"/EmbeddedFile" not in pdf.data
+    out = tmp_path / "h.pdf"
+    out.write_bytes(pdf.data)
+    text = _pdf_text(out)
+    assert "<script>alert(1)</script>" in text.replace("\n", "")
+
+
+def test_consultant_pages_create_attach_edit_and_publish(logged_in, app, tmp_path):
+    from tests.conftest import post_form
+
+    r = post_form(logged_in, "/incidents", {"title": "Watch overhead <b>x</b>"})
+    assert r.status_code == 302
+    edit_url = r.headers["Location"]
+    page = logged_in.get(edit_url).get_data(as_text=True)
+    assert "Watch overhead &lt;b&gt;x&lt;/b&gt;" in page
+    incident_id = int(re.search(r"/incidents/(\d+)", edit_url).group(1))
+    with (REPRO / "profile.json").open("rb") as f:
+        r = logged_in.post(f"/incidents/{incident_id}/evidence",
+                           data={"profile": (f, "profile.json"),
+                                 "csrf_token": re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)},
+                           content_type="multipart/form-data")
+    assert r.status_code == 302
+    r = post_form(logged_in, f"/incidents/{incident_id}/text",
+                  {"title": "Watch overhead", "environment": "", "fix_before": "a", "fix_after": "b",
+                   "log_entry": "", "section_summary": "**Slow**", "regenerate": "1"}, page=edit_url)
+    assert r.status_code == 302
+    r = post_form(logged_in, f"/incidents/{incident_id}/actions",
+                  {"text": "Turn watch down", "owner": "ML team", "due": "2030-01-01", "kind": "prevent"},
+                  page=edit_url)
+    assert r.status_code == 302
+    preview = logged_in.get(f"/incidents/{incident_id}/preview").get_data(as_text=True)
+    assert "<strong>Slow</strong>" in preview and "Turn watch down" in preview
+    assert "no incident run attached" in preview
+    r = post_form(logged_in, f"/incidents/{incident_id}/actions", {"text": "x", "kind": "nope"}, page=edit_url)
+    assert r.status_code == 400 and "prevent" in r.get_data(as_text=True)
+    assert logged_in.get(f"/incidents/{incident_id}.pdf").data.startswith(b"%PDF")
+    assert post_form(logged_in, f"/incidents/{incident_id}/publish", {}, page=edit_url).status_code == 302
+
+
+def test_sample_is_shipped_with_provenance():
+    provenance = (REPRO / "PROVENANCE.md").read_text()
+    assert "hourtab repro --preset tiny" in provenance
+    assert shutil.which("pdftotext")

@@ -9,7 +9,7 @@ import hourtab.db
 
 
 revision = "0004"
-down_revision = "0001"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 

@@ -17,7 +17,7 @@ import hourtab.db
 revision = "0005"
 down_revision = "0004"
 branch_labels = None
-depends_on = "0003"
+depends_on = None
 
 
 def upgrade() -> None:

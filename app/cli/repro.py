@@ -43,7 +43,7 @@ class BadProfileFile(click.ClickException):
               help="Steps of the full run whose time is projected from the mean step.")
 @click.option("--profile-steps", default=2, show_default=True, type=int,
               help="Steps captured with torch.profiler per mode (the heaviest mode's capture is kept; 0: none).")
-@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice).")
+@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice less the cores other processes keep busy).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for weights and batches.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out: Path, device: str,

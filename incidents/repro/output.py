@@ -129,7 +129,13 @@ def _mean(values: list[float]) -> float | None:
 
 
 def machine_info() -> dict[str, Any]:
-    return {"hostname": platform.node() or None, "os": platform.platform(), "python": sys.version.split()[0]}
+    """Which machine, and how busy it was when the profile was written (shared machines are noisy)."""
+    try:
+        load: list[float] | None = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return {"hostname": platform.node() or None, "os": platform.platform(), "python": sys.version.split()[0],
+            "load_average": load}
 
 
 def hardware_info(device: str) -> dict[str, Any]:
@@ -186,6 +192,10 @@ def render_markdown(profile: dict[str, Any]) -> str:
     else:
         lines.append(f"- Hardware: CPU {hw['cpu_model']}, {hw['cpu_cores']} logical cores, "
                      f"{hw['torch_threads']} torch threads. No GPU was used.")
+    load = profile["machine"].get("load_average")
+    if load:
+        lines.append(f"- Load average when written (1, 5, 15 min): {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} "
+                     "— other work on this machine slows every mode.")
     v = profile["versions"]
     lines.append(f"- Software: torch {v['torch']}, transformers {v['transformers']}, wandb {v['wandb']}.")
     if model:

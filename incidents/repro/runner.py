@@ -88,6 +88,20 @@ def resolve_device(torch: Any, requested: str) -> str:
     return requested
 
 
+def idle_cores(torch_default: int) -> int:
+    """CPU threads to train with when --threads is not given: torch's default, less the cores other
+    processes keep busy (1-minute load average), at least one.
+
+    On a shared machine, more threads than idle cores make torch's OpenMP workers wait on each
+    other and a step many times slower, which would measure the neighbours rather than the watch.
+    """
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        return torch_default
+    return max(1, min(torch_default, round((os.cpu_count() or 1) - busy)))
+
+
 def check_settings(settings: ReproSettings) -> None:
     """Refuse bad settings before anything is built, written or downloaded."""
     validate_spec(settings.spec)
@@ -122,8 +136,8 @@ def run_repro(settings: ReproSettings) -> dict[str, Any]:
     check_settings(settings)
     torch, _ = require_torch()
     device = resolve_device(torch, settings.device)
-    if settings.threads is not None:
-        torch.set_num_threads(settings.threads)
+    if device == "cpu":
+        torch.set_num_threads(settings.threads or idle_cores(torch.get_num_threads()))
     out = settings.out
     out.mkdir(parents=True, exist_ok=True)
     scratch = out / ".profiler-scratch"

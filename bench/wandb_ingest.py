@@ -171,6 +171,8 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, default=20)
     parser.add_argument("--leet-timeout", type=float, default=1800.0)
     parser.add_argument("--keep", type=Path, help="keep the generated .wandb file at this path")
+    parser.add_argument("--ingest-only", action="store_true",
+                        help="measure only ingest time and peak RSS (no baselines, no ratios)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="hourtab-bench-") as tmp:
@@ -179,6 +181,11 @@ def main() -> None:
         size_mb = path.stat().st_size / 1e6
         print(f"generated {args.steps:,} steps × {args.metrics} metrics: {size_mb:,.0f} MB in {made:.1f} s "
               f"(framing writer + SDK protobufs)", flush=True)
+        if args.ingest_only:
+            ingest = run_phase("ingest", path)
+            print(f"ingest (load_run → RunEvidence): {ingest['seconds']:.1f} s, result {ingest['result']}, "
+                  f"peak RSS {ingest['rss_mb']:.0f} MB; load average {os.getloadavg()[0]:.1f}")
+            return
         bare = run_phase("bare", path)
         print(f"bare decode loop (Record.FromString per record): {bare['seconds']:.1f} s, "
               f"{bare['result']:,} records, peak RSS {bare['rss_mb']:.0f} MB", flush=True)

@@ -61,8 +61,11 @@ class Retainer(AccountOwned, Base):
     active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
     #: Bumped on every change that alters the public page, so every worker's cache sees it.
     revision: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
-    #: The highest upload id whose entries have been matched against the account's retainers.
-    matched_upload_id: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    #: The highest ``time_entries.id`` and ``time_entry_changes.id`` (database-wide, so reading them
+    #: is one primary-key seek) when entries were last matched: a larger one means new or changed
+    #: entries that the public page must match and show.
+    seen_entry_id: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    seen_change_id: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
 

@@ -192,3 +192,28 @@ def test_statement_and_feed(hours_app):
     ns = {"a": "http://www.w3.org/2005/Atom"}
     titles = [e.findtext("a:title", namespaces=ns) for e in root.findall("a:entry", ns)]
     assert any(t.startswith("Import: 168 entries") for t in titles)
+
+
+def test_confirmed_removal_shows_at_once(hours_app):
+    """A re-import without an entry flags it; confirming the removal drops it from the page."""
+    from hourtab.timesheets.importer import confirm_removal
+
+    rows = [("Client 1", "kept session", "2017-08-10", "09:00:00", "01:00:00"),
+            ("Client 1", "session deleted upstream", "2017-08-11", "09:00:00", "02:00:00")]
+    aid, rid, token = setup(hours_app, data=toggl_csv(rows), hours="20")
+    client = hours_app.test_client()
+    assert "session deleted upstream" in client.get(f"/h/{token}").get_data(as_text=True)
+    with hours_app.app_context():
+        db = get_db()
+        from hourtab.accounts import Account
+
+        account = db.get(Account, aid)
+        with transaction(db):
+            # The new file spans 10–12 Aug, so the importer looks for (and flags) the 11 Aug entry.
+            import_file(db, account, toggl_csv([rows[0], ("Client 1", "next day", "2017-08-12", "09:00:00",
+                                                          "00:30:00")]), "again.csv")
+        with transaction(db):
+            confirm_removal(db, account)
+    page = client.get(f"/h/{token}").get_data(as_text=True)
+    assert "session deleted upstream" not in page and "kept session" in page
+    assert ledger_headline(hours_app, rid) in page

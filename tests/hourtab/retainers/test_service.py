@@ -73,13 +73,16 @@ def test_rule_change_rematches_and_bumps_revision(db_session):
 
 def test_import_marks_retainers_for_rematch(db_session):
     account, retainer = setup_retainer(db_session)
+    assert (retainer.seen_entry_id, retainer.seen_change_id) == service.entry_marks(db_session)
     with transaction(db_session):
         import_file(db_session, account, toggl_csv([("Client 1", "new", "2017-08-31", "09:00:00", "00:10:00")]),
                     "y.csv")
-    assert retainer.matched_upload_id < service.latest_upload_id(db_session, account.id)
+    assert retainer.seen_entry_id < service.entry_marks(db_session)[0]
+    rev = retainer.revision
     with transaction(db_session):
         assert service.match_entries(db_session, account.id) == {retainer.id: 1}
-    assert retainer.matched_upload_id == service.latest_upload_id(db_session, account.id)
+    assert (retainer.seen_entry_id, retainer.seen_change_id) == service.entry_marks(db_session)
+    assert retainer.revision > rev
 
 
 def test_credits_need_reasons_and_sensible_hours(db_session):

@@ -34,3 +34,7 @@ def load_demo(session: Session) -> tuple[str, str]:
 from app.consultant.imports_demo import load_timesheet_demo  # noqa: E402
 
 LOADERS.append(load_timesheet_demo)
+
+from app.consultant.incidents_demo import load_incident_demo  # noqa: E402
+
+LOADERS.append(load_incident_demo)

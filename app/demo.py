@@ -38,3 +38,7 @@ LOADERS.append(load_timesheet_demo)
 from app.consultant.incidents_demo import load_incident_demo  # noqa: E402
 
 LOADERS.append(load_incident_demo)
+
+from app.consultant.retainers_demo import load_retainer_demo  # noqa: E402
+
+LOADERS.append(load_retainer_demo)

@@ -45,6 +45,7 @@ class Mode:
     log: str | None = None
     freq: int | None = None
     steps: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     hook_s: float = 0.0
     worker_s: float = 0.0
     logs: int = 0
@@ -75,19 +76,22 @@ def build(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
     return model, torch.optim.AdamW(model.parameters(), lr=1e-5), batch
 
 
-def make_step(model: Any, optimizer: Any, batch: dict[str, Any], run: Any, device: str) -> Callable[[], float]:
+def make_step(model: Any, optimizer: Any, batch: dict[str, Any], run: Any,
+              device: str) -> Callable[[], tuple[float, float]]:
+    """One training step; returns (wall seconds, CPU seconds of this process, all its threads)."""
     import torch
 
-    def step() -> float:
+    def step() -> tuple[float, float]:
         if device == "cuda":
             torch.cuda.synchronize()
+        cpu = time.process_time()
         start = time.perf_counter()
         loss = model(**batch).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         run.log({"loss": loss.item()})  # .item() syncs a GPU, as a real loop logging its loss does
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
     return step
 
@@ -208,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                 step()
                 before = (handle.hook_seconds, handle.worker_seconds, handle.logging_steps) if handle else None
                 for _ in range(timed):
-                    mode.steps.append(step())
+                    wall, cpu = step()
+                    mode.steps.append(wall)
+                    mode.cpu.append(cpu)
                 if handle:
                     handle.flush()
                     mode.hook_s += handle.hook_seconds - before[0]
@@ -223,22 +229,28 @@ def main(argv: list[str] | None = None) -> int:
     workdir.cleanup()
 
     base = statistics.mean(modes[0].steps)
+    base_cpu = statistics.mean(modes[0].cpu)
     print(f"\n  load average {os.getloadavg()[0]:.2f} at end\n")
-    print(f"  {'mode':<30}{'mean step s':>12}{'median s':>10}{'x baseline':>11}{'steps':>7}"
-          f"{'hook s/step':>13}{'logged steps':>14}")
+    print(f"  {'mode':<30}{'mean step s':>12}{'median s':>10}{'x baseline':>11}{'CPU s/step':>11}"
+          f"{'x (CPU)':>8}{'steps':>7}{'hook s/step':>13}{'logged steps':>14}")
     for mode in modes:
         mean = statistics.mean(mode.steps)
         hook = f"{mode.hook_s / len(mode.steps):.3f}" if mode.kind == "fastwatch" else "-"
         logs = str(mode.logs) if mode.kind == "fastwatch" else "-"
+        cpu = statistics.mean(mode.cpu)
         print(f"  {mode.label:<30}{mean:>12.3f}{statistics.median(mode.steps):>10.3f}{mean / base:>11.2f}"
-              f"{len(mode.steps):>7}{hook:>13}{logs:>14}")
+              f"{cpu:>11.3f}{cpu / base_cpu:>8.2f}{len(mode.steps):>7}{hook:>13}{logs:>14}")
+    print("  (wall time is what the goals are about; CPU time counts this process's threads, our logging\n"
+          "   thread included but not the W&B service process, and is less sensitive to other load)")
     print(f"\n  floor: one torch.aminmax pass over all {2 * n_tensors} parameter and gradient tensors = "
           f"{floor:.3f} s = {floor / base:.1%} of the baseline step")
     for mode in modes:
         if mode.kind == "fastwatch" and mode.logs:
             per_log = mode.hook_s / mode.logs
+            implied = 1 + mode.hook_s / len(mode.steps) / base
             print(f"  {mode.label}: hook time per logging step {per_log:.3f} s = {per_log / floor:.1f}x the floor; "
-                  f"logging thread {mode.worker_s / mode.logs:.3f} CPU s per logging step (off the training thread)")
+                  f"logging thread {mode.worker_s / mode.logs:.3f} CPU s per logging step (off the training thread); "
+                  f"baseline + its hook time = {implied:.2f}x baseline")
     largest = max(p.numel() for p in model.parameters())
     print(f"  CPU time per value on the largest tensor ({largest:,} values, {torch.get_num_threads()} thread(s)): "
           + ", ".join(f"{k} {v:.2f} ns" for k, v in per_value.items()))

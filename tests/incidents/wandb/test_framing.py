@@ -7,6 +7,8 @@ import re
 import zlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from incidents.errors import InvalidEvidence
 from incidents.wandb import load_run
@@ -93,3 +95,21 @@ def test_records_spanning_blocks_round_trip(tmp_path):
         write_records(f, iter(payloads))
     got, warnings = _records(path)
     assert warnings == [] and [p for _, p in got] == payloads
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=3 * BLOCK_SIZE), min_size=1, max_size=12),
+       st.integers(min_value=0, max_value=10**9))
+def test_any_record_sizes_round_trip_and_truncation_keeps_a_prefix(tmp_path_factory, sizes, seed):
+    payloads = [bytes([(seed + i) % 256]) * n for i, n in enumerate(sizes)]
+    path = tmp_path_factory.mktemp("prop") / "run-p.wandb"
+    with open(path, "wb") as f:
+        write_records(f, iter(payloads))
+    got, warnings = _records(path)
+    assert warnings == [] and [p for _, p in got] == payloads
+    data = path.read_bytes()
+    cut = 7 + seed % max(len(data) - 7, 1)
+    path.write_bytes(data[:cut])
+    partial, _ = _records(path)
+    kept = [p for _, p in partial]
+    assert kept == payloads[: len(kept)]

@@ -90,7 +90,17 @@ def test_profile_md_is_the_table(tiny_run):
         assert f"{mode['ratio_to_baseline']:.2f}×" in row
     assert "Did not log" in md
     assert "`gradients/bert.embeddings.word_embeddings.weight`" in md
-    assert "7.4 h" not in md and "11.5" not in md
+
+
+def test_no_reference_incident_figure_is_written_by_the_reproducer():
+    """The reference case's numbers must never pass for measurements: none is in the code that writes."""
+    root = Path(__file__).resolve().parents[3]
+    sources = [*(root / "incidents" / "repro").glob("*.py"), root / "incidents" / "profiles.py",
+               root / "app" / "cli" / "repro.py", SCHEMA]
+    for path in sources:
+        text = path.read_text()
+        for figure in ("7.4 h", "7.4h", "11.5 %", "11.5%", "2,080", "2080", "52 min"):
+            assert figure not in text, f"{figure!r} in {path.name}"
 
 
 def test_wandb_runs_are_read_back_by_hourtabs_importer(tiny_run):
@@ -170,3 +180,73 @@ def test_fastwatch_mode(wandb_offline, tmp_path):
     assert fast["watch_thread_cpu_s"] is not None and fast["top_tensors"] == []
     data = json.loads(run_cli(["wandb", "inspect", str(out / fast["wandb_run"]["dir"]), "--json"]).output)
     assert data["histograms"]["gradients"] == data["histograms"]["parameters"] == tensors * (1 + 3)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_keeps_what_was_measured(wandb_offline, tmp_path):
+    """A real SIGINT to a real `hourtab repro` process, once it has measured a few baseline steps."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    out = tmp_path / "interrupted"
+    command = [sys.executable, "-c", "from app.cli import main; main()", "repro", "--preset", "tiny",
+               "--layers", "1", "--seq-len", "16", "--modes", "baseline,watch:all:1", "--warmup", "1",
+               "--steps", "100000", "--threads", "1", "--out", str(out)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=Path(__file__).resolve().parents[3])
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(lambda: process.stderr.read(64), "")), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:  # tqdm's "baseline: … n/total" on stderr
+            counts = [int(n) for n in re.findall(r"baseline:[^|]*\|[^|]*\| *(\d+)/", "".join(seen))]
+            if counts and max(counts) >= 6 or process.poll() is not None:
+                break
+            time.sleep(0.2)
+        assert process.poll() is None, "".join(seen)
+        process.send_signal(signal.SIGINT)
+        stdout, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+    reader.join(timeout=5)
+    assert process.returncode == 130, "".join(seen)
+    assert "Interrupted: kept the steps measured" in "".join(seen)
+    profile = json.loads((out / "profile.json").read_text())
+    validate(profile)
+    assert profile["interrupted"] is True
+    (mode,) = profile["modes"]  # watch:all:1 never started
+    assert mode["mode"] == "baseline" and mode["complete"] is False and mode["steps_measured"] >= 5
+    assert mode["mean_step_s"] > 0 and "Interrupted" in (out / "profile.md").read_text()
+    from incidents.wandb import load_run
+
+    assert load_run(out / mode["wandb_run"]["dir"]).run_id == mode["wandb_run"]["id"]
+
+
+@pytest.mark.gpu
+def test_cuda_run_samples_nvml_and_times_with_events(wandb_offline, tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    out = tmp_path / "cuda"
+    result = run_cli(["repro", "--preset", "tiny", "--device", "cuda", "--modes", "baseline,watch:all:1",
+                      "--steps", "20", "--warmup", "3", "--profile-steps", "1", "--no-progress", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    profile = json.loads((out / "profile.json").read_text())
+    validate(profile)
+    assert profile["hardware"]["device"] == "cuda" and profile["hardware"]["gpu_name"]
+    for mode in profile["modes"]:
+        assert mode["phase_timer"] == "cuda-events" and mode["compute_share"] is None
+        util = mode["device_utilization"]
+        assert util["error"] is None and util["samples"] > 0 and util["sampling_hz"] >= 10
+    modes = by_mode(profile)
+    assert modes["watch:all:1"]["mean_step_s"] > modes["baseline"]["mean_step_s"]
+    assert "GPU util (NVML)" in (out / "profile.md").read_text()
+    trace = json.loads(run_cli(["profile", "inspect", str(out / profile["profiler"]["chrome_trace"]), "--json"]).output)
+    assert trace["watch_share"] > 0 and trace["device_busy_ms"] > 0

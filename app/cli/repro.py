@@ -64,7 +64,7 @@ def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out
             spec=spec, modes=parse_modes(modes_text or DEFAULT_MODES), out=out, preset=preset, steps=steps,
             warmup=warmup, device=device, project_steps=project_steps, profile_steps=profile_steps, seed=seed,
             threads=threads, progress=not no_progress,
-            command=shlex.join(["hourtab", *sys.argv[1:]]) if sys.argv else None,
+            command=_command_line(click.get_current_context()),
         )
         profile = run_repro(settings)
     model = profile["model"] or {}
@@ -81,6 +81,23 @@ def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out
     if profile["interrupted"]:
         click.echo("Interrupted: kept the steps measured before Ctrl-C.", err=True)
         sys.exit(130)
+
+
+def _command_line(ctx: click.Context) -> str:
+    """The command with every option spelled out, so profile.json says exactly how to rerun it."""
+    parts = ["hourtab", "repro"]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        flag = param.opts[0]
+        if value is None or value == () or value is False:
+            continue
+        if value is True:
+            parts.append(flag)
+        elif isinstance(value, tuple):
+            parts.extend(p for v in value for p in (flag, str(v)))
+        else:
+            parts.extend([flag, str(value)])
+    return shlex.join(parts)
 
 
 @contextmanager

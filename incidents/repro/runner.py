@@ -73,6 +73,7 @@ class ModeResult:
     wandb_run: dict[str, str] | None = None
     profile_files: dict[str, str] | None = None
     watch_thread_cpu_s: float | None = None
+    model_info: dict[str, Any] | None = None
     complete: bool = False
     phase_timer: str = "host-clock"
 
@@ -153,11 +154,12 @@ def run_repro(settings: ReproSettings) -> dict[str, Any]:
             result = ModeResult(mode)
             results.append(result)
             try:
-                info = _run_mode(torch, settings, device, mode, batches, result, scratch, bar)
-                model_info = model_info or info
+                _run_mode(torch, settings, device, mode, batches, result, scratch, bar)
             except KeyboardInterrupt:
                 interrupted = True
                 break
+            finally:
+                model_info = model_info or result.model_info
     heaviest = _keep_heaviest_profile(results, scratch, out)
     profile = output.build_profile(settings, device, model_info, results, heaviest, interrupted,
                                    wall_s=time.time() - started)
@@ -177,13 +179,13 @@ def _progress(enabled: bool, total: int) -> Iterator[Any]:
 
 
 def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batches: list[dict[str, Any]],
-              result: ModeResult, scratch: Path, bar: Any) -> dict[str, Any]:
+              result: ModeResult, scratch: Path, bar: Any) -> None:
     import wandb
 
     bar.set_description(str(mode))
     model = build_model(settings.spec, settings.seed).to(device)
     model.train()
-    info = describe_model(model, settings.spec, settings.preset)
+    result.model_info = describe_model(model, settings.spec, settings.preset)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr)
     run = wandb.init(
         mode="offline", dir=str(settings.out), project=WANDB_PROJECT, job_type="repro",
@@ -235,7 +237,6 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
         timer.close()
         detach()
         run.finish(exit_code=exit_code)
-    return info
 
 
 def _nothing() -> None:

@@ -32,6 +32,8 @@ def test_profile_validates_and_names_this_machine(tiny_run):
     out, profile = tiny_run
     validate(profile)
     assert profile["machine"]["hostname"] == platform.node()
+    assert profile["command"].startswith("hourtab repro --preset tiny --steps 6 --warmup 2 ")
+    assert "--threads 1" in profile["command"] and "--out " in profile["command"]
     assert profile["hardware"]["device"] == "cpu" and profile["hardware"]["torch_threads"] == 1
     assert profile["versions"]["torch"] and profile["versions"]["wandb"]
     assert profile["model"]["parameter_tensors"] == profile["model"]["expected_parameter_tensors"] == TINY_TENSORS

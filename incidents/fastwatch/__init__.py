@@ -2,7 +2,7 @@
 
 ``wandb.watch(model, log="all", log_freq=1)`` more than doubles a BERT-base step on a CPU because it
 works per tensor: a clone, two ``isfinite`` passes, ``min().item()``/``max().item()`` (host syncs on a
-GPU), ``torch.histc`` (12 ns an element on this CPU), a host copy of every parameter, and one message
+GPU), ``torch.histc`` (several times an ``aminmax`` pass on CPU), a host copy of every parameter, and one message
 to the W&B service per tensor. ``watch`` here logs the same keys (``gradients/<name>``,
 ``parameters/<name>``) with the same ``wandb.Histogram`` (64 bins from min to max) and does, per
 tensor and logging step, one ``torch.aminmax`` pass plus one fused histogram pass (numba on CPU;

@@ -1,12 +1,13 @@
 """Computing :class:`TensorSummary` values: per tensor on CPU, batched with one host sync on a GPU.
 
-Why a numba kernel on CPU: ``torch.histc`` costs about 12 ns an element on this machine's CPU (its
-histogram kernel is generic N-dimensional code), five times a ``torch.aminmax`` pass; over BERT-base's
-219 M parameter and gradient values that alone is 2.6 s, more than a training step. The kernel below
-applies ``histc``'s own arithmetic — ``bin = int((x - lo) * 64 / (hi - lo))`` in the input's dtype,
-the top edge folded into bin 63 (``aten/src/ATen/native/cpu/HistogramKernel.cpp``, LINEAR_INTERPOLATION)
-— so the counts are the same, but vectorised in blocks and counting pairs of bins into a 64×64 table
-(half the scattered increments), about 1 ns an element. Without numba we fall back to ``torch.histc``.
+Why a numba kernel on CPU: ``torch.histc``'s CPU kernel is generic N-dimensional histogram code and
+costs many times a ``torch.aminmax`` pass per value (``bench/watch_overhead.py`` prints both, in CPU
+nanoseconds per value); over BERT-base's 219 M parameter and gradient values it is the largest part of
+wandb.watch's cost. The kernel below applies ``histc``'s own arithmetic — ``bin = int((x - lo) * 64 /
+(hi - lo))`` in the input's dtype, the top edge folded into bin 63
+(``aten/src/ATen/native/cpu/HistogramKernel.cpp``, LINEAR_INTERPOLATION) — so the counts are the
+same, but vectorised in blocks, counting pairs of bins in a 64×64 table (half the scattered
+increments). Without numba we fall back to ``torch.histc``.
 
 Why per tensor on CPU but batched on a GPU: on CPU nothing is asynchronous, so a "sync" costs nothing
 and summarising each gradient as soon as autograd produces it reads it while it is still in cache. On

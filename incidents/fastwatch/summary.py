@@ -9,7 +9,8 @@ otherwise ``histc`` with 64 bins and edges ``torch.linspace(min, max, 65)``.
 
 Two deliberate differences, both about counts wandb cannot represent: wandb counts in float32 (its
 ``histc`` accumulates in the input dtype), so a bin above 2**24 = 16,777,216 elements saturates or
-rounds; we count in int64 and log the exact count (as a float, as wandb does). And we report the
+rounds; on CPU we count in int64 and log the exact count (as a float, as wandb does; on CUDA we run
+the same CUDA ``histc`` as wandb, float32 counting included). And we report the
 non-finite values wandb drops silently (``nan``/``inf`` here, logged under ``fastwatch/``).
 """
 

@@ -26,8 +26,10 @@ def _fix_options(subject: Subject) -> list[dict[str, Any]]:
     """The fixes to offer, each with its measured cost when the profile measured that mode."""
     facts = subject.profile
     light = facts.light_watch_mode if facts else None
+    silent = " (in this profile it never reached a logging step, so its cost excludes histograms)" \
+        if light and light.get("logged") is False else ""
     options = [{"code": 'wandb.watch(model, log="gradients", log_freq=100)',
-                "keeps": "gradients every 100 steps; parameters never",
+                "keeps": "gradients every 100 steps; parameters never" + silent,
                 "ratio_to_baseline": light.get("ratio_to_baseline") if light and light.get("log_freq", 0) >= 50
                 else None,
                 "source": f"{facts.source} mode {light['mode']}" if light and light.get("log_freq", 0) >= 50

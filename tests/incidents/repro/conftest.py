@@ -57,7 +57,7 @@ def freq100_run(wandb_offline, tmp_path_factory) -> tuple[Path, dict]:
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("repro") / "freq100"
     result = run_cli(["repro", "--preset", "tiny", "--modes", "watch:gradients:100", "--warmup", "1",
-                      "--steps", "99", "--seq-len", "16", "--batch-size", "1", "--profile-steps", "0",
+                      "--steps", "99", "--layers", "1", "--hidden", "32", "--seq-len", "16", "--batch-size", "1", "--profile-steps", "0",
                       "--threads", "1", "--no-progress", "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out, json.loads((out / "profile.json").read_text())

@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    profile_path = ROOT / "samples" / "incidents" / "repro-tiny" / "profile.json"
+    profile_path = ROOT / "incidents" / "samples" / "repro-tiny" / "profile.json"
     profiles = (ProfileInput(profile_path.name, json.loads(profile_path.read_text()), "sample"),) \
         if profile_path.is_file() else ()
     import datetime as dt

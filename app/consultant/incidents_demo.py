@@ -1,7 +1,7 @@
 """Demo incident for ``hourtab serve --demo``: a published writeup built from real reproducer output.
 
 The web install has no torch, so the reproducer's tiny-preset output (W&B offline runs and
-profile.json, see ``samples/incidents/repro-tiny/PROVENANCE.md``) is shipped as sample data and
+profile.json, see ``incidents/samples/repro-tiny/PROVENANCE.md``) is shipped as sample data and
 ingested like any upload. Three sessions of consultant time (dated in the current week, so they
 show on the hours page) are imported from a small Toggl-shaped CSV and assigned to phases.
 Idempotent: an existing demo incident is left as it is.
@@ -10,21 +10,19 @@ Idempotent: an existing demo incident is left as it is.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
 from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import ROOT
 from hourtab.accounts import Account
 from hourtab.blobs import blob_store
 from hourtab.scoping import select_owned
 from incidents import service
 from incidents.models import Incident
+from incidents.sample_data import REPRO_TINY, repro_tiny_runs
 
-SAMPLE = ROOT / "samples" / "incidents" / "repro-tiny"
 TITLE = "Fine-tuning steps slowed by wandb.watch (reproducer demo)"
 SESSIONS = (  # task, description, duration, phase
     ("investigation", "Profiled the slow training run against a baseline", "01:24:00", "investigation"),
@@ -71,20 +69,19 @@ def _import_sessions(session: Session, account: Account, client: str) -> list[in
 
 
 def load_incident_demo(session: Session, account: Account) -> None:
-    if not (SAMPLE / "profile.json").is_file():
+    if not (REPRO_TINY / "profile.json").is_file():
         return
     if session.scalar(select(Incident.id).where(Incident.account_id == account.id, Incident.title == TITLE)):
         return
     cfg = current_app.config
     blobs = blob_store(Path(cfg["DATA_DIR"]), cfg.get("BLOB_URL", ""), cfg.get("BLOB_ENDPOINT_URL", ""))
     retainer = _retainer(session, account)
-    profile = json.loads((SAMPLE / "profile.json").read_text())
-    runs = {m["mode"]: SAMPLE / m["wandb_run"]["dir"] for m in profile["modes"] if m.get("wandb_run")}
+    runs = repro_tiny_runs()
     incident = service.create_incident(session, account.id, TITLE, retainer.id)
     for role, mode in (("incident", "watch:all:1"), ("baseline", "baseline")):
         evidence = service.ingest_run_path(session, account.id, runs[mode], blobs)
         service.attach_run(session, incident, evidence.id, role)
-    service.attach_profile(session, incident, *service.read_profile(SAMPLE / "profile.json"))
+    service.attach_profile(session, incident, *service.read_profile(REPRO_TINY / "profile.json"))
     for entry_id, (_, _, _, phase) in zip(_import_sessions(session, account, retainer.client), SESSIONS,
                                           strict=False):
         service.assign_entries(session, incident, [entry_id], phase)

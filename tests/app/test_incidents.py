@@ -20,15 +20,14 @@ from click.testing import CliRunner
 from app.db import get_db
 from hourtab.db import transaction
 from incidents import service
+from incidents.sample_data import REPRO_TINY as REPRO
+from incidents.sample_data import repro_tiny_runs
 from tests.app.hours_helpers import AUG_20, setup_retainer, toggl_csv
 from tests.incidents.wandb_runs import offline_wandb
 
-REPRO = Path(__file__).resolve().parents[2] / "samples" / "incidents" / "repro-tiny"
-
 
 def _repro_runs() -> dict[str, Path]:
-    profile = json.loads((REPRO / "profile.json").read_text())
-    return {m["mode"]: REPRO / m["wandb_run"]["dir"] for m in profile["modes"] if m.get("wandb_run")}
+    return repro_tiny_runs()
 
 
 def _pdf_text(path: Path) -> str:

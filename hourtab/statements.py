@@ -26,7 +26,8 @@ MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 @cache
 def _env() -> Environment:
-    return Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    # Documents live with the pages in the top-level templates/ folder (templates/pdf/).
+    return Environment(loader=FileSystemLoader(Path(__file__).resolve().parents[1] / "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True))
 
 
@@ -55,7 +56,7 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     label = first.label if len(balances) == 1 else f"{first.start.isoformat()} – {last.last_day.isoformat()}"
     meta = meta_tags(PdfMeta(title=f"Hours statement {month} · {info.name}",
                              author=info.consultant_name or "HourTab", created=as_of))
-    return _env().get_template("statement.html").render(
+    return _env().get_template("pdf/statement.html").render(
         meta=meta, info=info, label=label, terms=info.terms.describe(), balances=balances, credits=credits,
         lines=entry_lines(ledger, frame) if len(frame) else [], h=format_hours,
         as_of=as_of.astimezone(info.terms.tz).strftime("%Y-%m-%d %H:%M %Z"))

@@ -9,32 +9,46 @@ in one file are told apart by their order of appearance.
 
 from __future__ import annotations
 
-import hashlib
-
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-SEP = "\x1f"
+from hourtab.timesheets.canonical import (
+    SEP,
+    arrow_text,
+    integers,
+    iso_dates,
+    join,
+    sha256_hex,
+    wall_clock_seconds,
+)
+
+__all__ = ["SEP", "add_fingerprints", "identity_keys"]
 
 
 def identity_keys(frame: pd.DataFrame) -> pd.Series:
-    user = frame["user_name"].str.strip().str.lower()
-    timed = frame["start_at"].notna()
+    """The text each fingerprint hashes, one per entry (see the module docstring)."""
+    return pd.Series(_keys(frame), index=frame.index, dtype="str")
+
+
+def _keys(frame: pd.DataFrame) -> pa.Array:
+    user = pc.utf8_lower(pc.utf8_trim_whitespace(arrow_text(frame["user_name"])))
+    timed = frame["start_at"].notna().to_numpy()
     # Wall-clock start in the export's own zone: a later change of the time-zone setting must not
     # turn every old entry into a new one.
     zone = frame["timezone"].iloc[0] if len(frame) else "UTC"
-    start_text = frame["start_at"].dt.tz_convert(zone).dt.strftime("%Y-%m-%dT%H:%M:%S")
-    day = frame["local_date"].dt.strftime("%Y-%m-%d")
-    timed_key = "t" + SEP + user + SEP + start_text.fillna("")
-    dated_key = ("d" + SEP + user + SEP + day + SEP + frame["client"] + SEP + frame["project"] + SEP
-                 + frame["task"])
-    key = timed_key.where(timed, dated_key)
-    ordinal = key.groupby(key, sort=False).cumcount().astype("str")
-    return key + SEP + ordinal
+    timed_key = join(["t", user, wall_clock_seconds(frame["start_at"], zone)])
+    dated_key = join(["d", user, iso_dates(frame["local_date"]), arrow_text(frame["client"]),
+                      arrow_text(frame["project"]), arrow_text(frame["task"])])
+    key = pc.if_else(pa.array(timed), timed_key, dated_key)
+    # Identical keys in one file are told apart by their order of appearance.
+    codes = pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False)
+    ordinal = pd.Series(codes).groupby(codes, sort=False).cumcount().to_numpy(np.int64)
+    return join([key, integers(ordinal)])
 
 
 def add_fingerprints(frame: pd.DataFrame) -> pd.DataFrame:
     if not len(frame):
         return frame.assign(fingerprint=pd.Series([], dtype="str"))
-    keys = identity_keys(frame)
-    digests = [hashlib.sha256(k.encode("utf-8")).hexdigest() for k in keys.tolist()]
-    return frame.assign(fingerprint=pd.Series(digests, index=frame.index, dtype="str"))
+    return frame.assign(fingerprint=sha256_hex(_keys(frame), frame.index))

@@ -17,9 +17,12 @@ or failed import leaves the database exactly as it was.
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -33,6 +36,7 @@ from hourtab.accounts import Account
 from hourtab.db import utcnow
 from hourtab.errors import Conflict
 from hourtab.scoping import get_owned, select_owned
+from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
 from hourtab.timesheets.errors import MAX_LISTED_ERRORS, CsvTooLarge, RowsRejected, TimesheetError
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import get_profile
@@ -42,7 +46,6 @@ from hourtab.timesheets.report import ReadReport
 #: Fields whose difference makes a stored entry "changed" (identity fields are in the fingerprint).
 COMPARED = ("duration_s", "description", "client", "project", "task", "tags", "billable", "start_at", "end_at",
             "local_date", "user_name", "timezone")
-INSERT_BATCH = 5000
 
 
 @dataclass
@@ -188,41 +191,46 @@ def _refuse_unless_allowed(report: ReadReport, skip_invalid: bool) -> None:
 def _existing(session: Session, account: Account, frame: pd.DataFrame) -> pd.DataFrame:
     """Stored entries on the file's dates (± a day, for time-zone edges): identity and digest only.
 
-    Read through the driver: the ORM's per-value hooks would cost seconds per 100,000 entries.
+    Read on the DBAPI cursor, dates as text: SQLAlchemy's rows and the driver's ``date`` objects
+    would cost seconds per 100,000 entries, and every value here is compared as a string anyway.
     """
     first = frame["local_date"].min().date() - dt.timedelta(days=1)
     last = frame["local_date"].max().date() + dt.timedelta(days=1)
     dialect = session.get_bind().dialect.name
     mark = "?" if dialect == "sqlite" else "%s"
+    day = "local_date" if dialect == "sqlite" else "to_char(local_date, 'YYYY-MM-DD')"
     cols = ["id", "fingerprint", "content_hash", "status", "source_format", "user_name", "local_date"]
-    sql = (f"SELECT {', '.join(cols)} FROM time_entries WHERE account_id = {mark} "  # noqa: S608 - constants only
-           f"AND local_date BETWEEN {mark} AND {mark}")
+    sql = (f"SELECT {', '.join(cols[:-1])}, {day} FROM time_entries WHERE account_id = {mark} "  # noqa: S608
+           f"AND local_date BETWEEN {mark} AND {mark}")                                        # constants only
     params = (account.id, first.isoformat(), last.isoformat()) if dialect == "sqlite" else (account.id, first, last)
-    rows = session.connection().exec_driver_sql(sql, params).fetchall()
+    cursor = session.connection().connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(cols)
-    existing = pd.DataFrame({c: list(v) for c, v in zip(cols, columns, strict=True)}, columns=cols)
-    for col in ("fingerprint", "content_hash", "status", "source_format", "user_name"):
-        existing[col] = existing[col].astype("str")
-    existing["id"] = existing["id"].astype("int64")
-    existing["local_date"] = pd.to_datetime(existing["local_date"].astype("str"), format="%Y-%m-%d")
+    existing = pd.DataFrame({c: pd.Series(pa.array(v, pa.string()), dtype="str")
+                             for c, v in zip(cols[1:-1], columns[1:-1], strict=True)})
+    existing.insert(0, "id", np.asarray(columns[0], np.int64))
+    existing["local_date"] = pd.to_datetime(pd.Series(pa.array(columns[-1], pa.string()), dtype="str"),
+                                            format="%Y-%m-%d")
     return existing
 
 
 def content_hashes(frame: pd.DataFrame) -> pd.Series:
     """sha256 over the compared fields, in a fixed text form (times as UTC epoch seconds)."""
-    def epoch(col: str) -> pd.Series:
+    def epoch(col: str) -> pa.Array:
         values = frame[col]
-        seconds = pd.Series(values.dt.as_unit("s").array.asi8, index=frame.index).astype("str")
-        return seconds.where(values.notna(), "")
+        seconds = integers(values.dt.as_unit("s").array.asi8)
+        return pc.if_else(pa.array(values.notna().to_numpy()), seconds, "")
 
-    billable = frame["billable"].astype("object").map({True: "1", False: "0"}).fillna("").astype("str")
-    sep = "\x1f"
-    text = (frame["duration_s"].astype("str") + sep + frame["description"] + sep + frame["client"] + sep
-            + frame["project"] + sep + frame["task"] + sep + frame["tags"] + sep + billable + sep
-            + epoch("start_at") + sep + epoch("end_at") + sep + frame["local_date"].dt.strftime("%Y-%m-%d")
-            + sep + frame["user_name"] + sep + frame["timezone"])
-    digests = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in text.tolist()]
-    return pd.Series(digests, index=frame.index, dtype="str")
+    flags = frame["billable"].astype("object").map({True: "1", False: "0"}).fillna("")
+    text = join([integers(frame["duration_s"].to_numpy()), *(arrow_text(frame[c]) for c in
+                 ("description", "client", "project", "task", "tags")), arrow_text(flags),
+                 epoch("start_at"), epoch("end_at"), iso_dates(frame["local_date"]),
+                 arrow_text(frame["user_name"]), arrow_text(frame["timezone"])])
+    return sha256_hex(text, frame.index)
 
 
 def _old_values(session: Session, ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -238,9 +246,16 @@ def _isin(values: pd.Series, candidates: pd.Series) -> np.ndarray:
     """Hash-set membership through pyarrow (pandas' own isin on strings loops in Python)."""
     if not len(values):
         return np.zeros(0, bool)
-    found = pc.is_in(pa.array(values.astype("str").tolist() if values.dtype == object else values.array),
-                     value_set=pa.array(candidates.astype("str").tolist(), pa.string()))
+    found = pc.is_in(arrow_text(values.astype("str")), value_set=arrow_text(candidates.astype("str")))
     return found.to_numpy(zero_copy_only=False)
+
+
+def _positions(values: pd.Series, candidates: pd.Series) -> np.ndarray:
+    """Where each value sits in ``candidates`` (unique), -1 where absent; one hash join in pyarrow."""
+    if not len(values):
+        return np.zeros(0, np.int64)
+    found = pc.index_in(arrow_text(values.astype("str")), value_set=arrow_text(candidates.astype("str")))
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 @dataclass
@@ -256,11 +271,11 @@ class _Plan:
 def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> _Plan:
     frame = frame.assign(content_hash=content_hashes(frame))
     existing = _existing(session, account, frame)
-    by_fp = existing.set_index("fingerprint", drop=False)
-    known = _isin(frame["fingerprint"], existing["fingerprint"])
+    where = _positions(frame["fingerprint"], existing["fingerprint"])  # fingerprints are unique per account
+    known = where >= 0
     new = frame.loc[~known]
     matched = frame.loc[known].reset_index(drop=True)
-    old = by_fp.loc[matched["fingerprint"]].reset_index(drop=True)
+    old = existing.iloc[where[known]].reset_index(drop=True)
     differs = ((matched["content_hash"].to_numpy() != old["content_hash"].astype("str").to_numpy())
                | (old["status"].to_numpy() != "active")) if len(matched) else np.zeros(0, bool)
     notes: list[str] = []
@@ -315,57 +330,114 @@ def _records(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datet
     return [{**fixed, **dict(zip(keys, row, strict=True))} for row in zip(*out.values(), strict=True)]
 
 
-INSERT_COLUMNS = ("account_id", "upload_id", "status", "updated_at", "fingerprint", "content_hash", "start_at",
-                  "end_at",
-                  "local_date", "timezone", "duration_s", "client", "project", "task", "description", "tags",
-                  "billable", "user_name", "source_format", "source_line")
-
-
-def _driver_rows(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime,
-                 dialect: str) -> list[tuple]:
-    """Rows as the driver takes them, converted column-wise (SQLAlchemy's per-value type hooks
-    would cost ~10 s per 100,000 rows). SQLite gets the text form SQLAlchemy itself stores
-    (naive UTC ``YYYY-MM-DD HH:MM:SS.ffffff``), PostgreSQL aware datetimes."""
-    n = len(frame)
-
-    def times(col: str) -> list[Any]:
-        values = frame[col]
-        if dialect == "sqlite":
-            text = values.dt.tz_convert("UTC").dt.strftime("%Y-%m-%d %H:%M:%S.%f")
-            return text.astype("object").where(values.notna(), None).tolist()
-        return _records_times(values)
-
-    stamp = now.astimezone(dt.UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f") \
-        if dialect == "sqlite" else now
-    billable = frame["billable"].astype("object").where(frame["billable"].notna(), None).tolist()
-    local_date = (frame["local_date"].dt.strftime("%Y-%m-%d").tolist() if dialect == "sqlite"
-                  else [d.date() for d in frame["local_date"]])
-    columns = [
-        [account_id] * n, [upload_id] * n, ["active"] * n, [stamp] * n, frame["fingerprint"].tolist(),
-        frame["content_hash"].tolist(), times("start_at"), times("end_at"), local_date, frame["timezone"].tolist(),
-        frame["duration_s"].astype(int).tolist(), frame["client"].tolist(), frame["project"].tolist(),
-        frame["task"].tolist(), frame["description"].tolist(), frame["tags"].tolist(), billable,
-        frame["user_name"].tolist(), frame["source_format"].tolist(), frame["line"].astype(int).tolist(),
-    ]
-    return list(zip(*columns, strict=True))
-
-
 def _records_times(values: pd.Series) -> list[Any]:
     py = values.dt.to_pydatetime()
     mask = values.isna().to_numpy()
     return [None if m else v for v, m in zip(py, mask, strict=True)]
 
 
+INSERT_COLUMNS = ("account_id", "upload_id", "status", "updated_at", "fingerprint", "content_hash", "start_at",
+                  "end_at", "local_date", "timezone", "duration_s", "client", "project", "task", "description",
+                  "tags", "billable", "user_name", "source_format", "source_line")
+TEXT_COLUMNS = ("fingerprint", "content_hash", "timezone", "client", "project", "task", "description", "tags",
+                "user_name", "source_format")
+#: Name of the session-private staging table COPY fills on PostgreSQL.
+STAGING = "hourtab_import_staging"
+COPY_CHUNK = 1 << 23
+
+
+def _driver_rows(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> Iterator[tuple]:
+    """SQLite rows as the driver takes them, converted column-wise (SQLAlchemy's per-value type
+    hooks would cost ~10 s per 100,000 rows), with datetimes in the text form SQLAlchemy itself
+    stores (naive UTC ``YYYY-MM-DD HH:MM:SS.ffffff``)."""
+    n = len(frame)
+    stamp = now.astimezone(dt.UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
+    billable = frame["billable"].astype("object").where(frame["billable"].notna(), None).tolist()
+    columns = [
+        repeat(account_id, n), repeat(upload_id, n), repeat("active", n), repeat(stamp, n),
+        frame["fingerprint"].tolist(), frame["content_hash"].tolist(),
+        sqlite_datetimes(frame["start_at"]).to_pylist(), sqlite_datetimes(frame["end_at"]).to_pylist(),
+        iso_dates(frame["local_date"]).to_pylist(), frame["timezone"].tolist(),
+        frame["duration_s"].astype(int).tolist(), frame["client"].tolist(), frame["project"].tolist(),
+        frame["task"].tolist(), frame["description"].tolist(), frame["tags"].tolist(), billable,
+        frame["user_name"].tolist(), frame["source_format"].tolist(), frame["line"].astype(int).tolist(),
+    ]
+    return zip(*columns, strict=True)
+
+
+def _copy_escaped(values: pa.Array) -> pa.Array:
+    """Text for PostgreSQL's COPY text format: backslash, tab, newline and CR escaped; null as \\N."""
+    if pc.any(pc.match_substring_regex(values, r"[\\\t\n\r]")).as_py():
+        for raw, escaped in (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r")):
+            values = pc.replace_substring(values, raw, escaped)
+    return values.fill_null("\\N")
+
+
+def _copy_payload(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> pa.Buffer:
+    """The new entries as one COPY text stream (tab-separated lines), built column-wise."""
+    n = len(frame)
+
+    def const(value: str) -> pa.Array:
+        return pa.repeat(pa.scalar(value, pa.string()), n)
+
+    def stamps(col: str) -> pa.Array:
+        text = sqlite_datetimes(frame[col])  # naive UTC text; "+00" makes it an exact timestamptz
+        return pc.binary_join_element_wise(text, "+00", "").fill_null("\\N")
+
+    billable = frame["billable"]
+    flags = np.where(billable.isna().to_numpy(), "\\N",
+                     np.where(billable.fillna(False).to_numpy(dtype=bool), "t", "f"))
+    fields = {
+        "account_id": const(str(int(account_id))), "upload_id": const(str(int(upload_id))),
+        "status": const("active"), "updated_at": const(now.astimezone(dt.UTC).isoformat()),
+        **{c: _copy_escaped(arrow_text(frame[c])) for c in TEXT_COLUMNS},
+        "start_at": stamps("start_at"), "end_at": stamps("end_at"),
+        "local_date": iso_dates(frame["local_date"]).fill_null("\\N"),
+        "duration_s": integers(frame["duration_s"].to_numpy()), "billable": pa.array(flags, pa.string()),
+        "source_line": integers(frame["line"].to_numpy()),
+    }
+    lines = pc.binary_join_element_wise(*(fields[c] for c in INSERT_COLUMNS), "\t")
+    lines = pc.binary_join_element_wise(lines, "\n", "")
+    offsets = np.frombuffer(lines.buffers()[1], np.int32, count=n + 1, offset=lines.offset * 4)
+    return lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+
+
 def _insert_new(session: Session, frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> None:
-    """Insert with ON CONFLICT DO NOTHING on (account_id, fingerprint), straight through the driver."""
-    dialect = session.get_bind().dialect.name
-    mark = "?" if dialect == "sqlite" else "%s"
-    sql = (f"INSERT INTO time_entries ({', '.join(INSERT_COLUMNS)}) "  # noqa: S608 - constants only
-           f"VALUES ({', '.join([mark] * len(INSERT_COLUMNS))}) ON CONFLICT (account_id, fingerprint) DO NOTHING")
-    rows = _driver_rows(frame, account_id, upload_id, now, dialect)
-    connection = session.connection()
-    for i in range(0, len(rows), INSERT_BATCH):
-        connection.exec_driver_sql(sql, rows[i:i + INSERT_BATCH])
+    """Insert with ON CONFLICT DO NOTHING on (account_id, fingerprint), straight through the driver.
+
+    SQLite: one ``executemany`` of plain tuples. PostgreSQL: COPY into a session-private staging
+    table, then ``INSERT … SELECT … ON CONFLICT DO NOTHING``, so the unique constraint still decides
+    between concurrent imports; the staging table lives and dies inside the caller's transaction.
+    """
+    cursor = session.connection().connection.cursor()
+    try:
+        if session.get_bind().dialect.name == "sqlite":
+            sql = (f"INSERT INTO time_entries ({', '.join(INSERT_COLUMNS)}) "  # noqa: S608 - constants only
+                   f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))}) ON CONFLICT (account_id, fingerprint) DO NOTHING")
+            cursor.executemany(sql, _driver_rows(frame, account_id, upload_id, now))
+        else:
+            _copy_new(cursor, frame, account_id, upload_id, now)
+    finally:
+        cursor.close()
+
+
+def _copy_new(cursor: Any, frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> None:
+    cols = ", ".join(INSERT_COLUMNS)
+    payload = _copy_payload(frame, account_id, upload_id, now)
+    utf8 = codecs.lookup(cursor.connection.info.encoding).name == "utf-8"
+    cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{STAGING}")
+    cursor.execute(f"CREATE TEMPORARY TABLE {STAGING} AS SELECT {cols} "  # noqa: S608 - constants only
+                   "FROM time_entries WITH NO DATA")
+    with cursor.copy(f"COPY {STAGING} ({cols}) FROM STDIN") as copy:
+        if utf8:
+            view = memoryview(payload)
+            for i in range(0, len(view), COPY_CHUNK):
+                copy.write(view[i:i + COPY_CHUNK])
+        else:  # let psycopg encode for a non-UTF-8 client encoding
+            copy.write(payload.to_pybytes().decode("utf-8"))
+    cursor.execute(f"INSERT INTO time_entries ({cols}) SELECT {cols} FROM {STAGING} "  # noqa: S608 - constants only
+                   f"ORDER BY source_line ON CONFLICT (account_id, fingerprint) DO NOTHING")
+    cursor.execute(f"DROP TABLE {STAGING}")
 
 
 def _json_safe(value: Any) -> Any:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import threading
 
+import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
@@ -191,3 +194,35 @@ def test_concurrent_overlapping_imports_create_no_duplicates(database_url, db_se
     assert db_session.scalar(select(func.count(TimeEntry.id))) == 217
     assert db_session.scalar(select(func.count(func.distinct(TimeEntry.fingerprint)))) == 217
     assert sum(o.new for o in outcomes) == 217
+
+
+def test_stored_entries_equal_the_parsed_rows_exactly(db_session, account):
+    """The bulk writer (executemany on SQLite, COPY on PostgreSQL) must store every value as parsed:
+    texts with tabs, newlines, backslashes and COPY's own null marker, missing billable flags, times."""
+    from hourtab.timesheets import read_timesheet
+
+    rows = [["Ada", "tab\there", "Yes", "2024-03-01", "09:00:00", "2024-03-01", "10:30:00", "01:30:00", "a, b"],
+            ["Ada", "two\nlines, \\N and C:\\path\\t", "", "2024-03-01", "23:30:00", "2024-03-02", "00:15:00",
+             "00:45:00", ""],
+            ["Ada", "Zürich ✓ \\\\ .", "No", "2024-03-02", "08:00:00", "2024-03-02", "08:00:01", "00:00:01", "x"]]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for u, d, b, sd, st, ed, et, du, t in rows:
+        writer.writerow([u, "a@example.com", "Cl\\ient", "Pro\tject", "", d, b, sd, st, ed, et, du, t, ""])
+    lines = [TOGGL_HEADER, out.getvalue()]
+    data = "".join(lines).encode()
+    frame, _ = read_timesheet(data, timezone="Europe/Berlin")
+    assert run(db_session, account, data, timezone="Europe/Berlin").new == 3
+    stored = db_session.scalars(select(TimeEntry).order_by(TimeEntry.id)).all()
+    assert [e.source_line for e in stored] == frame["line"].tolist()
+    for entry, (_, row) in zip(stored, frame.iterrows(), strict=True):
+        for col in ("fingerprint", "timezone", "client", "project", "task", "description", "tags", "user_name",
+                    "source_format", "duration_s"):
+            assert getattr(entry, col) == row[col], col
+        assert entry.start_at == row["start_at"].to_pydatetime() and entry.end_at == row["end_at"].to_pydatetime()
+        assert entry.local_date == row["local_date"].date()
+        assert entry.billable == (None if row["billable"] is pd.NA else bool(row["billable"]))
+        assert entry.status == "active" and entry.updated_at.tzinfo is not None
+    assert stored[1].description.startswith("two\nlines, \\N") and stored[0].billable is True
+    assert stored[1].billable is None and stored[2].billable is False
+    assert run(db_session, account, data, timezone="Europe/Berlin").unchanged == 3

@@ -205,10 +205,11 @@ def _serve(token: str, fmt: str, render: Callable[[Stamp], Rendered]) -> Respons
     return Response(rendered.body, mimetype=rendered.mimetype, headers=list(rendered.headers))
 
 
-def _report(stamp: Stamp) -> HoursReport:
+def _report(stamp: Stamp, all_text: bool = False) -> HoursReport:
+    """The report behind every format; only the CSV and statements need older entries' text."""
     db = get_db()
     retainer = db.get(Retainer, stamp.retainer_id)
-    return service.hours_report(db, retainer, now())
+    return service.hours_report(db, retainer, now(), all_text=all_text)
 
 
 def _slug(text: str) -> str:
@@ -264,7 +265,7 @@ def hours_json(token: str):
 @bp.route("/h/<token>.csv")
 def hours_csv(token: str):
     def render(stamp: Stamp) -> Rendered:
-        report = _report(stamp)
+        report = _report(stamp, all_text=True)
         name = f"hours-{_slug(report.info.name)}.csv"
         return Rendered(("\ufeff" + entries_csv(report.ledger)).encode("utf-8"), "text/csv",
                         (("Content-Disposition", f'attachment; filename="{name}"'),))
@@ -278,7 +279,7 @@ def hours_statement(token: str, month: str):
 
     def render(stamp: Stamp) -> Rendered:
         parse_month(month)
-        report = _report(stamp)
+        report = _report(stamp, all_text=True)
         pdf = statement_pdf(report.info, report.ledger, month, report.as_of)
         name = f"statement-{_slug(report.info.name)}-{month}.pdf"
         return Rendered(pdf, "application/pdf", (("Content-Disposition", f'inline; filename="{name}"'),))

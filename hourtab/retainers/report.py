@@ -90,12 +90,16 @@ def daily_used(ledger: Ledger, index: int) -> dict[dt.date, int]:
     return {d.date(): int(s) for d, s in frame.groupby("day")["rounded_s"].sum().items()}
 
 
-def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime,
-                 updated_at: dt.datetime | None) -> HoursReport:
+def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated_at: dt.datetime | None,
+                 current_entries: pd.DataFrame | None = None) -> HoursReport:
+    """``current_entries``: the current period's rows of the ledger's frame with their text, when
+    the ledger was built without it (see ``service.hours_report``)."""
     today = local_date(as_of, info.terms.tz)
     current = ledger.current
     daily = daily_used(ledger, ledger.current_index)
-    lines = entry_lines(ledger, ledger.period_entries(ledger.current_index))
+    if current_entries is None:
+        current_entries = ledger.period_entries(ledger.current_index)
+    lines = entry_lines(ledger, current_entries)
     groups: dict[dt.date, list[EntryLine]] = {}
     for line in lines:
         groups.setdefault(line.day, []).append(line)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import bindparam, delete, exists, func, insert, literal_column, select
 from sqlalchemy.orm import Session
@@ -345,36 +347,67 @@ def unmatched_entries(session: Session, account: Account, limit: int = 200) -> t
 # --- reading the ledger -------------------------------------------------------------------------
 
 ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task"]
+TEXT_COLUMNS = ("description", "project", "task")
+#: Ids per ``IN (...)`` list when reading entry text: well under every backend's parameter limit.
+TEXT_CHUNK = 500
 
 
-def entries_frame(session: Session, retainer_id: int) -> pd.DataFrame:
-    """The retainer's counted entries as a frame: one query on the DBAPI cursor, columns parsed
-    vectorised. SQLAlchemy's per-row work (Row objects, type processing) cost ~10x the query for
-    20,000 rows, and a cold public page must render in well under a second."""
-    te = TimeEntry
-    stmt = (select(te.id, te.start_at, te.local_date, te.duration_s, te.description, te.project, te.task)
-            .join(retainer_entries, retainer_entries.c.entry_id == te.id)
-            .where(retainer_entries.c.retainer_id == bindparam("rid"), te.status != literal_column("'removed'")))
+def _fetch(session: Session, stmt, params: dict) -> list[tuple]:
+    """Rows of ``stmt`` straight from the DBAPI cursor (no Row objects, no per-value processing)."""
     conn = session.connection()
     compiled = stmt.compile(dialect=conn.dialect)
     cursor = conn.connection.dbapi_connection.cursor()
     try:
-        cursor.execute(str(compiled), (retainer_id,) if compiled.positional else {"rid": retainer_id})
-        rows = cursor.fetchall()
+        cursor.execute(str(compiled), tuple(params[k] for k in compiled.positiontup) if compiled.positional else params)
+        return cursor.fetchall()
     finally:
         cursor.close()
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(ENTRY_FRAME_COLUMNS)
-    frame = pd.DataFrame({name: list(values) for name, values in zip(ENTRY_FRAME_COLUMNS, columns, strict=True)})
-    frame["entry_id"] = frame["entry_id"].astype("int64")
-    frame["duration_s"] = frame["duration_s"].astype("int64")
-    # SQLite hands back naive UTC text, PostgreSQL aware datetimes: both become UTC timestamps.
-    frame["start_at"] = pd.to_datetime(frame["start_at"], utc=True, format="ISO8601")
-    frame["local_date"] = pd.to_datetime(frame["local_date"], format="ISO8601")
+
+
+def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.DataFrame:
+    """The retainer's counted entries as a frame: one query on the DBAPI cursor, columns parsed
+    vectorised. SQLAlchemy's per-row work (Row objects, type processing) cost ~10x the query for
+    20,000 rows, and a cold public page must render in well under a second.
+
+    ``text=False`` leaves out description, project and task: the ledger needs none of them, and for
+    three years of entries they are most of the bytes read and most of the frame-building time.
+    """
+    te = TimeEntry
+    names = ENTRY_FRAME_COLUMNS if text else ENTRY_FRAME_COLUMNS[:4]
+    stmt = (select(*(getattr(te, "id" if n == "entry_id" else n) for n in names))
+            .join(retainer_entries, retainer_entries.c.entry_id == te.id)
+            .where(retainer_entries.c.retainer_id == bindparam("rid"), te.status != literal_column("'removed'")))
+    rows = _fetch(session, stmt, {"rid": retainer_id})
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(names)
+    n = len(rows)
+    data = dict(zip(names, columns, strict=True))
+    frame = pd.DataFrame({
+        "entry_id": np.fromiter(data["entry_id"], dtype=np.int64, count=n),
+        # SQLite hands back naive UTC text, PostgreSQL aware datetimes: both become UTC timestamps.
+        "start_at": pd.to_datetime(np.array(data["start_at"], dtype=object), utc=True, format="ISO8601"),
+        "local_date": pd.to_datetime(np.array(data["local_date"], dtype=object), format="ISO8601"),
+        "duration_s": np.fromiter(data["duration_s"], dtype=np.int64, count=n),
+        **{name: np.array(data[name], dtype=object) for name in names[4:]},
+    })
     return frame
 
 
-def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None) -> Ledger:
-    return build_ledger(retainer.terms(), entries_frame(session, retainer.id), credits_of(session, retainer),
+def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
+    """Description, project and task of the given entries, indexed by ``entry_id``."""
+    te = TimeEntry
+    ids = [int(i) for i in entry_ids]
+    rows = [tuple(row) for k in range(0, len(ids), TEXT_CHUNK)
+            for row in session.execute(select(te.id, te.description, te.project, te.task)
+                                       .where(te.id.in_(ids[k:k + TEXT_CHUNK])))]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
+    return pd.DataFrame({name: np.array(values, dtype=object)
+                         for name, values in zip(("entry_id", *TEXT_COLUMNS), columns, strict=True)}
+                        ).astype({"entry_id": "int64"}).set_index("entry_id")
+
+
+def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
+                    text: bool = True) -> Ledger:
+    return build_ledger(retainer.terms(), entries_frame(session, retainer.id, text), credits_of(session, retainer),
                         as_of=as_of)
 
 
@@ -391,12 +424,22 @@ def retainer_info(session: Session, retainer: Retainer) -> RetainerInfo:
                         terms=retainer.terms())
 
 
-def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None = None) -> HoursReport:
-    """Everything the public page shows, computed from the database as of ``as_of`` (now)."""
+def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
+                 all_text: bool = True) -> HoursReport:
+    """Everything the public page shows, computed from the database as of ``as_of`` (now).
+
+    ``all_text=False`` reads descriptions, projects and tasks for the current period's entries
+    only (what the page, the JSON and the feed show); the ledger's figures are the same either
+    way. The CSV and the statements keep the default, because they list older entries too.
+    """
     as_of = as_of or dt.datetime.now(dt.UTC)
-    ledger = retainer_ledger(session, retainer, as_of)
+    ledger = retainer_ledger(session, retainer, as_of, text=all_text)
+    current = None
+    if not all_text:
+        current = ledger.period_entries(ledger.current_index)
+        current = current.join(entry_text(session, current["entry_id"]), on="entry_id")
     return build_report(retainer_info(session, retainer), ledger, as_of,
-                        last_import_at(session, retainer.account_id))
+                        last_import_at(session, retainer.account_id), current_entries=current)
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,19 @@ def _entry_days(entries: pd.DataFrame, terms: Terms) -> pd.Series:
     return local.fillna(fallback).astype("datetime64[ns]")
 
 
+def _entry_order(frame: pd.DataFrame) -> np.ndarray:
+    """Positions that sort entries by day, then start (entries without a time last), then id.
+
+    The same order as ``sort_values(["day", "start_at", "entry_id"])``, from one ``lexsort`` over
+    int64 keys: pandas' multi-column sort cost a third of the ledger for three years of entries.
+    """
+    start = pd.to_datetime(frame["start_at"], utc=True).dt.tz_localize(None)
+    start_key = start.to_numpy(dtype="datetime64[ns]").view(np.int64).copy()
+    start_key[start.isna().to_numpy()] = np.iinfo(np.int64).max
+    day_key = frame["day"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+    return np.lexsort((frame["entry_id"].to_numpy(dtype=np.int64), start_key, day_key))
+
+
 def _money(amount: Decimal) -> Decimal:
     return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
@@ -127,10 +140,14 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
     starts = np.array([np.datetime64(p.start, "ns") for p in periods])
     frame["period"] = np.searchsorted(starts, frame["day"].to_numpy(), side="right") - 1
     before = frame[frame["period"] < 0]
-    frame = frame[frame["period"] >= 0].sort_values(["day", "start_at", "entry_id"], kind="stable")
+    frame = frame[frame["period"] >= 0]
+    frame = frame.iloc[_entry_order(frame)]
 
-    used = frame.groupby("period")["rounded_s"].sum() if len(frame) else pd.Series(dtype="int64")
-    counts = frame.groupby("period").size() if len(frame) else pd.Series(dtype="int64")
+    # Exact int64 sums per period (no float weights, no groupby machinery for a few dozen bins).
+    index = frame["period"].to_numpy(dtype=np.int64)
+    used = np.zeros(len(periods), dtype=np.int64)
+    np.add.at(used, index, frame["rounded_s"].to_numpy(dtype=np.int64))
+    counts = np.bincount(index, minlength=len(periods))
     topups = [0] * len(periods)
     plus = [0] * len(periods)
     minus = [0] * len(periods)
@@ -149,7 +166,7 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
     prepaid = 0
     debt = 0
     for i, period in enumerate(periods):
-        used_s = int(used.get(i, 0))
+        used_s = int(used[i])
         rolled_in = sum(lot[1] for lot in rolled)
         opening = rolled_in + prepaid - debt
         prepaid_in = prepaid
@@ -181,7 +198,7 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
         balances.append(PeriodBalance(
             period=period, opening_s=opening, rolled_in_s=rolled_in, prepaid_in_s=prepaid_in,
             allotment_s=terms.allotment_s, topups_s=topups[i], adjustments_s=plus[i] - minus[i],
-            used_s=used_s, entry_count=int(counts.get(i, 0)), closing_s=closing, expired_s=expired,
+            used_s=used_s, entry_count=int(counts[i]), closing_s=closing, expired_s=expired,
             overage_s=overage, billed_s=billed, billed_amount=amount, is_open=is_open))
     return Ledger(terms=terms, periods=balances, current_index=current_index, entries=frame,
                   before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))))

@@ -71,23 +71,31 @@ def _text(value: object) -> str:
 
 
 def entry_lines(ledger: Ledger, frame: pd.DataFrame) -> list[EntryLine]:
-    """Rows of the ledger's entry frame as display lines, times in the retainer's zone."""
+    """Rows of the ledger's entry frame as display lines, times in the retainer's zone.
+
+    Columns become plain lists first: iterating pandas Series boxes every value (a ``Timestamp``
+    per day), which cost more than the rest of a cold page for a busy period.
+    """
     tz = ledger.terms.timezone
-    starts = pd.to_datetime(frame["start_at"], utc=True).dt.tz_convert(tz).dt.strftime("%H:%M")
-    cols = {c: frame[c] if c in frame else pd.Series("", index=frame.index)
-            for c in ("project", "task", "description")}
-    return [EntryLine(day=d.date(), start=_text(s) if isinstance(s, str) else "", duration_s=int(dur),
+    starts = pd.to_datetime(frame["start_at"], utc=True).dt.tz_convert(tz).dt.strftime("%H:%M").tolist()
+    days = frame["day"].to_numpy(dtype="datetime64[ns]").astype("datetime64[D]").tolist()
+    blank = [""] * len(frame)
+    cols = {c: frame[c].tolist() if c in frame else blank for c in ("project", "task", "description")}
+    return [EntryLine(day=d, start=s if isinstance(s, str) else "", duration_s=int(dur),
                       rounded_s=int(r), project=_text(p), task=_text(t), description=_text(desc))
-            for d, s, dur, r, p, t, desc in zip(frame["day"], starts, frame["duration_s"], frame["rounded_s"],
-                                                  cols["project"], cols["task"], cols["description"],
-                                                  strict=True)]
+            for d, s, dur, r, p, t, desc in zip(days, starts, frame["duration_s"].tolist(),
+                                                  frame["rounded_s"].tolist(), cols["project"], cols["task"],
+                                                  cols["description"], strict=True)]
 
 
-def daily_used(ledger: Ledger, index: int) -> dict[dt.date, int]:
-    frame = ledger.period_entries(index)
+def daily_used(ledger: Ledger, index: int, frame: pd.DataFrame | None = None) -> dict[dt.date, int]:
+    """Rounded seconds per local day of period ``index`` (``frame``: its entries, if already cut)."""
+    frame = ledger.period_entries(index) if frame is None else frame
     if not len(frame):
         return {}
-    return {d.date(): int(s) for d, s in frame.groupby("day")["rounded_s"].sum().items()}
+    sums = frame.groupby("day", sort=True)["rounded_s"].sum()
+    days = sums.index.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]").tolist()
+    return dict(zip(days, (int(s) for s in sums.tolist()), strict=True))
 
 
 def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated_at: dt.datetime | None,
@@ -96,9 +104,9 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
     the ledger was built without it (see ``service.hours_report``)."""
     today = local_date(as_of, info.terms.tz)
     current = ledger.current
-    daily = daily_used(ledger, ledger.current_index)
     if current_entries is None:
         current_entries = ledger.period_entries(ledger.current_index)
+    daily = daily_used(ledger, ledger.current_index, current_entries)
     lines = entry_lines(ledger, current_entries)
     groups: dict[dt.date, list[EntryLine]] = {}
     for line in lines:

@@ -352,10 +352,13 @@ TEXT_COLUMNS = ("description", "project", "task")
 TEXT_CHUNK = 500
 
 
-def _fetch(session: Session, stmt, params: dict) -> list[tuple]:
-    """Rows of ``stmt`` straight from the DBAPI cursor (no Row objects, no per-value processing)."""
+def _fetch(session: Session, stmt, params: dict, literal: bool = False) -> list[tuple]:
+    """Rows of ``stmt`` straight from the DBAPI cursor (no Row objects, no per-value processing).
+
+    ``literal`` renders bound values into the SQL: only for integers this module produced.
+    """
     conn = session.connection()
-    compiled = stmt.compile(dialect=conn.dialect)
+    compiled = stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": literal})
     cursor = conn.connection.dbapi_connection.cursor()
     try:
         cursor.execute(str(compiled), tuple(params[k] for k in compiled.positiontup) if compiled.positional else params)
@@ -385,7 +388,8 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
         "entry_id": np.fromiter(data["entry_id"], dtype=np.int64, count=n),
         # SQLite hands back naive UTC text, PostgreSQL aware datetimes: both become UTC timestamps.
         "start_at": pd.to_datetime(np.array(data["start_at"], dtype=object), utc=True, format="ISO8601"),
-        "local_date": pd.to_datetime(np.array(data["local_date"], dtype=object), format="ISO8601"),
+        # ISO date text (SQLite) or dates (PostgreSQL): numpy parses both, several times faster.
+        "local_date": np.array(data["local_date"], dtype="datetime64[D]").astype("datetime64[us]"),
         "duration_s": np.fromiter(data["duration_s"], dtype=np.int64, count=n),
         **{name: np.array(data[name], dtype=object) for name in names[4:]},
     })
@@ -393,16 +397,21 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
 
 
 def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
-    """Description, project and task of the given entries, indexed by ``entry_id``."""
+    """Description, project and task of the given entries, indexed by ``entry_id``.
+
+    The ids are integers we hold, rendered into the SQL as literals: bound one by one, a busy
+    period's few hundred parameters cost more in SQLAlchemy than the query itself.
+    """
     te = TimeEntry
     ids = [int(i) for i in entry_ids]
-    rows = [tuple(row) for k in range(0, len(ids), TEXT_CHUNK)
-            for row in session.execute(select(te.id, te.description, te.project, te.task)
-                                       .where(te.id.in_(ids[k:k + TEXT_CHUNK])))]
+    rows: list[tuple] = []
+    for k in range(0, len(ids), TEXT_CHUNK):
+        stmt = select(te.id, te.description, te.project, te.task).where(te.id.in_(ids[k:k + TEXT_CHUNK]))
+        rows += _fetch(session, stmt, {}, literal=True)
     columns = list(zip(*rows, strict=True)) if rows else [()] * 4
+    index = pd.Index(np.fromiter(columns[0], dtype=np.int64, count=len(rows)), name="entry_id")
     return pd.DataFrame({name: np.array(values, dtype=object)
-                         for name, values in zip(("entry_id", *TEXT_COLUMNS), columns, strict=True)}
-                        ).astype({"entry_id": "int64"}).set_index("entry_id")
+                         for name, values in zip(TEXT_COLUMNS, columns[1:], strict=True)}, index=index)
 
 
 def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,

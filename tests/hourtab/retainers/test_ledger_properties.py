@@ -71,3 +71,25 @@ def test_changing_rounding_never_loses_an_entry(raw, r1, r2):
     b = build_ledger(Terms(allotment_s=20 * HOUR, start=START, rounding=r2), _frame(raw), as_of=AS_OF)
     assert sorted(a.entries["entry_id"]) == sorted(b.entries["entry_id"]) == list(range(1, len(raw) + 1))
     assert a.entries.set_index("entry_id")["period"].equals(b.entries.set_index("entry_id")["period"])
+
+
+entry_rows_st = st.lists(st.tuples(st.none() | st.integers(0, 72), st.integers(0, 3), st.integers(0, 2 * HOUR)),
+                         max_size=40)
+
+
+@settings(max_examples=80, deadline=None)
+@given(entry_rows_st, st.randoms(use_true_random=False))
+def test_entries_are_ordered_by_day_then_start_then_id(raw, rnd):
+    """The ledger's entry order (page, CSV, statements) is by local day, then start time with
+    date-only entries last, then id, whatever order the database returned the rows in."""
+    base = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+    rows = [(base + dt.timedelta(hours=h) if h is not None else None,
+             (base + dt.timedelta(hours=h)).date() if h is not None else START + dt.timedelta(days=60 + d), s)
+            for h, d, s in raw]
+    entries = frame(rows)
+    entries["entry_id"] = rnd.sample(range(1, 1000), len(rows)) if rows else entries["entry_id"]
+    entries = entries.sample(frac=1, random_state=rnd.randrange(2**32))
+    ledger = build_ledger(Terms(allotment_s=10 * HOUR, start=START), entries, as_of=AS_OF)
+    expected = ledger.entries.sort_values(["day", "start_at", "entry_id"], kind="stable")
+    assert ledger.entries["entry_id"].tolist() == expected["entry_id"].tolist()
+    assert sorted(ledger.entries["entry_id"].tolist()) == sorted(entries["entry_id"].tolist())

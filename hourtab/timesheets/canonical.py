@@ -2,10 +2,11 @@
 
 Fingerprints, content digests and SQLite's stored datetimes are all text derived from the
 entries' columns. Producing that text with pandas' ``strftime`` or string ``+`` costs seconds
-per 100,000 entries (both loop per value in Python); numpy's ISO formatting and pyarrow's
+per 100,000 entries (both loop per value in Python); pyarrow's casts to text and its
 element-wise join do the same in C. The text must stay byte-for-byte what the per-row code
 produced, because fingerprints and digests are stored: every function here documents the form it
-reproduces, and falls back to pandas where the fast form could differ (years outside 1000–9999).
+reproduces, and falls back to pandas where the fast form could differ (years outside 1000–9999,
+fractions a coarser unit would drop).
 """
 
 from __future__ import annotations
@@ -36,12 +37,11 @@ def _four_digit_years(values: np.ndarray) -> bool:
     return bool(years.min() >= 1000 and years.max() <= 9999)
 
 
-def _iso(values: np.ndarray, unit: str, missing: str | None) -> pa.Array:
-    text = pa.array(np.datetime_as_string(values, unit=unit))
-    mask = np.isnat(values)
-    if mask.any():
-        text = pc.if_else(pa.array(mask), pa.scalar(missing, pa.string()), text)
-    return text
+def _arrow_times(values: np.ndarray, unit: str) -> pa.Array:
+    """numpy datetimes as a pyarrow timestamp (or date) array; NaT becomes null."""
+    if unit == "D":
+        return pa.array(values.astype("datetime64[D]"), from_pandas=True).cast(pa.date32())
+    return pa.array(values.astype(f"datetime64[{unit}]"), from_pandas=True)
 
 
 def iso_dates(values: pd.Series) -> pa.Array:
@@ -49,7 +49,7 @@ def iso_dates(values: pd.Series) -> pa.Array:
     raw = values.to_numpy(dtype="datetime64[s]")
     if not _four_digit_years(raw):
         return arrow_text(values.dt.strftime("%Y-%m-%d"))
-    return _iso(raw.astype("datetime64[D]"), "D", None)
+    return pc.cast(_arrow_times(raw, "D"), pa.string())
 
 
 def wall_clock_seconds(values: pd.Series, zone: str) -> pa.Array:
@@ -58,7 +58,8 @@ def wall_clock_seconds(values: pd.Series, zone: str) -> pa.Array:
     raw = local.to_numpy(dtype="datetime64[ns]")
     if not _four_digit_years(raw) or (raw[~np.isnat(raw)].astype(np.int64) % 1_000_000_000).any():
         return arrow_text(values.dt.tz_convert(zone).dt.strftime("%Y-%m-%dT%H:%M:%S"))
-    return _iso(raw.astype("datetime64[s]"), "s", None)
+    text = pc.cast(_arrow_times(raw, "s"), pa.string())  # "YYYY-MM-DD HH:MM:SS"
+    return pc.replace_substring(text, " ", "T", max_replacements=1)
 
 
 def sqlite_datetimes(values: pd.Series) -> pa.Array:
@@ -71,7 +72,7 @@ def sqlite_datetimes(values: pd.Series) -> pa.Array:
     if not _four_digit_years(raw) or (raw[~np.isnat(raw)].astype(np.int64) % 1000).any():
         text = values.dt.tz_convert("UTC").dt.strftime("%Y-%m-%d %H:%M:%S.%f")
         return arrow_text(text.where(values.notna(), None))
-    return pc.replace_substring(_iso(raw.astype("datetime64[us]"), "us", None), "T", " ", max_replacements=1)
+    return pc.cast(_arrow_times(raw, "us"), pa.string())  # arrow writes all six digits of a [us] time
 
 
 def integers(values: np.ndarray) -> pa.Array:

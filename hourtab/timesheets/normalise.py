@@ -177,9 +177,9 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
 
     def day_numbers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         empty = V.is_empty(arr)
-        pos = np.fromiter((lookup.get(v, -1) for v in pc.unique(arr).to_pylist()), np.int64)
-        codes = pc.index_in(arr, pc.unique(arr)).to_numpy(zero_copy_only=False)
-        which = pos[codes]
+        encoded = pc.dictionary_encode(arr)
+        pos = np.fromiter((lookup.get(v, -1) for v in encoded.dictionary.to_pylist()), np.int64)
+        which = pos[encoded.indices.to_numpy(zero_copy_only=False)]
         ok = which >= 0
         days = np.where(ok, days_by_value[np.maximum(which, 0)], 0)
         bad = ~empty & (~ok | bad_by_value[np.maximum(which, 0)])

@@ -46,8 +46,16 @@ def is_empty(arr: pa.Array) -> np.ndarray:
     return pc.equal(pc.utf8_length(_strings(arr)), 0).to_numpy(zero_copy_only=False)
 
 
-def _colon_numbers(s: pa.Array, pattern: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(matched, first, second, third) for ``a:b[:c]`` cells; split, not regex-captured, for speed."""
+def _colon_numbers(s: pa.Array, pattern: str, hour_digits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                        np.ndarray]:
+    """(matched, first, second, third) for ``a:b[:c]`` cells; split, not regex-captured, for speed.
+
+    ``pattern`` must accept exactly the cells :func:`_fixed_colon_numbers` reads plus, at most,
+    ones with one-digit minutes or seconds; ``hour_digits`` is its limit on the first number.
+    """
+    fast = _fixed_colon_numbers(s, hour_digits)
+    if fast is not None:
+        return fast
     matched = pc.match_substring_regex(s, pattern)
     safe = pc.if_else(matched, s, "0:0:0")
     two = pc.equal(pc.count_substring(safe, ":"), 1)
@@ -57,12 +65,60 @@ def _colon_numbers(s: pa.Array, pattern: str) -> tuple[np.ndarray, np.ndarray, n
     return matched.to_numpy(zero_copy_only=False), *numbers
 
 
+def _fixed_colon_numbers(s: pa.Array, hour_digits: int) -> tuple[np.ndarray, ...] | None:
+    """The common case read straight from the bytes: every cell blank, ``H:MM:SS`` or ``H:MM``.
+
+    Cells are right-aligned into a byte matrix, so minutes and seconds sit in fixed columns
+    whatever the width of the hours. Returns None (the caller then uses the general path) as soon
+    as one cell has another shape, so the result is always what the regex path gives.
+    """
+    n = len(s)
+    width = hour_digits + 6
+    if n == 0 or s.null_count or s.type != pa.string():
+        return None
+    offsets = np.frombuffer(s.buffers()[1], np.int32, count=n + 1, offset=s.offset * 4).astype(np.int64)
+    lengths = np.diff(offsets)
+    if lengths.max() > width:
+        return None
+    data = np.frombuffer(s.buffers()[2], np.uint8) if s.buffers()[2] is not None else np.zeros(0, np.uint8)
+    padded = np.concatenate([np.zeros(width, np.uint8), data])  # so no cell reads before the buffer
+    index = offsets[1:, None] + np.arange(width)
+    cells = padded[index]
+    outside = index - width < offsets[:-1, None]
+    cells[outside] = 0xFF  # left of the cell; a byte UTF-8 never uses
+    value = cells - np.uint8(48)  # digits become 0-9, everything else wraps above 9
+    digit = value <= 9
+    colon = cells == ord(":")
+    free = digit | outside  # the hours' columns: digits, or nothing
+    value[~digit] = 0
+
+    def pair(col: int) -> np.ndarray:  # two digits ending at ``col`` (counted from the right, 1 = last)
+        return value[:, width - col - 1].astype(np.int64) * 10 + value[:, width - col]
+
+    def number(stop: int) -> np.ndarray:  # the digits in the columns left of ``stop``
+        out = np.zeros(n, np.int64)
+        for col in range(stop):
+            out = out * 10 + value[:, col]
+        return out
+
+    two_digits = digit[:, width - 1] & digit[:, width - 2] & colon[:, width - 3]
+    with_seconds = (two_digits & digit[:, width - 4] & digit[:, width - 5] & colon[:, width - 6]
+                    & (lengths >= 7) & free[:, :width - 6].all(axis=1))
+    without = two_digits & (lengths >= 4) & (lengths <= hour_digits + 3) & free[:, :width - 3].all(axis=1)
+    if not (with_seconds | without | (lengths == 0)).all():
+        return None
+    hours = np.where(with_seconds, number(width - 6), np.where(without, number(width - 3), 0))
+    minutes = np.where(with_seconds, pair(4), np.where(without, pair(1), 0))
+    seconds = np.where(with_seconds, pair(1), 0)
+    return with_seconds | without, hours, minutes, seconds
+
+
 def clock_duration(arr: pa.Array) -> Parsed:
     """``H:MM:SS`` or ``H:MM`` (hours may exceed 24) to seconds; negative values stay negative."""
     s = pc.replace_substring(_strings(arr), "\u2212", "-")
     neg = pc.starts_with(s, "-").to_numpy(zero_copy_only=False)
     body = pc.utf8_trim_whitespace(pc.utf8_ltrim(s, "-"))
-    matched, h, mi, se = _colon_numbers(body, r"^\d{1,7}:\d{1,2}(:\d{1,2})?$")
+    matched, h, mi, se = _colon_numbers(body, r"^\d{1,7}:\d{1,2}(:\d{1,2})?$", 7)
     seconds = h * 3600 + mi * 60 + se
     seconds = np.where(neg, -seconds, seconds)
     empty = is_empty(s)
@@ -123,14 +179,21 @@ def any_duration(arr: pa.Array, sep: str | None = None) -> Parsed:
 
 def times_of_day(arr: pa.Array) -> tuple[Parsed, bool, bool]:
     """``HH:MM[:SS]`` or ``h:MM[:SS] AM`` to seconds after midnight; (parsed, uses_12h, has_seconds)."""
-    s = pc.utf8_upper(_strings(arr))
-    s = pc.replace_substring(pc.replace_substring(s, "A.M.", "AM"), "P.M.", "PM")
-    pm = pc.ends_with(s, "PM").to_numpy(zero_copy_only=False)
-    twelve = pm | pc.ends_with(s, "AM").to_numpy(zero_copy_only=False)
-    core = pc.utf8_trim_whitespace(pc.replace_substring(pc.replace_substring(s, "PM", ""), "AM", ""))
-    core = pc.replace_substring_regex(core, r"[.,]\d+$", "") if pc.any(pc.match_substring(core, ".")).as_py() \
-        else core
-    matched, h, mi, se = _colon_numbers(core, r"^\d{1,2}:\d{2}(:\d{2})?$")
+    s = _strings(arr)
+    fast = _fixed_colon_numbers(s, 2)
+    if fast is not None:  # only digits and colons: no AM/PM to read, nothing to upper-case or strip
+        core = s
+        pm = twelve = np.zeros(len(s), bool)
+        matched, h, mi, se = fast
+    else:
+        s = pc.utf8_upper(s)
+        s = pc.replace_substring(pc.replace_substring(s, "A.M.", "AM"), "P.M.", "PM")
+        pm = pc.ends_with(s, "PM").to_numpy(zero_copy_only=False)
+        twelve = pm | pc.ends_with(s, "AM").to_numpy(zero_copy_only=False)
+        core = pc.utf8_trim_whitespace(pc.replace_substring(pc.replace_substring(s, "PM", ""), "AM", ""))
+        core = pc.replace_substring_regex(core, r"[.,]\d+$", "") if pc.any(pc.match_substring(core, ".")).as_py() \
+            else core
+        matched, h, mi, se = _colon_numbers(core, r"^\d{1,2}:\d{2}(:\d{2})?$", 2)
     bad_hour = np.where(twelve, (h < 1) | (h > 12), h > 23)
     hours = np.where(twelve, (h % 12) + np.where(pm, 12, 0), h)
     empty = is_empty(s)

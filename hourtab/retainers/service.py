@@ -296,11 +296,14 @@ def match_entries(session: Session, account_id: int) -> dict[int, int]:
     if not retainers:
         return {}
     te = TimeEntry
+    # Unassigned ids first, from the account index alone (entry_id is the assignment table's key,
+    # never NULL, so NOT IN is exact); only those rows are read. Checking the status first read
+    # every one of the account's rows: 20 ms for three years of entries, on every import.
+    unassigned = select(te.id).where(te.account_id == account_id,
+                                     te.id.not_in(select(retainer_entries.c.entry_id)))
     rows = session.execute(
         select(te.id, te.client, te.project, te.tags, te.billable, Upload.retainer_id)
-        .join(Upload, Upload.id == te.upload_id).where(
-            te.account_id == account_id, te.status != "removed",
-            ~exists().where(retainer_entries.c.entry_id == te.id))).all()
+        .join(Upload, Upload.id == te.upload_id).where(te.id.in_(unassigned), te.status != "removed")).all()
     added: dict[int, int] = {}
     if rows:
         frame = pd.DataFrame(rows, columns=["id", "client", "project", "tags", "billable", "chosen"])
@@ -352,19 +355,26 @@ TEXT_COLUMNS = ("description", "project", "task")
 TEXT_CHUNK = 500
 
 
-def _fetch(session: Session, stmt, params: dict, literal: bool = False) -> list[tuple]:
-    """Rows of ``stmt`` straight from the DBAPI cursor (no Row objects, no per-value processing).
+#: Filled with ``int`` ids only (``entry_text``), never with text from a request or a file.
+_TEXT_SQL = (f"SELECT id, {', '.join(TEXT_COLUMNS)} FROM {TimeEntry.__tablename__} "  # noqa: S608
+             "WHERE id IN ({})")
 
-    ``literal`` renders bound values into the SQL: only for integers this module produced.
-    """
-    conn = session.connection()
-    compiled = stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": literal})
-    cursor = conn.connection.dbapi_connection.cursor()
+
+def _raw_rows(session: Session, sql: str, params: tuple | dict = ()) -> list[tuple]:
+    """Rows straight from the DBAPI cursor (no Row objects, no per-value processing)."""
+    cursor = session.connection().connection.dbapi_connection.cursor()
     try:
-        cursor.execute(str(compiled), tuple(params[k] for k in compiled.positiontup) if compiled.positional else params)
+        cursor.execute(sql, params)
         return cursor.fetchall()
     finally:
         cursor.close()
+
+
+def _fetch(session: Session, stmt, params: dict) -> list[tuple]:
+    """``stmt`` compiled for the session's dialect and run by ``_raw_rows``."""
+    compiled = stmt.compile(dialect=session.connection().dialect)
+    return _raw_rows(session, str(compiled),
+                     tuple(params[k] for k in compiled.positiontup) if compiled.positional else params)
 
 
 def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.DataFrame:
@@ -399,15 +409,13 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
 def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
     """Description, project and task of the given entries, indexed by ``entry_id``.
 
-    The ids are integers we hold, rendered into the SQL as literals: bound one by one, a busy
-    period's few hundred parameters cost more in SQLAlchemy than the query itself.
+    The ids are integers from our own frame, written into the SQL as literals: binding (or
+    literal-compiling) a busy period's few hundred values cost more in SQLAlchemy than the query.
     """
-    te = TimeEntry
     ids = [int(i) for i in entry_ids]
     rows: list[tuple] = []
     for k in range(0, len(ids), TEXT_CHUNK):
-        stmt = select(te.id, te.description, te.project, te.task).where(te.id.in_(ids[k:k + TEXT_CHUNK]))
-        rows += _fetch(session, stmt, {}, literal=True)
+        rows += _raw_rows(session, _TEXT_SQL.format(",".join(map(str, ids[k:k + TEXT_CHUNK]))))
     columns = list(zip(*rows, strict=True)) if rows else [()] * 4
     index = pd.Index(np.fromiter(columns[0], dtype=np.int64, count=len(rows)), name="entry_id")
     return pd.DataFrame({name: np.array(values, dtype=object)

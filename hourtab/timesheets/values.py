@@ -68,49 +68,68 @@ def _colon_numbers(s: pa.Array, pattern: str, hour_digits: int) -> tuple[np.ndar
 def _fixed_colon_numbers(s: pa.Array, hour_digits: int) -> tuple[np.ndarray, ...] | None:
     """The common case read straight from the bytes: every cell blank, ``H:MM:SS`` or ``H:MM``.
 
-    Cells are right-aligned into a byte matrix, so minutes and seconds sit in fixed columns
-    whatever the width of the hours. Returns None (the caller then uses the general path) as soon
-    as one cell has another shape, so the result is always what the regex path gives.
+    Cells of one length form a byte matrix (a zero-copy reshape when all have the same length),
+    in which the colons, minutes and seconds sit in fixed columns, so every check is one vector
+    operation per column. Returns None (the caller then takes the regex path) as soon as one cell
+    has another shape, so the result is always what the regex path gives.
     """
     n = len(s)
-    width = hour_digits + 6
     if n == 0 or s.null_count or s.type != pa.string():
         return None
     offsets = np.frombuffer(s.buffers()[1], np.int32, count=n + 1, offset=s.offset * 4).astype(np.int64)
     lengths = np.diff(offsets)
-    if lengths.max() > width:
+    if lengths.max() > hour_digits + 6:
         return None
     data = np.frombuffer(s.buffers()[2], np.uint8) if s.buffers()[2] is not None else np.zeros(0, np.uint8)
-    padded = np.concatenate([np.zeros(width, np.uint8), data])  # so no cell reads before the buffer
-    index = offsets[1:, None] + np.arange(width)
-    cells = padded[index]
-    outside = index - width < offsets[:-1, None]
-    cells[outside] = 0xFF  # left of the cell; a byte UTF-8 never uses
-    value = cells - np.uint8(48)  # digits become 0-9, everything else wraps above 9
+    matched = np.zeros(n, bool)
+    numbers = [np.zeros(n, np.int64) for _ in range(3)]
+    for length in np.flatnonzero(np.bincount(lengths)).tolist():
+        if length == 0:
+            continue
+        every = length * n == offsets[-1] - offsets[0]
+        rows = slice(None) if every else np.flatnonzero(lengths == length)
+        cells = (data[offsets[0]:offsets[-1]].reshape(n, length) if every
+                 else data[offsets[:-1][rows, None] + np.arange(length)])
+        found = _clock_cells(cells, hour_digits)
+        if found is None:
+            return None
+        for out, part in zip((matched, *numbers), found, strict=True):
+            out[rows] = part
+    return matched, *numbers
+
+
+def _clock_cells(cells: np.ndarray, hour_digits: int) -> tuple[np.ndarray, ...] | None:
+    """(matched, hours, minutes, seconds) for a matrix of equally long cells, or None."""
+    length = cells.shape[1]
+    value = cells - np.uint8(48)  # digits become 0-9, every other byte wraps above 9
     digit = value <= 9
-    colon = cells == ord(":")
-    free = digit | outside  # the hours' columns: digits, or nothing
-    value[~digit] = 0
 
-    def pair(col: int) -> np.ndarray:  # two digits ending at ``col`` (counted from the right, 1 = last)
-        return value[:, width - col - 1].astype(np.int64) * 10 + value[:, width - col]
+    def all_digits(columns: range) -> np.ndarray:
+        out = np.ones(len(cells), bool)
+        for col in columns:
+            out &= digit[:, col]
+        return out
 
-    def number(stop: int) -> np.ndarray:  # the digits in the columns left of ``stop``
-        out = np.zeros(n, np.int64)
-        for col in range(stop):
+    def number(columns: range) -> np.ndarray:
+        out = np.zeros(len(cells), np.int64)
+        for col in columns:
             out = out * 10 + value[:, col]
         return out
 
-    two_digits = digit[:, width - 1] & digit[:, width - 2] & colon[:, width - 3]
-    with_seconds = (two_digits & digit[:, width - 4] & digit[:, width - 5] & colon[:, width - 6]
-                    & (lengths >= 7) & free[:, :width - 6].all(axis=1))
-    without = two_digits & (lengths >= 4) & (lengths <= hour_digits + 3) & free[:, :width - 3].all(axis=1)
-    if not (with_seconds | without | (lengths == 0)).all():
+    zero = np.zeros(len(cells), bool)
+    tail = (cells[:, length - 3] == 58) & all_digits(range(length - 2, length)) if length >= 4 else zero
+    with_seconds = (tail & (cells[:, length - 6] == 58) & all_digits(range(length - 5, length - 3))
+                    & all_digits(range(length - 6)) if 7 <= length <= hour_digits + 6 else zero)
+    without = tail & all_digits(range(length - 3)) if 4 <= length <= hour_digits + 3 else zero
+    if not (with_seconds | without).all():
         return None
-    hours = np.where(with_seconds, number(width - 6), np.where(without, number(width - 3), 0))
-    minutes = np.where(with_seconds, pair(4), np.where(without, pair(1), 0))
-    seconds = np.where(with_seconds, pair(1), 0)
-    return with_seconds | without, hours, minutes, seconds
+    last = number(range(length - 2, length))
+    if not with_seconds.any():
+        return without, number(range(length - 3)), last, np.zeros(len(cells), np.int64)
+    if not without.any():
+        return with_seconds, number(range(length - 6)), number(range(length - 5, length - 3)), last
+    return (with_seconds | without, np.where(with_seconds, number(range(length - 6)), number(range(length - 3))),
+            np.where(with_seconds, number(range(length - 5, length - 3)), last), np.where(with_seconds, last, 0))
 
 
 def clock_duration(arr: pa.Array) -> Parsed:

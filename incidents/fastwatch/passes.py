@@ -3,7 +3,7 @@
 Why not ``torch.autograd.graph.register_multi_grad_hook``: it keeps every gradient of the pass in a
 buffer until the last one arrives, and while a hook holds a reference ``AccumulateGrad`` cannot steal
 the fresh gradient into ``.grad`` and copies it instead — on every backward pass, logging or not
-(checked: with it attached, all but the last-computed parameter's ``.grad`` are copies). Why not an
+(``tests/incidents/test_fastwatch.py`` checks it). Why not an
 optimizer step pre-hook: ``watch`` gets no optimizer, and it would see ``.grad`` accumulated over
 micro-batches where ``wandb.watch`` logs each backward pass's own gradient.
 

@@ -383,6 +383,32 @@ def test_logging_failure_is_reported_not_raised(tmp_path):
     assert handle.histograms_logged == 0 and len(handle.errors) == 1
 
 
+def test_gradients_are_not_copied_unlike_register_multi_grad_hook(shared_run):
+    """Why passes.py does not use register_multi_grad_hook: holding gradients makes .grad a copy."""
+    from torch.autograd.graph import register_multi_grad_hook
+
+    def grads_moved_into_dot_grad(model) -> list[bool]:
+        produced = {}
+        hooks = [p.register_hook(lambda g, i=i: produced.__setitem__(i, g.data_ptr()))  # keeps no reference
+                 for i, p in enumerate(model.parameters())]
+        model.zero_grad(set_to_none=True)
+        model(torch.randn(4, 6)).sum().backward()
+        for h in hooks:
+            h.remove()
+        return [p.grad.data_ptr() == produced[i] for i, p in enumerate(model.parameters())]
+
+    model = mlp()
+    assert all(grads_moved_into_dot_grad(model))
+    handle = register_multi_grad_hook(list(model.parameters()), lambda grads: None)
+    assert not all(grads_moved_into_dot_grad(model))
+    handle.remove()
+    watch = fastwatch.watch(model, log="all", log_freq=1, run=shared_run)
+    try:
+        assert all(grads_moved_into_dot_grad(model)) and watch.passes == 1 and watch.logging_steps == 1
+    finally:
+        fastwatch.unwatch(model)
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"log": "weights"}, "log must be one of gradients, parameters, all"),
     ({"log": None}, "log must be one of"),

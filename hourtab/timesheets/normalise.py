@@ -112,14 +112,21 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     found = spec.resolve(columns)
     index = {name: i for i, name in enumerate(columns)}
 
+    trimmed: dict[str, pa.Array] = {}
+
+    def column_cells(name: str) -> pa.Array:
+        """A column's cells, trimmed once per read (every parser below would trim them again)."""
+        if name not in trimmed:
+            trimmed[name] = (V._strings(table.column(index[name]).combine_chunks()) if n
+                             else pa.array([], pa.string()))
+        return trimmed[name]
+
     def cells(fld: str) -> pa.Array | None:
-        if fld not in found:
-            return None
-        return V._strings(table.column(index[found[fld]]).combine_chunks()) if n else pa.array([], pa.string())
+        return column_cells(found[fld]) if fld in found else None
 
     problems = _Problems(n, lines)
     warnings = _Warnings(lines)
-    _repeated_header(problems, table, columns, found, index)
+    _repeated_header(problems, table, found, column_cells)
 
     # --- dates and times -------------------------------------------------------------------------
     start_dt, end_dt = _split_datetime(cells("start")), _split_datetime(cells("end"))
@@ -276,7 +283,8 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
         "user_name": pd.Series(user.to_pandas(), dtype="str") if n else pd.Series([], dtype="str"),
         "source_format": spec.name,
     })
-    frame = frame.loc[ok].reset_index(drop=True)
+    if not ok.all():
+        frame = frame.loc[ok].reset_index(drop=True)
     time_style = ("12 h times" if twelve else "24 h times") + ("" if seconds_shown or not time_cols else
                                                               " without seconds")
     issues = problems.issues()
@@ -286,15 +294,14 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
                       details=[why] if why else [])
 
 
-def _repeated_header(problems: _Problems, table: pa.Table, columns: list[str], found: dict[str, str],
-                     index: dict[str, int]) -> None:
+def _repeated_header(problems: _Problems, table: pa.Table, found: dict[str, str], column_cells) -> None:
     """Two exports pasted together leave a second header row in the data."""
     names = list(dict.fromkeys(found.values()))[:3]
     if not names or table.num_rows == 0:
         return
     mask = np.ones(table.num_rows, bool)
     for name in names:
-        mask &= pc.equal(pc.utf8_trim_whitespace(table.column(index[name])), name).to_numpy(zero_copy_only=False)
+        mask &= pc.equal(column_cells(name), name).to_numpy(zero_copy_only=False)
     problems.add(mask, "", "the row repeats the header (two exports pasted together?)",
                  "time entries only after the first line", None)
 

@@ -50,3 +50,38 @@ def test_fast_path_is_taken_for_ordinary_exports():
     assert hours.tolist() == [9, 17, 0, 123, 7] and minutes.tolist() == [0, 30, 0, 4, 45]
     assert seconds.tolist() == [0, 5, 0, 5, 0]
     assert V._fixed_colon_numbers(pa.array(["9:5"]), 7) is None
+
+
+TWELVE = st.one_of(st.builds(lambda c, ampm: f"{c} {ampm}", CANONICAL, st.sampled_from(["AM", "PM", "am", "P.M."])),
+                   st.sampled_from(["", "12:00 AM", "12:30:15 PM", "0:15 AM", "13:00 PM", "9:5 AM", "9:05  AM",
+                                    "9:05 XM", " AM", "1 AM", "9:05:60 PM", "09:00", "7.30 PM"]))
+
+
+def times_general(cells: pa.Array) -> tuple:
+    """times_of_day with its 12 h fast path switched off."""
+    original = V._fixed_twelve_hour
+    V._fixed_twelve_hour = lambda *_: None
+    try:
+        return V.times_of_day(cells)
+    finally:
+        V._fixed_twelve_hour = original
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TWELVE, min_size=1, max_size=30))
+def test_twelve_hour_fast_path_equals_the_general_path(cells):
+    arr = pa.array(cells, pa.string())
+    for array in (arr, arr.slice(1)):
+        (got, got12, got_s), (want, want12, want_s) = V.times_of_day(array), times_general(array)
+        assert (got12, got_s) == (want12, want_s), array.to_pylist()
+        for a, b in ((got.values, want.values), (got.bad, want.bad), (got.empty, want.empty)):
+            assert a.tolist() == b.tolist(), (array.to_pylist(), a, b)
+
+
+def test_twelve_hour_fast_path_is_taken_for_clockify_times():
+    core, pm, twelve, (matched, hours, minutes, seconds) = V._fixed_twelve_hour(
+        pa.array(["9:05:12 AM", "", "12:00:00 PM"]))
+    assert core.to_pylist() == ["9:05:12", "", "12:00:00"]
+    assert pm.tolist() == [False, False, True] and twelve.tolist() == [True, False, True]
+    assert matched.tolist() == [True, False, True] and hours.tolist() == [9, 0, 12]
+    assert V._fixed_twelve_hour(pa.array(["9:05 am"])) is None

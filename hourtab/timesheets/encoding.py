@@ -12,6 +12,8 @@ import codecs
 from dataclasses import dataclass
 
 import charset_normalizer
+import numpy as np
+import pyarrow as pa
 
 from hourtab.timesheets.errors import UnreadableFile
 
@@ -40,7 +42,7 @@ class Decoded:
 
 def to_utf8(data: bytes) -> Decoded:
     """Decode ``data`` (any common export encoding) and return it as UTF-8 without a BOM."""
-    if not data.strip():
+    if not data or data.isspace():  # what ``not data.strip()`` says, without copying the file
         raise UnreadableFile("The file is empty.")
     for magic, message in _MAGIC:
         if data.startswith(magic):
@@ -56,10 +58,11 @@ def to_utf8(data: bytes) -> Decoded:
 def _decode(data: bytes) -> tuple[str, str | None]:
     """(encoding, text); text is None when ``data`` is already valid UTF-8 (no copy needed)."""
     if data.startswith(codecs.BOM_UTF8):
-        try:
-            codecs.decode(data[3:], "utf-8")
-        except UnicodeDecodeError as e:
-            raise UnreadableFile(f"The file starts like UTF-8 but has invalid bytes at offset {e.start + 3}.") from e
+        if not _is_utf8(data, 3):
+            try:
+                codecs.decode(data[3:], "utf-8")
+            except UnicodeDecodeError as e:
+                raise UnreadableFile(f"The file starts like UTF-8 but has invalid bytes at offset {e.start + 3}.") from e
         return "utf-8-sig", None
     for bom, name in ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
         if data.startswith(bom):
@@ -70,11 +73,8 @@ def _decode(data: bytes) -> tuple[str, str | None]:
         even_nuls = sniff[0::2].count(b"\x00")
         name = "utf-16-le" if odd_nuls > even_nuls else "utf-16-be"
         return "utf-16", _strict(data, name)
-    try:
-        codecs.decode(data, "utf-8")
+    if _is_utf8(data):
         return "utf-8", None
-    except UnicodeDecodeError:
-        pass
     matches = charset_normalizer.from_bytes(data[:262144])
     best = matches.best()
     if best is None:
@@ -87,6 +87,19 @@ def _decode(data: bytes) -> tuple[str, str | None]:
             and data.decode("cp1252") == data.decode("cp1250", "replace")):
         name = "cp1252"
     return name, _strict(data, name)
+
+
+def _is_utf8(data: bytes, start: int = 0) -> bool:
+    """Strict UTF-8 check by pyarrow's validator: no decoded copy (Python's decode built a str
+    as large as the file only to be thrown away). Python's codec is still what names the offset
+    of a bad byte, so the messages do not change."""
+    offsets = pa.py_buffer(np.array([0, len(data) - start], np.int64).tobytes())
+    cells = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data).slice(start)])
+    try:
+        cells.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _decodes(data: bytes, encoding: str) -> bool:

@@ -48,7 +48,23 @@ def _strings(arr: pa.Array) -> pa.Array:
     """The cells without nulls and surrounding whitespace (free for an array that is so already)."""
     if _TRIMMED.get(id(arr)) is arr:
         return arr
+    if _has_nothing_to_trim(arr):
+        return _mark_trimmed(arr)
     return _mark_trimmed(pc.utf8_trim_whitespace(arr.fill_null("")))
+
+
+def _has_nothing_to_trim(arr: pa.Array) -> bool:
+    """True when no cell is null and every non-empty cell starts and ends with printable ASCII
+    other than a space (no whitespace, ASCII or Unicode, to trim): checked on two bytes per cell,
+    about half the cost of trimming."""
+    if not isinstance(arr, pa.StringArray) or arr.null_count or len(arr) == 0 or arr.buffers()[2] is None:
+        return False
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], np.int32, count=n + 1, offset=arr.offset * 4)
+    filled = offsets[1:] > offsets[:-1]
+    data = np.frombuffer(arr.buffers()[2], np.uint8)
+    first, last = data[offsets[:-1][filled]], data[offsets[1:][filled] - 1]
+    return bool(((first - np.uint8(33) < 94) & (last - np.uint8(33) < 94)).all())
 
 
 def _int_field(struct: pa.StructArray, name: str) -> np.ndarray:

@@ -85,3 +85,14 @@ def test_twelve_hour_fast_path_is_taken_for_clockify_times():
     assert pm.tolist() == [False, False, True] and twelve.tolist() == [True, False, True]
     assert matched.tolist() == [True, False, True] and hours.tolist() == [9, 0, 12]
     assert V._fixed_twelve_hour(pa.array(["9:05 am"])) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=6),
+                          st.text(alphabet="ab1: \t\u00a0\u2003\x1f~", max_size=4)), min_size=1, max_size=20))
+def test_trimming_skipped_only_when_nothing_to_trim(cells):
+    import pyarrow.compute as pc
+
+    arr = pa.array(cells, pa.string())
+    for array in (arr, arr.slice(1)):
+        assert V._strings(array).to_pylist() == pc.utf8_trim_whitespace(array.fill_null("")).to_pylist()

@@ -169,7 +169,9 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
                      "H:MM:SS, H:MM or decimal hours" if unit != "seconds" else "whole seconds", dur_cells)
 
     # --- date order ------------------------------------------------------------------------------
-    distinct: list[str] = sorted({v for _, arr in date_cols.values() for v in pc.unique(arr).to_pylist() if v})
+    # One dictionary encoding per date column gives both its distinct values and, below, each row's.
+    encoded = {fld: pc.dictionary_encode(arr) for fld, (_, arr) in date_cols.items()}
+    distinct: list[str] = sorted({v for enc in encoded.values() for v in enc.dictionary.to_pylist() if v})
     parts = V.date_parts(distinct)
     order, date_style, why = _decide_order(parts, date_order)
     if order is None and "end_date" in date_cols and "start_date" in date_cols and duration is not None:
@@ -182,9 +184,8 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     days_by_value, bad_by_value = V.dates_to_days(parts, order)
     lookup = {v: i for i, v in enumerate(distinct)}
 
-    def day_numbers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def day_numbers(arr: pa.Array, encoded: pa.DictionaryArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         empty = V.is_empty(arr)
-        encoded = pc.dictionary_encode(arr)
         pos = np.fromiter((lookup.get(v, -1) for v in encoded.dictionary.to_pylist()), np.int64)
         which = pos[encoded.indices.to_numpy(zero_copy_only=False)]
         ok = which >= 0
@@ -195,7 +196,7 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     days: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     expected_date = f"a real date written {date_style}"
     for fld, (col, arr) in date_cols.items():
-        days[fld] = day_numbers(arr)
+        days[fld] = day_numbers(arr, encoded[fld])
         problems.add(days[fld][1], col, "not a valid date", expected_date, arr)
 
     day_field = "start_date" if "start_date" in days else "date"

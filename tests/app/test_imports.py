@@ -147,9 +147,8 @@ def test_demo_loader_imports_real_samples_once(app):
     from app.demo import load_demo
 
     with app.app_context():
-        from app.db import get_db
-
         from app.consultant.imports_demo import DEMO_FILES
+        from app.db import get_db
 
         names = [path.name for path in DEMO_FILES]
         from_samples = (select(func.count(TimeEntry.id)).join(Upload, TimeEntry.upload_id == Upload.id)

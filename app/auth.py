@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 from flask import Flask, redirect, request, url_for
 from flask_login import LoginManager, UserMixin, current_user
 
@@ -16,8 +19,16 @@ class CurrentAccount(UserMixin):
 
     def __init__(self, account: Account) -> None:
         self.account = account
-        # The password change time is part of the id, so changing the password ends other sessions.
-        self.id = f"{account.id}:{int(account.password_changed_at.timestamp())}"
+        self.id = f"{account.id}:{session_stamp(account)}"
+
+
+def session_stamp(account: Account) -> str:
+    """Part of the session id that changes with every password change, ending other sessions.
+
+    Derived from the password hash (a fresh salt each time), not from a timestamp, which two changes
+    within one second would share; hashed again so the cookie reveals nothing about the hash.
+    """
+    return hashlib.sha256(account.password_hash.encode()).hexdigest()[:20]
 
 
 def init_app(app: Flask) -> None:
@@ -33,7 +44,7 @@ def init_app(app: Flask) -> None:
             account = get_db().get(Account, int(pk))
         except (ValueError, TypeError):
             return None
-        if account is None or str(int(account.password_changed_at.timestamp())) != stamp:
+        if account is None or not hmac.compare_digest(session_stamp(account), stamp):
             return None
         return CurrentAccount(account)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required, login_user, logout_user
 
 from app.auth import CurrentAccount, account
@@ -34,7 +34,8 @@ def signup():
                 new = accounts.create_account(db, form.email.data, form.password.data,
                                               display_name=form.display_name.data or "")
         except (InvalidInput, Conflict) as e:
-            form.email.errors.append(str(e)) if "mail" in str(e) else form.password.errors.append(str(e))
+            field = form.email if "mail" in str(e) else form.password
+            field.errors.append(str(e))
             status = 409 if isinstance(e, Conflict) else 400
         else:
             login_user(CurrentAccount(new))
@@ -54,9 +55,8 @@ def login():
         keys = [f"ip:{request.remote_addr}"]
         if form.email.data:
             keys.append(f"email:{form.email.data.strip().lower()}")
-        limit = bp_limit()
         try:
-            ratelimit.check(db, "login", keys, limit, LOGIN_WINDOW_S)
+            ratelimit.check(db, "login", keys, int(current_app.config["LOGIN_LIMIT"]), LOGIN_WINDOW_S)
         except LimitExceeded as e:
             db.rollback()
             form.form_errors.append(str(e))
@@ -74,12 +74,6 @@ def login():
         else:
             status = 400
     return render_template("consultant/login.html", form=form), status
-
-
-def bp_limit() -> int:
-    from flask import current_app
-
-    return int(current_app.config["LOGIN_LIMIT"])
 
 
 @bp.route("/logout", methods=["POST"])

@@ -3,29 +3,29 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from flask import Flask
 
-ROOT = Path(__file__).resolve().parent.parent
+from hourtab.resources import templates_dir
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build an app: defaults, then the environment (``HOURTAB_*``), then ``test_config``."""
-    from app import auth, db, errors, security
+    from app import auth, db, errors, extensions, security
     from app.api import bp as api_bp
     from app.config import from_environment
     from app.consultant import bp as consultant_bp
     from app.public import bp as public_bp
 
     test_config = test_config or {}
-    app = Flask(__name__, template_folder=str(ROOT / "templates"), static_folder="static")
+    app = Flask(__name__, template_folder=str(templates_dir()), static_folder="static")
     # HOURTAB_* keys in test_config stand in for environment variables; the rest are Flask config.
     env = {**os.environ, **{k: str(v) for k, v in test_config.items() if k.startswith("HOURTAB_")}}
     app.config.update(from_environment(env))
     app.config.update({k: v for k, v in test_config.items() if not k.startswith("HOURTAB_")})
 
+    extensions.init_app(app)
     db.init_app(app)
     security.init_app(app)
     auth.init_app(app)

@@ -1,4 +1,4 @@
-"""One engine per app and one session per request, closed at teardown."""
+"""One session per request, from the app's sessionmaker (``app.extensions``), closed at teardown."""
 
 from __future__ import annotations
 
@@ -6,13 +6,8 @@ from flask import Flask, current_app, g
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from hourtab.db import make_engine, make_sessionmaker
-
 
 def init_app(app: Flask) -> None:
-    engine = make_engine(app.config["DATABASE_URL"])
-    app.extensions["hourtab.engine"] = engine
-    app.extensions["hourtab.sessionmaker"] = make_sessionmaker(engine)
     app.teardown_appcontext(_close_db)
 
 

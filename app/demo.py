@@ -1,23 +1,64 @@
-"""``hourtab serve --demo``: a demo account and sample data, each feature adding its own loader."""
+"""``hourtab serve --demo``: a demo account with time entries, retainers and a published incident.
+
+Everything comes from data shipped in the packages (``hourtab/timesheets/samples`` and
+``incidents/samples``), never from the tests. The sample exports are old (2017, 2024), so their
+dates are moved forward by whole weeks to end in the last seven days: the retainers built on them
+show a period in progress rather than years of empty months. Running the loader again resets the
+password and adds nothing.
+"""
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
+import io
+import re
 import secrets
-from collections.abc import Callable
+from importlib.resources import files
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab import accounts
+from hourtab.accounts import Account
+from hourtab.blobs import BlobStore
 from hourtab.db import transaction
+from hourtab.retainers import service as retainers
+from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.models import Retainer
+from hourtab.scoping import select_owned
+from hourtab.timesheets.importer import import_file
+from hourtab.timesheets.models import TimeEntry, Upload
+from incidents import service as incidents
+from incidents.models import Incident
+from incidents.sample_data import REPRO_TINY, repro_tiny_runs
 
 DEMO_EMAIL = "demo@hourtab.example"
+SAMPLES = files("hourtab.timesheets") / "samples"
 
-#: Loaders called with (session, account) after the account exists; features append theirs.
-LOADERS: list[Callable[[Session, accounts.Account], None]] = []
+#: Sample exports (see samples/PROVENANCE.md) and the retainer built on each one's client.
+DEMO_FILES = (
+    # Real Toggl export, anonymised by its author (floresfdev/toggl-dashboard): "Client 1".
+    ("toggl_floresfdev_2017-08.csv", "Model training support", "Client 1",
+     dict(hours="120", rounding=6, rollover_cap="10")),
+    # Real Clockify shared-report CSV with lorem-ipsum descriptions (damirarh/ClockifyExport): "Company".
+    ("clockify_damirarh_shared_report.csv", "Platform retainer", "Company",
+     dict(hours="80", rounding=15, rounding_mode="nearest")),
+)
+DATE_COLUMNS = ("Start date", "End date", "Date")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+INCIDENT_TITLE = "Fine-tuning steps slowed by wandb.watch (reproducer demo)"
+SESSIONS = (  # task, description, duration, phase
+    ("investigation", "Profiled the slow training run against a baseline", "01:24:00", "investigation"),
+    ("fix", "Changed the wandb.watch call and reran", "00:36:00", "fix"),
+    ("validation", "Validated step times and loss curves after the fix", "00:30:00", "validation"),
+)
 
 
-def load_demo(session: Session) -> tuple[str, str]:
-    """Create (or reset) the demo account with a fresh random password and load sample data."""
+def load_demo(session: Session, blobs: BlobStore, today: dt.date | None = None) -> tuple[str, str]:
+    """Create (or reset) the demo account with a fresh random password and load the sample data."""
+    today = today or dt.date.today()
     password = secrets.token_urlsafe(12)
     with transaction(session):
         account = accounts.find_account(session, DEMO_EMAIL)
@@ -25,20 +66,116 @@ def load_demo(session: Session) -> tuple[str, str]:
             account = accounts.create_account(session, DEMO_EMAIL, password, plan="pro",
                                               display_name="Demo Consultant")
         else:
-            account.password_hash = accounts._hasher.hash(password)
-            account.password_changed_at = accounts.utcnow()
-        for loader in LOADERS:
-            loader(session, account)
+            accounts.reset_password(session, account, password)
+        starts = _load_timesheets(session, account, today)
+        _load_incident(session, account, blobs, today)
+        _load_retainers(session, account, starts)
     return DEMO_EMAIL, password
 
-from app.consultant.imports_demo import load_timesheet_demo  # noqa: E402
 
-LOADERS.append(load_timesheet_demo)
+def shifted_export(data: bytes, today: dt.date) -> tuple[bytes, dt.date]:
+    """The export with its ISO dates moved by whole weeks so the last falls in the week to ``today``.
 
-from app.consultant.incidents_demo import load_incident_demo  # noqa: E402
+    Returns the new bytes and the first date after the move.
+    """
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+    header, body = rows[0], rows[1:]
+    columns = [i for i, name in enumerate(header) if name in DATE_COLUMNS]
+    dates = [dt.date.fromisoformat(row[i]) for row in body for i in columns if ISO_DATE.match(row[i])]
+    shift = dt.timedelta(weeks=(today - max(dates)).days // 7)
+    for row in body:
+        for i in columns:
+            if ISO_DATE.match(row[i]):
+                row[i] = (dt.date.fromisoformat(row[i]) + shift).isoformat()
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *body])
+    return out.getvalue().encode(), min(dates) + shift
 
-LOADERS.append(load_incident_demo)
 
-from app.consultant.retainers_demo import load_retainer_demo  # noqa: E402
+def _load_timesheets(session: Session, account: Account, today: dt.date) -> dict[str, dt.date]:
+    """Import each sample once (by file name); returns each file's first date after the move."""
+    starts = {}
+    for name, *_ in DEMO_FILES:
+        data, starts[name] = shifted_export((SAMPLES / name).read_bytes(), today)
+        done = session.scalar(select(Upload.id).where(Upload.account_id == account.id, Upload.filename == name,
+                                                      Upload.status == "imported"))
+        if done is None:
+            import_file(session, account, data, name, timezone="UTC", created_by="demo loader")
+    return starts
 
-LOADERS.append(load_retainer_demo)
+
+def _load_retainers(session: Session, account: Account, starts: dict[str, dt.date]) -> None:
+    """A monthly retainer per sample client, starting the month its entries start; then match."""
+    existing = set(session.scalars(select(Retainer.name).where(Retainer.account_id == account.id)))
+    for filename, name, client, terms in DEMO_FILES:
+        if name not in existing:
+            start = starts[filename].replace(day=1).isoformat()
+            parsed = retainers.parse_terms(retainers.TermsInput(start=start, **terms))
+            retainers.create_retainer(session, account, name, client, parsed, MatchRules(clients=(client,)))
+    retainers.match_entries(session, account.id)
+
+
+def _incident_retainer(session: Session, account: Account, today: dt.date) -> Retainer:
+    found = session.scalars(select_owned(Retainer, account.id).where(Retainer.active.is_(True))
+                            .order_by(Retainer.id)).first()
+    if found is not None:
+        return found
+    terms = retainers.parse_terms(retainers.TermsInput(hours="20", start=today.replace(day=1).isoformat(),
+                                                       timezone="UTC"))
+    return retainers.create_retainer(session, account, "ML engineering retainer", "Demo Client", terms)
+
+
+def _import_sessions(session: Session, account: Account, client: str, today: dt.date) -> list[int]:
+    """Three sessions of consultant time, in the current week so they show on the hours page."""
+    header = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,"
+              "Duration,Tags,Amount ()\n")
+    lines = [header]
+    for i, (task, description, duration, _) in enumerate(SESSIONS):
+        day = max(today.replace(day=1), today - dt.timedelta(days=len(SESSIONS) - 1 - i))
+        h, m, s = (int(x) for x in duration.split(":"))
+        start = dt.datetime.combine(day, dt.time(9 + i))
+        end = start + dt.timedelta(hours=h, minutes=m, seconds=s)
+        lines.append(f'Demo,{DEMO_EMAIL},{client},BERT fine-tuning,{task},"{description}",Yes,'
+                     f"{day},{start:%H:%M:%S},{end:%Y-%m-%d},{end:%H:%M:%S},{duration},incident,\n")
+    import_file(session, account, "".join(lines).encode(), "incident-sessions.csv", timezone="UTC",
+                created_by="demo loader")
+    retainers.match_entries(session, account.id)
+    rows = session.scalars(select_owned(TimeEntry, account.id).where(TimeEntry.tags.contains("incident"))
+                           .order_by(TimeEntry.local_date, TimeEntry.id)).all()
+    return [r.id for r in rows][-len(SESSIONS):]
+
+
+def _load_incident(session: Session, account: Account, blobs: BlobStore, today: dt.date) -> None:
+    """A published writeup built from the reproducer's shipped output (the web install has no torch)."""
+    if session.scalar(select(Incident.id).where(Incident.account_id == account.id,
+                                                Incident.title == INCIDENT_TITLE)):
+        return
+    retainer = _incident_retainer(session, account, today)
+    runs = repro_tiny_runs()
+    incident = incidents.create_incident(session, account.id, INCIDENT_TITLE, retainer.id)
+    for role, mode in (("incident", "watch:all:1"), ("baseline", "baseline")):
+        evidence = incidents.ingest_run_path(session, account.id, runs[mode], blobs)
+        incidents.attach_run(session, incident, evidence.id, role)
+    incidents.attach_profile(session, incident, *incidents.read_profile(REPRO_TINY / "profile.json"))
+    entry_ids = _import_sessions(session, account, retainer.client, today)
+    for entry_id, (_, _, _, phase) in zip(entry_ids, SESSIONS, strict=False):
+        incidents.assign_entries(session, incident, [entry_id], phase)
+    incidents.update_incident(session, incident, incidents.Edits(
+        sections={
+            "summary": "Fine-tuning steps ran several times slower than expected. The cause was "
+                       "`wandb.watch(model, log=\"all\", log_freq=1)`, which computes a histogram of every "
+                       "parameter and gradient at every step. The figures below are the reproducer's, "
+                       "measured on the machine named in the profile (tiny BERT preset, CPU).",
+            "impact": "Every training step paid for histogram work; GPU time was spent waiting.",
+            "detection": "Step time compared with a run without `wandb.watch`, then a profile of the hooks.",
+            "root_cause": "`log=\"all\", log_freq=1` asks wandb for two histograms per tensor per step, "
+                          "each with a full copy, finiteness checks, min/max host syncs and `histc`.",
+            "lessons": "Keep `wandb.watch` at its defaults or use a low-overhead watch; profile before "
+                       "scaling a run.",
+        },
+        fix_before='wandb.watch(model, log="all", log_freq=1)',
+        fix_after='wandb.watch(model, log="gradients", log_freq=100)'))
+    incidents.add_action(session, incident, "Add a step-time alert to the training dashboard", "ML platform",
+                         today + dt.timedelta(days=14), "detect")
+    incidents.refresh_generated(session, incident, blobs, account.display_name)
+    incidents.publish(session, incident)

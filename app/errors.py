@@ -8,23 +8,21 @@ from flask import Flask, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from hourtab import errors as hourtab_errors
-from hourtab.retainers import errors as retainer_errors
-from incidents import errors as incident_errors
+from hourtab.errors import Conflict, InvalidInput, LimitReached, NotFound, PayloadTooLarge, Unavailable
+from hourtab.retainers.errors import PlanLimitReached
 
 log = logging.getLogger(__name__)
 
-#: Domain error kinds and the status each maps to; the most specific class wins (MRO order).
+#: The kernel's error kinds and the status each maps to; the most specific class wins (MRO order).
+#: Domain errors (timesheets, retainers, incidents) subclass a kind and need no entry of their own.
 STATUS_BY_ERROR: dict[type[Exception], int] = {
-    retainer_errors.PlanLimitReached: 403,
-    hourtab_errors.PayloadTooLarge: 413,
-    hourtab_errors.InvalidInput: 400,
-    hourtab_errors.NotFound: 404,
-    hourtab_errors.Conflict: 409,
-    hourtab_errors.LimitExceeded: 429,
-    incident_errors.InvalidEvidence: 400,
-    incident_errors.EvidenceNotFound: 404,
-    incident_errors.ReproUnavailable: 501,
+    PlanLimitReached: 403,  # waiting does not help, unlike a rate limit
+    PayloadTooLarge: 413,
+    InvalidInput: 400,
+    NotFound: 404,
+    Conflict: 409,
+    LimitReached: 429,
+    Unavailable: 501,
 }
 
 

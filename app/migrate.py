@@ -5,12 +5,12 @@ from __future__ import annotations
 from alembic import command
 from alembic.config import Config
 
-from app import ROOT
+from hourtab.resources import resource_path
 
 
 def alembic_config(database_url: str) -> Config:
-    cfg = Config(str(ROOT / "alembic.ini"))
-    cfg.set_main_option("script_location", str(ROOT / "migrations"))
+    cfg = Config(str(resource_path("alembic.ini")))
+    cfg.set_main_option("script_location", str(resource_path("migrations")))
     cfg.attributes["database_url"] = database_url
     return cfg
 

@@ -123,6 +123,11 @@ def change_password(session: Session, account: Account, current: str, new: str) 
         _hasher.verify(account.password_hash, current or "")
     except (VerificationError, InvalidHashError) as e:
         raise InvalidInput("The current password is not correct.") from e
+    reset_password(session, account, new)
+
+
+def reset_password(session: Session, account: Account, new: str) -> None:
+    """Set a new password without the current one (the demo loader; an operator's reset)."""
     check_password_strength(new)
     account.password_hash = _hasher.hash(new)
     account.password_changed_at = utcnow()

@@ -13,7 +13,7 @@ from sqlalchemy import Index, Integer, String, delete, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from hourtab.db import Base, UTCDateTime, utcnow
-from hourtab.errors import LimitExceeded
+from hourtab.errors import LimitReached
 
 
 class RateEvent(Base):
@@ -28,7 +28,7 @@ class RateEvent(Base):
 
 def check(session: Session, bucket: str, keys: list[str], limit: int, window_s: int,
           now: dt.datetime | None = None) -> None:
-    """Raise ``LimitExceeded`` (with ``retry_after``) when any key already has ``limit`` events."""
+    """Raise ``LimitReached`` (with ``retry_after``) when any key already has ``limit`` events."""
     now = now or utcnow()
     since = now - dt.timedelta(seconds=window_s)
     for key in keys:
@@ -39,7 +39,7 @@ def check(session: Session, bucket: str, keys: list[str], limit: int, window_s: 
         if count >= limit:
             oldest = oldest if oldest.tzinfo else oldest.replace(tzinfo=dt.UTC)
             retry = max(1, math.ceil((oldest + dt.timedelta(seconds=window_s) - now).total_seconds()))
-            raise LimitExceeded(f"Too many attempts. Try again in {retry} s.", retry_after=retry)
+            raise LimitReached(f"Too many attempts. Try again in {retry} s.", retry_after=retry)
 
 
 def record(session: Session, bucket: str, keys: list[str], window_s: int,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from functools import cache
-from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from hourtab.errors import InvalidInput, NotFound
 from hourtab.pdf import PdfMeta, meta_tags, render_pdf
+from hourtab.resources import templates_dir
 from hourtab.retainers.headline import format_hours
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.report import RetainerInfo, entry_lines
@@ -27,7 +27,7 @@ MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 @cache
 def _env() -> Environment:
     # Documents live with the pages in the top-level templates/ folder (templates/pdf/).
-    return Environment(loader=FileSystemLoader(Path(__file__).resolve().parents[1] / "templates"),
+    return Environment(loader=FileSystemLoader(templates_dir()),
                        autoescape=select_autoescape(default=True, default_for_string=True))
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install (if needed) and run the whole test suite on SQLite and PostgreSQL, the browser tests in
-# Chromium, ruff, and `alembic check` (the models and the migrations agree).
+# Chromium, ruff, `alembic check` (the models and the migrations agree) and the wheel smoke test
+# (the built wheel, installed in a fresh venv, migrates, serves the demo and reads a CSV).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh --test
@@ -18,5 +19,7 @@ check_dir=$(mktemp -d)
 HOURTAB_DATA_DIR="$check_dir" .venv/bin/hourtab db upgrade >/dev/null
 HOURTAB_DATA_DIR="$check_dir" .venv/bin/alembic check
 rm -rf "$check_dir"
+
+scripts/wheel_smoke.sh
 
 .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -1,7 +1,8 @@
 """The ``hourtab`` console script: a click group whose commands each call one service.
 
 Topic commands live in sibling modules (``app/cli/<topic>.py``), each exposing ``commands``.
-User mistakes become ``click.ClickException`` (exit 1) or ``UsageError`` (exit 2), never tracebacks.
+Errors become exit codes in one place (``app/cli/errors.py``): 2 for refused input, 1 for a
+failure, one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import importlib
 import click
 
 from app.cli.core import db_group, serve, user_group
+from app.cli.errors import HourTabGroup
 
 #: Topic modules whose ``commands`` lists are added to the group, in ``--help`` order.
 TOPIC_MODULES = ("app.cli.timesheets", "app.cli.retainers", "app.cli.wandb", "app.cli.repro",
                  "app.cli.incidents")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=HourTabGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="hourtab")
 def cli() -> None:
     """HourTab: retainer hours pages and ML training incident reports."""

@@ -1,39 +1,67 @@
-"""Helpers the CLI commands share: an app context and a session, and domain errors as exit codes."""
+"""What a CLI command gets instead of a Flask app: the settings, one session and the blob store.
+
+Commands do not build the app nor migrate the database (``hourtab db upgrade`` and ``hourtab
+serve`` do); a database whose schema is behind the code is refused with the command to run.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import click
-from flask import Flask
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from hourtab.errors import HourTabError
-from incidents.errors import IncidentsError
+from hourtab.blobs import BlobStore, blob_store
+from hourtab.db import make_engine, make_sessionmaker
+
+
+@dataclass(frozen=True)
+class CliContext:
+    settings: dict[str, Any]
+    session: Session
+    blobs: BlobStore
+
+    def public_url(self, token: str | None) -> str | None:
+        return f"{self.settings['PUBLIC_URL']}/h/{token}" if token else None
+
+
+def settings() -> dict[str, Any]:
+    """The same settings the app reads, from the environment (``HOURTAB_*``)."""
+    from app.config import from_environment
+
+    return from_environment()
+
+
+def schema_is_current(engine: Engine) -> bool:
+    """True when the database is at the migrations' head revision(s)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    from app.migrate import alembic_config
+
+    heads = set(ScriptDirectory.from_config(alembic_config(str(engine.url))).get_heads())
+    with engine.connect() as connection:
+        return set(MigrationContext.configure(connection).get_current_heads()) == heads
 
 
 @contextmanager
-def app_session(migrate: bool = True) -> Iterator[tuple[Flask, Session]]:
-    """An app built from the environment, its database migrated, and one session."""
-    from app import create_app
-    from app.migrate import upgrade
-
-    app = create_app()
-    if migrate:
-        upgrade(app.config["DATABASE_URL"])
-    with app.app_context():
-        session = app.extensions["hourtab.sessionmaker"]()
+def cli_session() -> Iterator[CliContext]:
+    """Settings, one session on the configured database, and the blob store; closed on exit."""
+    cfg = settings()
+    engine = make_engine(str(cfg["DATABASE_URL"]))
+    try:
+        if not schema_is_current(engine):
+            raise click.ClickException("The database schema is not up to date; run `hourtab db upgrade` first.")
+        session = make_sessionmaker(engine)()
         try:
-            yield app, session
+            yield CliContext(cfg, session, blob_store(Path(str(cfg["DATA_DIR"])), str(cfg["BLOB_URL"]),
+                                                      str(cfg["BLOB_ENDPOINT_URL"])))
         finally:
             session.close()
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn the domain's typed errors into a clean ``Error: …`` and exit status 1."""
-    try:
-        yield
-    except (HourTabError, IncidentsError) as e:
-        raise click.ClickException(str(e)) from e
+    finally:
+        engine.dispose()

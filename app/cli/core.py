@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from app.cli.context import app_session, user_errors
+from app.cli.context import cli_session, settings
 from hourtab import accounts
 from hourtab.db import transaction
 
@@ -20,13 +20,15 @@ from hourtab.db import transaction
 def serve(host: str, port: int, workers: int, demo: bool) -> None:
     """Apply pending migrations and serve the app with gunicorn."""
     from app.gunicorn import run
+    from app.migrate import upgrade
 
-    with app_session() as (app, session), user_errors():
-        if demo:
-            from app.demo import load_demo
+    upgrade(str(settings()["DATABASE_URL"]))
+    if demo:
+        from app.demo import load_demo
 
-            email, password = load_demo(session)
-            click.echo(f"Demo login: {email} / {password}")
+        with cli_session() as cx:
+            email, password = load_demo(cx.session, cx.blobs)
+        click.echo(f"Demo login: {email} / {password}")
     click.echo(f"HourTab listening on http://{host}:{port}/  (health: http://{host}:{port}/healthz)")
     sys.stdout.flush()
     run(host, port, workers)
@@ -40,8 +42,11 @@ def db_group() -> None:
 @db_group.command("upgrade")
 def db_upgrade() -> None:
     """Apply pending migrations to the configured database."""
-    with app_session(migrate=True) as (app, _):
-        click.echo(f"Database is up to date ({_redacted(app.config['DATABASE_URL'])}).")
+    from app.migrate import upgrade
+
+    url = str(settings()["DATABASE_URL"])
+    upgrade(url)
+    click.echo(f"Database is up to date ({_redacted(url)}).")
 
 
 def _redacted(url: str) -> str:
@@ -66,8 +71,8 @@ def user_create(email: str, plan: str, password_stdin: bool, name: str) -> None:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-    with app_session() as (_, session), user_errors(), transaction(session):
-        account = accounts.create_account(session, email, password, plan=plan, display_name=name)
+    with cli_session() as cx, transaction(cx.session):
+        account = accounts.create_account(cx.session, email, password, plan=plan, display_name=name)
         click.echo(f"Created {account.email} ({account.plan} plan, id {account.id}).")
 
 
@@ -76,8 +81,8 @@ def user_create(email: str, plan: str, password_stdin: bool, name: str) -> None:
 @click.argument("plan", type=click.Choice([p.value for p in accounts.Plan]))
 def user_set_plan(email: str, plan: str) -> None:
     """Change an account's plan (free: 1 retainer, pro: 10)."""
-    with app_session() as (_, session), user_errors(), transaction(session):
-        account = accounts.set_plan(session, email, plan)
+    with cli_session() as cx, transaction(cx.session):
+        account = accounts.set_plan(cx.session, email, plan)
         click.echo(f"{account.email} is now on the {account.plan} plan.")
 
 

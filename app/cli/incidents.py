@@ -7,14 +7,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.context import app_session, user_errors
-
-
-def _blobs(app):
-    from hourtab.blobs import blob_store
-
-    return blob_store(Path(app.config["DATA_DIR"]), app.config.get("BLOB_URL", ""),
-                      app.config.get("BLOB_ENDPOINT_URL", ""))
+from app.cli.context import cli_session
 
 
 def _kpis(report) -> dict:
@@ -72,9 +65,9 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
     from incidents import service
 
     pairs = [_role_path(r) for r in runs]
-    with app_session() as (app, session), user_errors():
+    with cli_session() as cx:
+        session, blobs = cx.session, cx.blobs
         account = get_account(session, email)
-        blobs = _blobs(app)
         with transaction(session):
             incident = service.create_incident(session, account.id, title, retainer_id)
             for role, path in pairs:
@@ -110,8 +103,7 @@ def diagnose_cmd(path: Path, as_json: bool) -> None:
     from incidents.diagnosis import diagnose
     from incidents.wandb import load_run
 
-    with user_errors():
-        findings = diagnose(load_run(path))
+    findings = diagnose(load_run(path))
     if as_json:
         click.echo(json.dumps({"diagnosis": [f.to_dict() for f in findings]}, indent=2, default=str))
         return
@@ -133,12 +125,13 @@ def render(incident_id: int, pdf: Path) -> None:
     from incidents.models import Incident
     from incidents.report.build import build_report
 
-    with app_session() as (app, session), user_errors():
+    with cli_session() as cx:
+        session = cx.session
         incident = session.get(Incident, incident_id)
         if incident is None:
             raise EvidenceNotFound(f"incident {incident_id} not found")
         author = session.scalar(select(Account.display_name).where(Account.id == incident.account_id)) or ""
-        report = build_report(service.report_input(session, incident, _blobs(app), author))
+        report = build_report(service.report_input(session, incident, cx.blobs, author))
         _write_outputs(report, pdf, None)
     click.echo(f"Wrote {pdf}")
 

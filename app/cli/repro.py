@@ -5,20 +5,9 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
-
-from app.cli.context import user_errors
-from incidents.errors import EvidenceNotFound, IncidentsError, InvalidEvidence
-
-
-class BadProfileFile(click.ClickException):
-    """An unreadable or malformed profile: a clear message and exit status 2."""
-
-    exit_code = 2
 
 
 @click.command("repro")
@@ -55,18 +44,17 @@ def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out
     from incidents.repro.modes import DEFAULT_MODES, parse_modes
     from incidents.repro.runner import ReproSettings, run_repro
 
-    with user_errors(), _usage_errors():
-        spec = PRESETS[preset].with_overrides(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
-                                              batch_size=batch_size, num_labels=num_labels)
-        if hidden is not None:
-            spec = spec.with_overrides(intermediate=4 * hidden)
-        settings = ReproSettings(
-            spec=spec, modes=parse_modes(modes_text or DEFAULT_MODES), out=out, preset=preset, steps=steps,
-            warmup=warmup, device=device, project_steps=project_steps, profile_steps=profile_steps, seed=seed,
-            threads=threads, progress=not no_progress,
-            command=_command_line(click.get_current_context()),
-        )
-        profile = run_repro(settings)
+    spec = PRESETS[preset].with_overrides(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
+                                          batch_size=batch_size, num_labels=num_labels)
+    if hidden is not None:
+        spec = spec.with_overrides(intermediate=4 * hidden)
+    settings = ReproSettings(
+        spec=spec, modes=parse_modes(modes_text or DEFAULT_MODES), out=out, preset=preset, steps=steps,
+        warmup=warmup, device=device, project_steps=project_steps, profile_steps=profile_steps, seed=seed,
+        threads=threads, progress=not no_progress,
+        command=_command_line(click.get_current_context()),
+    )
+    profile = run_repro(settings)
     model = profile["model"] or {}
     if model:
         click.echo(f"Model: {model['name']} ({preset}), {model['parameter_tensors']} parameter tensors "
@@ -100,17 +88,6 @@ def _command_line(ctx: click.Context) -> str:
     return shlex.join(parts)
 
 
-@contextmanager
-def _usage_errors() -> Iterator[None]:
-    """Bad settings (a mode, a shape, an --out that holds a profile) are usage errors: exit 2."""
-    from incidents.repro.modes import InvalidReproArgument
-
-    try:
-        yield
-    except InvalidReproArgument as e:
-        raise click.UsageError(str(e)) from e
-
-
 @click.group("profile")
 def profile_group() -> None:
     """Read profiler output: where a training step's time went."""
@@ -123,12 +100,7 @@ def profile_inspect(path: Path, as_json: bool) -> None:
     """Attribute time in a profile.json, a key_averages table dump or a chrome trace (.json/.json.gz)."""
     from incidents.profiles import inspect_profile
 
-    try:
-        result = inspect_profile(path)
-    except (InvalidEvidence, EvidenceNotFound) as e:
-        raise BadProfileFile(str(e)) from e
-    except IncidentsError as e:  # pragma: no cover - no other error is raised today
-        raise click.ClickException(str(e)) from e
+    result = inspect_profile(path)
     data = result.to_dict()
     if as_json:
         click.echo(json.dumps(data, indent=2))

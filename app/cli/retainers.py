@@ -6,17 +6,13 @@ import json
 
 import click
 
-from app.cli.context import app_session, user_errors
+from app.cli.context import cli_session
 from hourtab import accounts
 from hourtab.db import transaction
 from hourtab.retainers import service
 from hourtab.retainers.exports import period_json
 from hourtab.retainers.headline import format_hours, headline
 from hourtab.retainers.matching import MatchRules
-
-
-def _public_url(app, token: str | None) -> str | None:
-    return f"{app.config['PUBLIC_URL']}/h/{token}" if token else None
 
 
 @click.group("retainer")
@@ -45,7 +41,8 @@ def retainer_group() -> None:
 def retainer_create(email, name, client, hours, period, reset_day, start, timezone, rollover_cap, rounding,
                     match_clients, match_projects, as_json) -> None:
     """Create a retainer (refused beyond the plan's limit) and print its public URL."""
-    with app_session() as (app, session), user_errors():
+    with cli_session() as cx:
+        session = cx.session
         with transaction(session):
             account = accounts.get_account(session, email)
             terms = service.parse_terms(service.TermsInput(
@@ -54,7 +51,7 @@ def retainer_create(email, name, client, hours, period, reset_day, start, timezo
                 rounding=rounding or 0))
             rules = MatchRules(clients=match_clients or (client,), projects=match_projects)
             retainer = service.create_retainer(session, account, name, client, terms, rules)
-        url = _public_url(app, retainer.public_token)
+        url = cx.public_url(retainer.public_token)
         if as_json:
             click.echo(json.dumps({"id": retainer.id, "public_url": url}))
         else:
@@ -65,12 +62,13 @@ def retainer_create(email, name, client, hours, period, reset_day, start, timezo
 @click.argument("retainer_id", type=int)
 def retainer_rotate_token(retainer_id: int) -> None:
     """Replace the public link; the old URL returns 404 at once."""
-    with app_session() as (app, session), user_errors():
+    with cli_session() as cx:
+        session = cx.session
         with transaction(session):
             retainer = _by_id(session, retainer_id)
             account = session.get(accounts.Account, retainer.account_id)
             retainer = service.rotate_token(session, account, retainer_id)
-        click.echo(_public_url(app, retainer.public_token))
+        click.echo(cx.public_url(retainer.public_token))
 
 
 def _by_id(session, retainer_id: int):
@@ -88,13 +86,13 @@ def _by_id(session, retainer_id: int):
 @click.option("--json", "as_json", is_flag=True, help="Print the periods as JSON.")
 def ledger_command(retainer_id: int, as_json: bool) -> None:
     """Show a retainer's ledger: per period opening, allotment, top-ups, adjustments, used, closing…"""
-    with app_session() as (app, session), user_errors():
-        retainer = _by_id(session, retainer_id)
-        ledger = service.retainer_ledger(session, retainer)
+    with cli_session() as cx:
+        retainer = _by_id(cx.session, retainer_id)
+        ledger = service.retainer_ledger(cx.session, retainer)
         if as_json:
             click.echo(json.dumps({
                 "id": retainer.id, "name": retainer.name, "client": retainer.client,
-                "public_url": _public_url(app, retainer.public_token), "headline": headline(ledger.current),
+                "public_url": cx.public_url(retainer.public_token), "headline": headline(ledger.current),
                 "terms": retainer.terms().describe(),
                 "periods": [period_json(p) for p in ledger.periods]}, indent=2, ensure_ascii=False))
             return

@@ -1,14 +1,16 @@
 """``hourtab csv inspect`` (no database) and ``hourtab import`` (into an account's entries).
 
 Exit status: 0 when the file parses (warnings allowed), 2 when it has errors or its day/month
-order is ambiguous (the message names ``--date-order``), 1 for other mistakes (unknown account).
+order is ambiguous (the message names ``--date-order``) or the account is unknown; errors are
+mapped to exit codes by the root group (``app/cli/errors.py``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -59,6 +61,17 @@ def _error_payload(error: TimesheetError) -> dict:
     return payload
 
 
+@contextmanager
+def _json_errors(as_json: bool) -> Iterator[None]:
+    """With ``--json``, a refused file still prints the full JSON shape before the error line."""
+    try:
+        yield
+    except TimesheetError as e:
+        if as_json:
+            click.echo(json.dumps(_error_payload(e), ensure_ascii=False))
+        raise
+
+
 def _print_report(report) -> None:
     click.echo(f"{report.explanation}")
     click.echo(f"{report.entries} entries of {report.rows} rows, {report.total_seconds} s "
@@ -92,21 +105,16 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
     """Parse FILE and report format, totals, warnings and errors (exit 2 on errors)."""
     from hourtab.timesheets.reader import read_timesheet
 
-    try:
+    with _json_errors(as_json):
         data = _read_limited(file, max_bytes_from_env())
         _, report = read_timesheet(data, format=fmt, date_order=date_order, timezone=timezone,
                                    max_bytes=max_bytes_from_env(), fingerprints=False)
-    except TimesheetError as e:
-        if as_json:
-            click.echo(json.dumps(_error_payload(e), ensure_ascii=False))
-        else:
-            click.echo(f"Error: {e}", err=True)
-        sys.exit(2)
     if as_json:
         click.echo(json.dumps(report.as_json(), ensure_ascii=False))
     else:
         _print_report(report)
-    sys.exit(2 if report.errors else 0)
+    if report.errors:  # the report above is the explanation; the status tells scripts it has errors
+        click.get_current_context().exit(2)
 
 
 @click.command("import")
@@ -124,29 +132,22 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
 def import_command(file: Path, email: str, retainer_id: int | None, dry_run: bool, as_json: bool, fmt: str,
                    date_order: str | None, timezone: str | None, profile: str | None, skip_invalid: bool) -> None:
     """Import FILE into the account's time entries (idempotent; exit 2 on errors)."""
-    from app.cli.context import app_session, user_errors
+    from app.cli.context import cli_session
     from hourtab import accounts
     from hourtab.db import transaction
     from hourtab.timesheets.importer import import_file
 
-    with app_session() as (app, session), user_errors():
-        limit = int(app.config.get("CSV_MAX_BYTES") or max_bytes_from_env())
+    with cli_session() as cx:
+        session = cx.session
+        limit = int(cx.settings["CSV_MAX_BYTES"])
         account = accounts.get_account(session, email)
-        try:
+        with _json_errors(as_json):
             data = _read_limited(file, limit)
             with transaction(session):
                 result = import_file(session, account, data, file.name, format=fmt, date_order=date_order,
                                      timezone=timezone, profile=profile, skip_invalid=skip_invalid,
                                      dry_run=dry_run, retainer_id=retainer_id,
                                      created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
-        except TimesheetError as e:
-            if as_json:
-                click.echo(json.dumps(_error_payload(e), ensure_ascii=False))
-            else:
-                click.echo(f"Error: {e}", err=True)
-                for issue in getattr(e, "issues", [])[1:]:
-                    click.echo(f"  {issue}", err=True)
-            sys.exit(2)
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False))
         return

@@ -6,14 +6,6 @@ import json
 
 import click
 
-from incidents.errors import InvalidEvidence
-
-
-class RefusedInput(click.ClickException):
-    """Input we will not read (hostile archive, not a W&B export): exit status 2."""
-
-    exit_code = 2
-
 
 @click.group("wandb")
 def wandb_group() -> None:
@@ -28,10 +20,7 @@ def inspect(path: str, as_json: bool) -> None:
     from incidents.wandb import load_run
     from incidents.wandb.summaries import inspect_dict
 
-    try:
-        evidence = load_run(path)
-    except InvalidEvidence as e:
-        raise RefusedInput(str(e)) from e
+    evidence = load_run(path)
     data = inspect_dict(evidence)
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))

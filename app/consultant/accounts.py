@@ -11,7 +11,7 @@ from app.db import get_db
 from app.forms import LoginForm, PasswordForm, SignupForm
 from hourtab import accounts, ratelimit
 from hourtab.db import transaction
-from hourtab.errors import Conflict, InvalidInput, LimitExceeded
+from hourtab.errors import Conflict, InvalidInput, LimitReached
 
 LOGIN_WINDOW_S = 60
 
@@ -57,7 +57,7 @@ def login():
             keys.append(f"email:{form.email.data.strip().lower()}")
         try:
             ratelimit.check(db, "login", keys, int(current_app.config["LOGIN_LIMIT"]), LOGIN_WINDOW_S)
-        except LimitExceeded as e:
+        except LimitReached as e:
             db.rollback()
             form.form_errors.append(str(e))
             return render_template("consultant/login.html", form=form), 429, {"Retry-After": str(e.retry_after)}

@@ -13,7 +13,7 @@ from flask_wtf.file import FileField, FileRequired
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
-from hourtab.blobs import BlobStore, blob_store
+from app.extensions import blobs
 from hourtab.db import transaction
 from incidents import store
 from incidents.errors import InvalidEvidence
@@ -24,11 +24,6 @@ from incidents.wandb.summaries import summarise
 class EvidenceUploadForm(FlaskForm):
     file = FileField("Run archive (.zip, .tar.gz) or export (.wandb, .csv, .json, .jsonl, .parquet)",
                      validators=[FileRequired()])
-
-
-def blobs() -> BlobStore:
-    cfg = current_app.config
-    return blob_store(Path(cfg["DATA_DIR"]), cfg.get("BLOB_URL", ""), cfg.get("BLOB_ENDPOINT_URL", ""))
 
 
 @bp.route("/evidence", methods=["GET", "POST"])

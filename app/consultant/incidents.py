@@ -10,23 +10,18 @@ import datetime as dt
 import tempfile
 from pathlib import Path
 
-from flask import Response, current_app, flash, redirect, render_template, request, url_for
+from flask import Response, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
-from hourtab.blobs import BlobStore, blob_store
+from app.extensions import blobs
 from hourtab.db import transaction
 from hourtab.scoping import select_owned
 from incidents import service, store
 from incidents.errors import InvalidEvidence
 from incidents.models import ACTION_KINDS, PHASES, SECTIONS
-
-
-def blobs() -> BlobStore:
-    cfg = current_app.config
-    return blob_store(Path(cfg["DATA_DIR"]), cfg.get("BLOB_URL", ""), cfg.get("BLOB_ENDPOINT_URL", ""))
 
 
 def _incident(incident_id: int):

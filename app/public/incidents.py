@@ -10,8 +10,8 @@ from __future__ import annotations
 from flask import Response
 from sqlalchemy import select
 
-from app.consultant.incidents import blobs
 from app.db import get_db
+from app.extensions import blobs
 from app.public import bp
 from app.public.hours import PUBLIC_CSP, _miss
 from hourtab.accounts import Account

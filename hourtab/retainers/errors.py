@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from hourtab.errors import LimitExceeded
+from hourtab.errors import LimitReached
 from hourtab.retainers.terms import InvalidTerms
 
 __all__ = ["InvalidTerms", "PlanLimitReached"]
 
 
-class PlanLimitReached(LimitExceeded):
+class PlanLimitReached(LimitReached):
     """The account's plan keeps no more active retainers (not a rate limit: waiting does not help)."""

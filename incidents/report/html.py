@@ -8,18 +8,16 @@ ones (page header and footer, numbered sources).
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
+from hourtab.resources import templates_dir
 from incidents.report.build import Report
-
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 @lru_cache(maxsize=1)
 def _environment():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),
+    env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=select_autoescape(default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env
 

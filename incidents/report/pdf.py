@@ -15,8 +15,9 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from hourtab.resources import templates_dir
 from incidents.report.build import Report, build_report
-from incidents.report.html import TEMPLATES, render_html
+from incidents.report.html import render_html
 from incidents.report.inputs import ReportInput
 
 #: Bump when the report's layout or computations change, so old cached PDFs are not served.
@@ -55,7 +56,7 @@ def _jsonable(value: Any) -> Any:
 
 def _templates_digest() -> str:
     digest = hashlib.sha256()
-    for path in sorted((TEMPLATES / "incidents").glob("*")):
+    for path in sorted((templates_dir() / "incidents").glob("*")):
         digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()
 

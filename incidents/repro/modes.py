@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hourtab.errors import InvalidInput
 from incidents.errors import IncidentsError
 
 KINDS = ("baseline", "watch", "fastwatch")
@@ -17,7 +18,7 @@ LOGS = ("gradients", "parameters", "all")
 DEFAULT_MODES = "baseline,watch:all:1,watch:gradients:100"
 
 
-class InvalidReproArgument(IncidentsError, ValueError):
+class InvalidReproArgument(IncidentsError, InvalidInput, ValueError):
     """A reproducer setting we refuse before building anything; the message says what is allowed."""
 
 

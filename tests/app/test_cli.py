@@ -42,11 +42,11 @@ def test_user_create_and_set_plan(cli_env):
     assert r.exit_code == 0, r.output
     assert "pat@example.com (free plan" in r.output
     r = runner.invoke(cli, ["user", "create", "pat@example.com", "--password-stdin"], input="another password!\n")
-    assert r.exit_code == 1 and "already exists" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "already exists" in r.output and "Traceback" not in r.output
     r = runner.invoke(cli, ["user", "set-plan", "pat@example.com", "pro"])
     assert r.exit_code == 0 and "pro plan" in r.output
     r = runner.invoke(cli, ["user", "set-plan", "nobody@example.com", "pro"])
-    assert r.exit_code == 1 and "No account" in r.output
+    assert r.exit_code == 2 and "No account" in r.output
     engine = create_engine(cli_env["HOURTAB_DATABASE_URL"].replace("postgresql://", "postgresql+psycopg://"))
     with engine.connect() as c:
         assert c.execute(text("SELECT plan FROM accounts")).scalars().all() == ["pro"]
@@ -55,7 +55,7 @@ def test_user_create_and_set_plan(cli_env):
 
 def test_user_create_short_password_is_a_clean_error(cli_env):
     r = CliRunner().invoke(cli, ["user", "create", "x@example.com", "--password-stdin"], input="short\n")
-    assert r.exit_code == 1 and "at least 10 characters" in r.output
+    assert r.exit_code == 2 and "at least 10 characters" in r.output
 
 
 def test_db_upgrade_is_idempotent(cli_env):

@@ -136,7 +136,7 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com", "--date-order", "mdy"])
     assert r.exit_code == 0 and "2 new" in r.output
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "nobody@example.com"])
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     with app.app_context():
         from app.db import get_db
 
@@ -144,20 +144,21 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
 
 
 def test_demo_loader_imports_real_samples_once(app):
-    from app.demo import load_demo
+    from app.demo import DEMO_FILES, load_demo
+    from app.extensions import blobs
 
     with app.app_context():
-        from app.consultant.imports_demo import DEMO_FILES
         from app.db import get_db
 
-        names = [path.name for path in DEMO_FILES]
+        names = [name for name, *_ in DEMO_FILES]
         from_samples = (select(func.count(TimeEntry.id)).join(Upload, TimeEntry.upload_id == Upload.id)
                         .where(Upload.filename.in_(names)))
         session = get_db()
-        load_demo(session)
+        load_demo(session, blobs())
         first = session.scalar(select(func.count(TimeEntry.id)))
-        load_demo(session)
+        load_demo(session, blobs())
         # Other features' demo loaders add their own entries; a second run adds nothing anywhere.
         assert session.scalar(select(func.count(TimeEntry.id))) == first
         assert session.scalar(from_samples) == 217 + 99
         assert session.scalar(select(func.count(Upload.id)).where(Upload.filename.in_(names))) == 2
+

@@ -111,7 +111,7 @@ def test_cli_create_ledger_rotate(app, database_url, tmp_path, monkeypatch):
     assert re.fullmatch(r"http://127\.0\.0\.1:8000/h/[A-Za-z0-9_-]{32}", created["public_url"])
 
     r = runner.invoke(cli, ["retainer", "create", *args[2:]])
-    assert r.exit_code == 1 and "The free plan keeps 1 active retainer" in r.output
+    assert r.exit_code == 2 and "The free plan keeps 1 active retainer" in r.output
 
     r = runner.invoke(cli, ["ledger", str(created["id"]), "--json"])
     assert r.exit_code == 0, r.output
@@ -124,4 +124,4 @@ def test_cli_create_ledger_rotate(app, database_url, tmp_path, monkeypatch):
 
     r = runner.invoke(cli, ["retainer", "rotate-token", str(created["id"])])
     assert r.exit_code == 0 and r.output.strip() != created["public_url"]
-    assert runner.invoke(cli, ["ledger", "999999"]).exit_code == 1
+    assert runner.invoke(cli, ["ledger", "999999"]).exit_code == 2

@@ -115,7 +115,7 @@ def test_cli_refuses_a_200_mb_file_by_its_size_and_honours_the_setting(tmp_path)
     with open(big, "wb") as f:  # sparse: 200 MiB on paper, nothing on disk, never read
         f.truncate(200 * 1024 * 1024)
     result = CliRunner().invoke(cli, ["csv", "inspect", "--json", str(big)])
-    assert result.exit_code == 2 and "HOURTAB_CSV_MAX_MB" in json.loads(result.output)["errors"][0]["message"]
+    assert result.exit_code == 2 and "HOURTAB_CSV_MAX_MB" in json.loads(result.stdout)["errors"][0]["message"]
     small = tmp_path / "small.csv"
     small.write_bytes((TOGGL_HEADER + GOOD * 2000).encode())
     result = CliRunner().invoke(cli, ["csv", "inspect", str(small)], env={**os.environ, "HOURTAB_CSV_MAX_MB": "0.1"})

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from hourtab.errors import InvalidInput
 
 
 @dataclass(frozen=True)
@@ -61,26 +64,46 @@ def _secret_key(data_dir: Path) -> str:
     return key
 
 
-def from_environment(environ: dict[str, str] | None = None) -> dict[str, object]:
+def _number(env: Mapping[str, str], name: str, default: str, cast: Callable[[str], float] = float) -> float:
+    try:
+        return cast(env.get(name, default))
+    except ValueError as e:
+        raise InvalidInput(f"{name} must be a number, not {env.get(name)!r}.") from e
+
+
+def _database_url(env: Mapping[str, str], data_dir: Path) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    url = env.get("HOURTAB_DATABASE_URL") or env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'hourtab.db'}"
+    try:
+        make_url(url)
+    except ArgumentError as e:
+        raise InvalidInput("HOURTAB_DATABASE_URL is not a database URL (e.g. sqlite:///path/hourtab.db or "
+                           "postgresql://user@host/db).") from e
+    return url
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, object]:
     """Build the Flask config from ``HOURTAB_*`` variables; nothing is read at import time."""
     env = os.environ if environ is None else environ
     data_dir = Path(env.get("HOURTAB_DATA_DIR") or default_data_dir()).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
-    url = env.get("HOURTAB_DATABASE_URL") or env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'hourtab.db'}"
+    url = _database_url(env, data_dir)
     https = env.get("HOURTAB_HTTPS", "0") == "1"
     return {
         "DATA_DIR": str(data_dir),
         "DATABASE_URL": url,
         "SECRET_KEY": env.get("HOURTAB_SECRET_KEY") or _secret_key(data_dir),
         "HTTPS": https,
-        "TRUSTED_PROXIES": int(env.get("HOURTAB_TRUSTED_PROXIES", "0")),
+        "TRUSTED_PROXIES": int(_number(env, "HOURTAB_TRUSTED_PROXIES", "0", int)),
         "PUBLIC_URL": env.get("HOURTAB_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/"),
-        "MAX_CONTENT_LENGTH": int(float(env.get("HOURTAB_MAX_UPLOAD_MB", "256")) * 1024 * 1024),
-        "CSV_MAX_BYTES": int(float(env.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024),
-        "LOGIN_LIMIT": int(env.get("HOURTAB_LOGIN_LIMIT", "10")),
+        "MAX_CONTENT_LENGTH": int(_number(env, "HOURTAB_MAX_UPLOAD_MB", "256") * 1024 * 1024),
+        "CSV_MAX_BYTES": int(_number(env, "HOURTAB_CSV_MAX_MB", "50") * 1024 * 1024),
+        "LOGIN_LIMIT": int(_number(env, "HOURTAB_LOGIN_LIMIT", "10", int)),
         "BLOB_URL": env.get("HOURTAB_BLOB_URL", ""),
         "BLOB_ENDPOINT_URL": env.get("HOURTAB_BLOB_ENDPOINT_URL", ""),
-        "ARCHIVE_MAX_BYTES": int(float(env.get("HOURTAB_ARCHIVE_MAX_MB", "2048")) * 1024 * 1024),
+        "ARCHIVE_MAX_BYTES": int(_number(env, "HOURTAB_ARCHIVE_MAX_MB", "2048") * 1024 * 1024),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": https,

@@ -11,6 +11,7 @@ import sys
 from typing import Any, NoReturn
 
 import click
+from sqlalchemy.exc import OperationalError
 
 from hourtab.errors import Conflict, HourTabError, InvalidInput, LimitReached, NotFound, Unavailable
 
@@ -59,6 +60,9 @@ class HourTabGroup(click.Group):
             _fail(e.format_message(), e.exit_code)
         except HourTabError as e:
             _fail(str(e), exit_code_for(e))
+        except OperationalError as e:
+            first = str(e.orig or e).splitlines()[0] if str(e.orig or e) else type(e).__name__
+            _fail(f"The database could not be reached: {first}", FAILED)
         except OSError as e:
             _fail(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ""), FAILED)
         except (click.Abort, KeyboardInterrupt, EOFError):

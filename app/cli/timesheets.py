@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from hourtab.errors import InvalidInput
 from hourtab.timesheets.detect import FORMAT_NAMES
 from hourtab.timesheets.errors import (
     AmbiguousDateOrder,
@@ -29,8 +30,11 @@ DATE_ORDERS = ("dmy", "mdy")
 
 
 def max_bytes_from_env() -> int:
-    """HOURTAB_CSV_MAX_MB, read here too because ``csv inspect`` runs without an app."""
-    return int(float(os.environ.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024)
+    """HOURTAB_CSV_MAX_MB, read here too because ``csv inspect`` needs no data folder nor database."""
+    try:
+        return int(float(os.environ.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024)
+    except ValueError as e:
+        raise InvalidInput("HOURTAB_CSV_MAX_MB must be a number of MiB.") from e
 
 
 def _read_limited(path: Path, limit: int) -> bytes:

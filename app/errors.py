@@ -8,7 +8,15 @@ from flask import Flask, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from hourtab.errors import Conflict, InvalidInput, LimitReached, NotFound, PayloadTooLarge, Unavailable
+from hourtab.errors import (
+    Conflict,
+    InvalidInput,
+    LimitReached,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    Unavailable,
+)
 from hourtab.retainers.errors import PlanLimitReached
 
 log = logging.getLogger(__name__)
@@ -19,6 +27,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     PlanLimitReached: 403,  # waiting does not help, unlike a rate limit
     PayloadTooLarge: 413,
     InvalidInput: 400,
+    Unauthorized: 401,
     NotFound: 404,
     Conflict: 409,
     LimitReached: 429,
@@ -38,6 +47,19 @@ def status_for(error: Exception) -> int | None:
         if cls in STATUS_BY_ERROR:
             return STATUS_BY_ERROR[cls]
     return None
+
+
+def retry_headers(error: Exception) -> dict[str, str]:
+    retry = getattr(error, "retry_after", None)
+    return {"Retry-After": str(retry)} if retry else {}
+
+
+def form_status(error: Exception | None = None) -> tuple[int, dict[str, str]]:
+    """Status and headers of a re-rendered form page: the domain error's own, 400 for a POST
+    whose fields were refused, 200 for a GET (a successful POST redirects before this)."""
+    if error is not None:
+        return status_for(error) or 500, retry_headers(error)
+    return (400 if request.method == "POST" else 200), {}
 
 
 def render_error(status: int, title: str, message: str, headers: dict[str, str] | None = None):
@@ -72,11 +94,7 @@ def init_app(app: Flask) -> None:
         if status is None:
             log.exception("unhandled error on %s", request.path)
             return render_error(500, "Server error", "Something went wrong on our side; nothing was saved.")
-        headers = {}
-        retry = getattr(error, "retry_after", None)
-        if retry:
-            headers["Retry-After"] = str(retry)
-        return render_error(status, _title(status), str(error), headers)
+        return render_error(status, _title(status), str(error), retry_headers(error))
 
 
 def _title(status: int) -> str:

@@ -20,6 +20,10 @@ class NotFound(HourTabError):
     """The object does not exist, or belongs to another account (the same answer on purpose)."""
 
 
+class Unauthorized(HourTabError):
+    """Credentials that match no account (the same answer for a wrong e-mail or password)."""
+
+
 class Conflict(HourTabError):
     """The request contradicts what is stored (an e-mail already registered, a duplicate)."""
 

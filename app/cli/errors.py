@@ -13,12 +13,21 @@ from typing import Any, NoReturn
 import click
 from sqlalchemy.exc import OperationalError
 
-from hourtab.errors import Conflict, HourTabError, InvalidInput, LimitReached, NotFound, Unavailable
+from hourtab.errors import (
+    Conflict,
+    HourTabError,
+    InvalidInput,
+    LimitReached,
+    NotFound,
+    Unauthorized,
+    Unavailable,
+)
 
 #: Kernel error kinds and their exit status; the most specific class wins (MRO order).
 EXIT_CODES: dict[type[Exception], int] = {
     InvalidInput: 2,
     NotFound: 2,
+    Unauthorized: 2,
     Conflict: 2,
     LimitReached: 2,
     Unavailable: 1,

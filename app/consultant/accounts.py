@@ -8,10 +8,11 @@ from flask_login import login_required, login_user, logout_user
 from app.auth import CurrentAccount, account
 from app.consultant import bp
 from app.db import get_db
+from app.errors import form_status
 from app.forms import LoginForm, PasswordForm, SignupForm
 from hourtab import accounts, ratelimit
 from hourtab.db import transaction
-from hourtab.errors import Conflict, InvalidInput, LimitReached
+from hourtab.errors import Conflict, InvalidInput, LimitReached, Unauthorized
 
 LOGIN_WINDOW_S = 60
 
@@ -26,7 +27,7 @@ def _safe_next(target: str | None) -> str:
 @bp.route("/signup", methods=["GET", "POST"])
 def signup():
     form = SignupForm()
-    status = 200
+    error = None
     if form.validate_on_submit():
         db = get_db()
         try:
@@ -36,20 +37,18 @@ def signup():
         except (InvalidInput, Conflict) as e:
             field = form.email if "mail" in str(e) else form.password
             field.errors.append(str(e))
-            status = 409 if isinstance(e, Conflict) else 400
+            error = e
         else:
             login_user(CurrentAccount(new))
             flash("Welcome to HourTab.")
             return redirect(url_for("consultant.dashboard"))
-    elif request.method == "POST":
-        status = 400
-    return render_template("consultant/signup.html", form=form), status
+    return render_template("consultant/signup.html", form=form), *form_status(error)
 
 
 @bp.route("/login", methods=["GET", "POST"])
 def login():
     form = LoginForm()
-    status = 200
+    error = None
     if request.method == "POST":
         db = get_db()
         keys = [f"ip:{request.remote_addr}"]
@@ -60,7 +59,7 @@ def login():
         except LimitReached as e:
             db.rollback()
             form.form_errors.append(str(e))
-            return render_template("consultant/login.html", form=form), 429, {"Retry-After": str(e.retry_after)}
+            return render_template("consultant/login.html", form=form), *form_status(e)
         if form.validate_on_submit():
             with transaction(db):
                 found = accounts.authenticate(db, form.email.data, form.password.data)
@@ -69,11 +68,9 @@ def login():
             if found is not None:
                 login_user(CurrentAccount(found))
                 return redirect(_safe_next(request.args.get("next")))
-            form.form_errors.append("That e-mail and password do not match an account.")
-            status = 401
-        else:
-            status = 400
-    return render_template("consultant/login.html", form=form), status
+            error = Unauthorized("That e-mail and password do not match an account.")
+            form.form_errors.append(str(error))
+    return render_template("consultant/login.html", form=form), *form_status(error)
 
 
 @bp.route("/logout", methods=["POST"])
@@ -87,7 +84,7 @@ def logout():
 @login_required
 def change_password():
     form = PasswordForm()
-    status = 200
+    error = None
     if form.validate_on_submit():
         db = get_db()
         me = db.merge(account())
@@ -96,11 +93,9 @@ def change_password():
                 accounts.change_password(db, me, form.current.data, form.new.data)
         except InvalidInput as e:
             form.form_errors.append(str(e))
-            status = 400
+            error = e
         else:
             login_user(CurrentAccount(me))
             flash("Your password is changed; other sessions are logged out.")
             return redirect(url_for("consultant.dashboard"))
-    elif request.method == "POST":
-        status = 400
-    return render_template("consultant/password.html", form=form), status
+    return render_template("consultant/password.html", form=form), *form_status(error)

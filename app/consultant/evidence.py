@@ -13,6 +13,7 @@ from flask_wtf.file import FileField, FileRequired
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
+from app.errors import form_status
 from app.extensions import blobs
 from hourtab.db import transaction
 from incidents import store
@@ -30,7 +31,7 @@ class EvidenceUploadForm(FlaskForm):
 @login_required
 def evidence_list():
     form = EvidenceUploadForm()
-    status = 200
+    error = None
     db = get_db()
     if form.validate_on_submit():
         upload = form.file.data
@@ -39,16 +40,14 @@ def evidence_list():
         except InvalidEvidence as e:
             db.rollback()
             form.file.errors.append(str(e))
-            status = 400
+            error = e
         else:
             flash(f"Stored {len(rows)} run{'s' if len(rows) != 1 else ''} from {upload.filename}.")
             if len(rows) == 1:
                 return redirect(url_for("consultant.evidence_detail", evidence_id=rows[0].id))
             return redirect(url_for("consultant.evidence_list"))
-    elif form.is_submitted():
-        status = 400
     rows = store.list_evidence(db, account().id)
-    return render_template("consultant/evidence/list.html", form=form, rows=rows), status
+    return render_template("consultant/evidence/list.html", form=form, rows=rows), *form_status(error)
 
 
 def _ingest(db, upload):

@@ -12,6 +12,7 @@ from flask_login import login_required
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
+from app.errors import form_status
 from hourtab.db import transaction
 from hourtab.scoping import get_owned
 from hourtab.timesheets import importer, profiles
@@ -101,7 +102,7 @@ def import_preview(upload_id: int):
     options = _options()
     context = {"upload": upload, "options": options, "query": _query(options), "ambiguity": None, "error": None,
                "report": None, "rows": [], "totals": None, "formats": FORMAT_NAMES}
-    status = 200
+    error = None
     try:
         frame, report = importer.read_for_account(db, me, upload.content, options,
                                                   int(current_app.config["CSV_MAX_BYTES"]))
@@ -112,10 +113,10 @@ def import_preview(upload_id: int):
         context["report"] = e.report
     except TimesheetError as e:
         context["error"] = str(e)
-        status = 400
+        error = e
     else:
         context.update(report=report, rows=frame.head(PREVIEW_ROWS).to_dict("records"), totals=totals(frame))
-    return render_template("consultant/imports/preview.html", **context), status
+    return render_template("consultant/imports/preview.html", **context), *form_status(error)
 
 
 @bp.route("/imports/<int:upload_id>/confirm", methods=["POST"])

@@ -14,6 +14,7 @@ from wtforms.validators import DataRequired, Length, Optional
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
+from app.errors import form_status
 from hourtab.db import transaction
 from hourtab.errors import InvalidInput
 from hourtab.retainers import service
@@ -122,7 +123,7 @@ def retainers_list():
 @login_required
 def retainer_new():
     form = RetainerForm()
-    status = 200
+    error = None
     if request.method == "GET" and not form.start.data:
         form.start.data = dt.date.today()
         form.timezone.data = account().timezone or "UTC"
@@ -133,18 +134,13 @@ def retainer_new():
                 me = db.merge(account())
                 created = service.create_retainer(db, me, form.name.data, form.client.data, _terms(form),
                                                    _rules(form))
-        except PlanLimitReached as e:
+        except (PlanLimitReached, InvalidInput) as e:
             form.form_errors.append(str(e))
-            status = 403
-        except InvalidInput as e:
-            form.form_errors.append(str(e))
-            status = 400
+            error = e
         else:
             flash("Retainer created. Share its public link with the client.")
             return redirect(url_for("consultant.retainer_detail", retainer_id=created.id))
-    elif request.method == "POST":
-        status = 400
-    return render_template("consultant/retainers/form.html", form=form, title="New retainer"), status
+    return render_template("consultant/retainers/form.html", form=form, title="New retainer"), *form_status(error)
 
 
 def _fill(form: RetainerForm, r) -> None:
@@ -172,7 +168,7 @@ def retainer_edit(retainer_id: int):
     db = get_db()
     retainer = service.get_retainer(db, account(), retainer_id)
     form = RetainerForm()
-    status = 200
+    error = None
     if request.method == "GET":
         _fill(form, retainer)
     elif form.validate_on_submit():
@@ -182,14 +178,12 @@ def retainer_edit(retainer_id: int):
                                         terms=_terms(form), rules=_rules(form))
         except InvalidInput as e:
             form.form_errors.append(str(e))
-            status = 400
+            error = e
         else:
             flash("Terms saved; the public page shows them now.")
             return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
-    else:
-        status = 400
     return render_template("consultant/retainers/form.html", form=form, title=f"Edit {retainer.name}",
-                           retainer=retainer), status
+                           retainer=retainer), *form_status(error)
 
 
 @bp.route("/retainers/<int:retainer_id>")

@@ -16,9 +16,6 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from hourtab.db import Base, UTCDateTime, utcnow
 from hourtab.scoping import AccountOwned
 
-STATUSES = ("draft", "published")
-#: Roles of attached evidence: the runs compared, and profiles explaining them.
-ROLES = ("incident", "baseline", "fixed", "profile")
 PHASES = ("investigation", "fix", "validation")
 ACTION_KINDS = ("prevent", "detect", "mitigate")
 #: Markdown sections a person writes, in report order (the keys of ``Incident.sections``).

@@ -1,29 +1,17 @@
-"""The words a client reads first: hours formatted one way everywhere, and the headline sentence.
+"""The words a client reads first: the headline sentence of a period.
 
-Formatting lives here, once, so the page, the JSON, the CSV, the statement and the CLI never
-disagree about how 45,000 seconds are written (``12.5``).
+Hours are formatted by ``hourtab.retainers.units`` (re-exported here for existing callers), once,
+so the page, the JSON, the CSV, the statement and the CLI never disagree about how 45,000 seconds
+are written (``12.5``).
 """
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
-
 from hourtab.retainers.ledger import PeriodBalance
 from hourtab.retainers.periods import short_date
-from hourtab.retainers.terms import HOUR
+from hourtab.retainers.units import format_hours, hours_decimal
 
-
-def hours_decimal(seconds: int, places: int = 2) -> Decimal:
-    """Exact seconds → hours, rounded half-up to ``places`` decimals (0.1 h steps stay exact)."""
-    q = Decimal(1).scaleb(-places)
-    return (Decimal(seconds) / HOUR).quantize(q, rounding=ROUND_HALF_UP)
-
-
-def format_hours(seconds: int, places: int = 2) -> str:
-    """``45000`` → ``"12.5"``, ``72000`` → ``"20"``: no trailing zeros, no exponent."""
-    value = hours_decimal(seconds, places).normalize()
-    text = f"{value:f}"
-    return "0" if text in ("-0", "0") else text
+__all__ = ["format_hours", "headline", "hours_decimal", "used_percent"]
 
 
 def headline(balance: PeriodBalance) -> str:

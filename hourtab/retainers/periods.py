@@ -100,10 +100,6 @@ def index_of(periods: list[Period], day: dt.date) -> int:
     return bisect.bisect_right([p.start for p in periods], day) - 1
 
 
-def local_midnight(day: dt.date, tz: ZoneInfo) -> dt.datetime:
-    return dt.datetime.combine(day, dt.time(0), tzinfo=tz)
-
-
 def local_date(instant: dt.datetime, tz: ZoneInfo) -> dt.date:
     """The calendar date an aware instant falls on in ``tz``."""
     return instant.astimezone(tz).date()

@@ -333,12 +333,6 @@ def match_entries(session: Session, account_id: int) -> dict[int, int]:
     return added
 
 
-def note_entries_changed(session: Session, account_id: int) -> None:
-    """Call after changing entries outside an import (e.g. confirming removals): pages re-render."""
-    for retainer in session.scalars(select_owned(Retainer, account_id)):
-        _touch(retainer)
-
-
 def unmatched_entries(session: Session, account: Account, limit: int = 200) -> tuple[int, list[TimeEntry]]:
     """Entries of the account that count against no retainer (removed ones excluded)."""
     cond = (TimeEntry.account_id == account.id, TimeEntry.status != "removed",

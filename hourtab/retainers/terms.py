@@ -13,8 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hourtab.errors import InvalidInput
-
-HOUR = 3600
+from hourtab.retainers.units import HOUR, format_hours
 
 
 class InvalidTerms(InvalidInput):
@@ -145,8 +144,6 @@ class Terms:
 
     def describe(self) -> str:
         """One line a client can read: what they buy and what happens at each reset."""
-        from hourtab.retainers.headline import format_hours
-
         every = {"monthly": "month", "weekly": "week", "quarterly": "quarter"}[self.period.value]
         parts = [f"{format_hours(self.allotment_s)} h per {every}"]
         if self.rollover is Rollover.NONE:

@@ -7,7 +7,6 @@ stated ("no fixed or baseline run attached"), never left blank or guessed.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,5 +169,3 @@ def finite(values: Any) -> np.ndarray:
     return arr[np.isfinite(arr)]
 
 
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -12,11 +12,10 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
-from pathlib import Path
 from typing import Any
 
 from hourtab.resources import templates_dir
-from incidents.report.build import Report, build_report
+from incidents.report.build import Report
 from incidents.report.html import render_html
 from incidents.report.inputs import ReportInput
 
@@ -36,12 +35,6 @@ def pdf_html(report: Report) -> str:
         created = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     meta = meta_tags(PdfMeta(title=inputs.title, author=inputs.author or "HourTab", created=created))
     return render_html(report, pdf=True, meta_html=meta)
-
-
-def render_report_pdf(inputs: ReportInput) -> bytes:
-    from hourtab.pdf import render_pdf
-
-    return render_pdf(pdf_html(build_report(inputs)))
 
 
 def _jsonable(value: Any) -> Any:
@@ -76,23 +69,6 @@ def cache_key(inputs: ReportInput) -> str:
     payload = json.dumps({"v": REPORT_VERSION, "t": _templates_digest(), "h": human, "r": refs},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-class FolderCache:
-    """Rendered PDFs in a folder, one file per key (used when no blob store is configured)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-
-    def get(self, key: str) -> bytes | None:
-        path = self.folder / f"{key}.pdf"
-        return path.read_bytes() if path.is_file() else None
-
-    def put(self, key: str, data: bytes) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f".{key}.tmp"
-        tmp.write_bytes(data)
-        tmp.replace(self.folder / f"{key}.pdf")
 
 
 class BlobCache:

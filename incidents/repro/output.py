@@ -14,12 +14,10 @@ import sys
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from incidents.repro import measure
-
-if TYPE_CHECKING:
-    from incidents.repro.runner import ModeResult, ReproSettings
+from incidents.repro.settings import PROFILE_DIR, ModeResult, ReproSettings
 
 SCHEMA_NAME = "hourtab.repro.profile"
 SCHEMA_VERSION = 1
@@ -117,8 +115,6 @@ def _note(result: ModeResult, settings: ReproSettings) -> str | None:
 def _profiler_entry(heaviest: ModeResult | None) -> dict[str, Any] | None:
     if heaviest is None or not heaviest.profile_files:
         return None
-    from incidents.repro.runner import PROFILE_DIR
-
     return {"mode": str(heaviest.mode), "steps": int(heaviest.profile_files["steps"]),
             "table": f"{PROFILE_DIR}/{heaviest.profile_files['table']}",
             "chrome_trace": f"{PROFILE_DIR}/{heaviest.profile_files['chrome_trace']}"}

@@ -15,14 +15,12 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from incidents.errors import ReproUnavailable
-from incidents.repro import measure
+from incidents.repro import measure, output
 from incidents.repro.model import (
-    ModelSpec,
     build_model,
     describe_model,
     require_torch,
@@ -30,52 +28,11 @@ from incidents.repro.model import (
     validate_spec,
 )
 from incidents.repro.modes import InvalidReproArgument, Mode
+from incidents.repro.settings import DEFAULT_PROJECT_STEPS, PROFILE_DIR, ModeResult, ReproSettings
 
-DEFAULT_PROJECT_STEPS = 11_250
 #: Distinct synthetic batches cycled through (enough variety, little memory).
 BATCH_POOL = 8
-PROFILE_DIR = "profiler"
 WANDB_PROJECT = "hourtab-repro"
-
-
-@dataclass
-class ReproSettings:
-    """Everything a reproducer run needs; the CLI and the benchmark fill it in."""
-
-    spec: ModelSpec
-    modes: list[Mode]
-    out: Path
-    preset: str | None = None
-    steps: int = 20
-    warmup: int = 3
-    device: str = "auto"
-    project_steps: int = DEFAULT_PROJECT_STEPS
-    profile_steps: int = 2
-    seed: int = 0
-    threads: int | None = None
-    progress: bool = True
-    command: str | None = None
-    lr: float = 2e-5
-
-
-@dataclass
-class ModeResult:
-    """What one mode measured; turned into a ``modes[]`` entry of profile.json by output.py."""
-
-    mode: Mode
-    step_s: list[float] = field(default_factory=list)
-    hook_s: list[float] = field(default_factory=list)
-    phase_s: list[dict[str, float]] = field(default_factory=list)
-    histograms_logged: int | None = 0
-    training_steps: int = 0
-    top_tensors: list[dict[str, Any]] = field(default_factory=list)
-    device_utilization: dict[str, Any] | None = None
-    wandb_run: dict[str, str] | None = None
-    profile_files: dict[str, str] | None = None
-    watch_thread_cpu_s: float | None = None
-    model_info: dict[str, Any] | None = None
-    complete: bool = False
-    phase_timer: str = "host-clock"
 
 
 def resolve_device(torch: Any, requested: str) -> str:
@@ -132,8 +89,6 @@ def fastwatch_module() -> Any:
 
 def run_repro(settings: ReproSettings) -> dict[str, Any]:
     """Measure every mode, write profile.json, profile.md, the W&B runs and the profiler capture."""
-    from incidents.repro import output
-
     check_settings(settings)
     torch, _ = require_torch()
     device = resolve_device(torch, settings.device)

@@ -21,7 +21,6 @@ from incidents.errors import InvalidEvidence
 from incidents.wandb.evidence import RunEvidence, empty_histograms, empty_system
 from incidents.wandb.records import histogram_frame, histogram_kind, with_step_time
 
-HISTORY_MARKERS = ("_step", "_runtime", "_timestamp")
 EXPECTED = ("a W&B public-API export has the columns _step, _runtime, _timestamp and the logged "
             "metrics (history), or _timestamp, _runtime and system.* metrics (system stream)")
 _CELL_LIMIT = 1 << 20

@@ -11,6 +11,7 @@ Classification against what the account already has (by fingerprint):
   the file no longer has; kept (status ``missing_upstream``) until the consultant confirms removal;
 * **skipped**: bad rows left out because the consultant chose "import the valid rows".
 
+Every import and confirmed removal assigns the entries to retainers in the same transaction.
 Nothing here commits: callers wrap ``import_file`` in ``with transaction(session):`` so a refused
 or failed import leaves the database exactly as it was.
 """
@@ -35,6 +36,7 @@ from sqlalchemy.orm import Session
 from hourtab.accounts import Account
 from hourtab.db import utcnow
 from hourtab.errors import Conflict
+from hourtab.retainers.assign import entries_changed
 from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
 from hourtab.timesheets.errors import MAX_LISTED_ERRORS, CsvTooLarge, RowsRejected, TimesheetError
@@ -165,6 +167,8 @@ def confirm_removal(session: Session, account: Account, upload_id: int | None = 
         entry.status = "removed"
         entry.updated_at = now
     session.flush()
+    if entries:
+        entries_changed(session, account.id)
     return len(entries)
 
 
@@ -510,6 +514,7 @@ def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFra
     upload.skipped_rows = [e.as_dict() for e in report.errors[:max(MAX_LISTED_ERRORS * 20, 1000)]]
     upload.warnings = report.warnings + plan.notes
     session.flush()
+    entries_changed(session, account.id)
     return ImportResult(report=report, upload_id=upload.id, new=inserted, unchanged=plan.unchanged + raced,
                         changed=len(plan.changed_new), missing=len(plan.missing), skipped=skipped,
                         notes=plan.notes)

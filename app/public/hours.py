@@ -129,6 +129,12 @@ def now() -> dt.datetime:
     return clock() if clock else dt.datetime.now(dt.UTC)
 
 
+def _etag(stamp: Stamp, body: bytes) -> str:
+    """A strong validator over the bytes and the revision they were rendered from, so a change the
+    client should see always changes it, and a change elsewhere never does."""
+    return hashlib.sha256(f"{stamp.retainer_id}:{stamp.revision}:".encode() + body).hexdigest()[:32]
+
+
 def _serve(token: str, fmt: str, render: Callable[[Stamp], Rendered]) -> Response:
     stamp = _stamp_or_404(token)
     today = now().astimezone(ZoneInfo(stamp.timezone)).date()
@@ -137,7 +143,7 @@ def _serve(token: str, fmt: str, render: Callable[[Stamp], Rendered]) -> Respons
     rendered = cache.get(key)
     if rendered is None:
         fresh = render(stamp)
-        rendered = Rendered(fresh.body, fresh.mimetype, fresh.headers, hashlib.sha256(fresh.body).hexdigest()[:32],
+        rendered = Rendered(fresh.body, fresh.mimetype, fresh.headers, _etag(stamp, fresh.body),
                             utcnow().replace(microsecond=0))
         cache.put(key, rendered)
     response = Response(rendered.body, mimetype=rendered.mimetype, headers=list(rendered.headers))

@@ -59,13 +59,9 @@ class Retainer(AccountOwned, Base):
     #: ``None`` while the public page is disabled; rotated by replacing it (old URL 404s at once).
     public_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
-    #: Bumped on every change that alters the public page, so every worker's cache sees it.
+    #: Bumped (with ``updated_at``) in the same transaction as every change that alters the public
+    #: page, so every worker's cache of this retainer's pages sees it, and no other retainer's does.
     revision: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
-    #: The highest ``time_entries.id`` and ``time_entry_changes.id`` (database-wide, so reading them
-    #: is one primary-key seek) when entries were last matched: a larger one means new or changed
-    #: entries that the public page must match and show.
-    seen_entry_id: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-    seen_change_id: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
 

@@ -8,20 +8,18 @@ what the client sees bumps ``Retainer.revision``, which is what public-page cach
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import secrets
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-import numpy as np
 import pandas as pd
-from sqlalchemy import bindparam, delete, exists, func, insert, literal_column, select
+from sqlalchemy import delete, exists, func, select
 from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
 from hourtab.errors import InvalidInput, NotFound
+from hourtab.retainers.assign import match_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.matching import MatchRules
@@ -29,7 +27,7 @@ from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
 from hourtab.scoping import get_owned, select_owned
-from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
+from hourtab.timesheets.models import TimeEntry, Upload
 
 #: 24 random bytes = 192 bits from ``secrets``; URL-safe base64 gives 32 characters.
 TOKEN_BYTES = 24
@@ -127,11 +125,6 @@ def _apply_terms(retainer: Retainer, terms: Terms) -> None:
     retainer.minimum_min = terms.rounding.minimum_min
 
 
-def _touch(retainer: Retainer) -> None:
-    retainer.revision = (retainer.revision or 0) + 1
-    retainer.updated_at = dt.datetime.now(dt.UTC)
-
-
 def _clean_name(value: str, what: str) -> str:
     value = " ".join((value or "").split())
     if not value:
@@ -163,7 +156,7 @@ def create_retainer(session: Session, account: Account, name: str, client: str, 
     client = _clean_name(client, "client")
     retainer = Retainer(account_id=account.id, name=_clean_name(name, "name"), client=client,
                         match_rules=(rules or MatchRules(clients=(client,))).to_json(),
-                        public_token=new_token(), active=True, revision=1, seen_entry_id=0, seen_change_id=0)
+                        public_token=new_token(), active=True, revision=1)
     _apply_terms(retainer, terms)
     session.add(retainer)
     session.flush()
@@ -194,9 +187,9 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
     if rules is not None and rules.to_json() != retainer.match_rules:
         retainer.match_rules = rules.to_json()
         session.execute(delete(retainer_entries).where(retainer_entries.c.retainer_id == retainer.id))
-        session.flush()
-        match_entries(session, account.id)
-    _touch(retainer)
+    touch(retainer)
+    session.flush()
+    match_entries(session, account.id)
     return retainer
 
 
@@ -205,7 +198,9 @@ def set_active(session: Session, account: Account, retainer_id: int, active: boo
     if active and not retainer.active:
         _check_plan(session, account)
     retainer.active = active
-    _touch(retainer)
+    touch(retainer)
+    session.flush()
+    match_entries(session, account.id)
     return retainer
 
 
@@ -213,14 +208,14 @@ def rotate_token(session: Session, account: Account, retainer_id: int) -> Retain
     """A new unguessable token; the old URL stops working as soon as this commits."""
     retainer = get_retainer(session, account, retainer_id)
     retainer.public_token = new_token()
-    _touch(retainer)
+    touch(retainer)
     return retainer
 
 
 def disable_token(session: Session, account: Account, retainer_id: int) -> Retainer:
     retainer = get_retainer(session, account, retainer_id)
     retainer.public_token = None
-    _touch(retainer)
+    touch(retainer)
     return retainer
 
 
@@ -254,8 +249,9 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
     credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
                             seconds=seconds, reason=reason)
     session.add(credit)
-    _touch(retainer)
+    touch(retainer)
     session.flush()
+    match_entries(session, account.id)
     return credit
 
 
@@ -265,7 +261,9 @@ def delete_credit(session: Session, account: Account, retainer_id: int, credit_i
     if credit.retainer_id != retainer.id:
         raise NotFound(f"RetainerCredit {credit_id} not found")
     session.delete(credit)
-    _touch(retainer)
+    touch(retainer)
+    session.flush()
+    match_entries(session, account.id)
 
 
 def credits_of(session: Session, retainer: Retainer) -> list[Credit]:
@@ -275,63 +273,6 @@ def credits_of(session: Session, retainer: Retainer) -> list[Credit]:
 
 
 # --- matching entries -------------------------------------------------------------------------
-
-def entry_marks(session: Session) -> tuple[int, int]:
-    """Database-wide highest entry id and entry-change id: two primary-key seeks, no scan.
-
-    Any import that adds or changes entries (and any confirmed removal) raises one of them.
-    """
-    return (session.scalar(select(func.max(TimeEntry.id))) or 0,
-            session.scalar(select(func.max(TimeEntryChange.id))) or 0)
-
-
-def match_entries(session: Session, account_id: int) -> dict[int, int]:
-    """Assign the account's unassigned entries to its active retainers by their match rules.
-
-    Entries already assigned stay where they are. An upload imported for a chosen retainer
-    (``Upload.retainer_id``) sends its entries there; otherwise, among retainers whose rules match
-    a new entry, the oldest retainer wins. Returns ``{retainer_id: entries newly assigned}``. Every retainer of
-    the account is marked changed when the entry marks moved, because an import can also update or
-    remove entries it already holds.
-    """
-    retainers = list(session.scalars(select_owned(Retainer, account_id).order_by(Retainer.id)))
-    if not retainers:
-        return {}
-    te = TimeEntry
-    # Unassigned ids first, from the account index alone (entry_id is the assignment table's key,
-    # never NULL, so NOT IN is exact); only those rows are read. Checking the status first read
-    # every one of the account's rows: 20 ms for three years of entries, on every import.
-    unassigned = select(te.id).where(te.account_id == account_id,
-                                     te.id.not_in(select(retainer_entries.c.entry_id)))
-    rows = session.execute(
-        select(te.id, te.client, te.project, te.tags, te.billable, Upload.retainer_id)
-        .join(Upload, Upload.id == te.upload_id).where(te.id.in_(unassigned), te.status != "removed")).all()
-    added: dict[int, int] = {}
-    if rows:
-        frame = pd.DataFrame(rows, columns=["id", "client", "project", "tags", "billable", "chosen"])
-        taken = pd.Series(False, index=frame.index)
-        active = [r for r in retainers if r.active]
-        # An import made "for" a retainer puts its entries there; rules place the rest.
-        masks = [(r, frame["chosen"] == r.id) for r in active]
-        masks += [(r, r.rules().mask(frame)) for r in active]
-        for retainer, wanted in masks:
-            mask = wanted & ~taken
-            ids = frame.loc[mask, "id"].tolist()
-            if ids:
-                session.execute(insert(retainer_entries),
-                                [{"entry_id": int(i), "retainer_id": retainer.id} for i in ids])
-                added[retainer.id] = added.get(retainer.id, 0) + len(ids)
-                taken |= mask
-                _touch(retainer)
-    marks = entry_marks(session)
-    for retainer in retainers:
-        if (retainer.seen_entry_id, retainer.seen_change_id) != marks:
-            retainer.seen_entry_id, retainer.seen_change_id = marks
-            if retainer.id not in added:
-                _touch(retainer)
-    session.flush()
-    return added
-
 
 def unmatched_entries(session: Session, account: Account, limit: int = 200) -> tuple[int, list[TimeEntry]]:
     """Entries of the account that count against no retainer (removed ones excluded)."""
@@ -351,95 +292,33 @@ TEXT_COLUMNS = ("description", "project", "task")
 TEXT_CHUNK = 500
 
 
-#: Filled with ``int`` ids only (``entry_text``), never with text from a request or a file.
-_TEXT_SQL = (f"SELECT id, {', '.join(TEXT_COLUMNS)} FROM {TimeEntry.__tablename__} "  # noqa: S608
-             "WHERE id IN ({})")
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a big result is read and turned into arrays.
-
-    Three years of entries are ~21,000 row tuples: they count towards the collector's thresholds,
-    so reading them set off dozens of young collections and, now and then, a full one that walks
-    the whole heap (measured at 0.3 s on a loaded machine, more than the rest of the page). The
-    tuples hold no cycles and are freed by reference counting before collection resumes.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _raw_rows(session: Session, sql: str, params: tuple | dict = ()) -> list[tuple]:
-    """Rows straight from the DBAPI cursor (no Row objects, no per-value processing)."""
-    cursor = session.connection().connection.dbapi_connection.cursor()
-    try:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-    finally:
-        cursor.close()
-
-
-def _fetch(session: Session, stmt, params: dict) -> list[tuple]:
-    """``stmt`` compiled for the session's dialect and run by ``_raw_rows``."""
-    compiled = stmt.compile(dialect=session.connection().dialect)
-    return _raw_rows(session, str(compiled),
-                     tuple(params[k] for k in compiled.positiontup) if compiled.positional else params)
-
-
 def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.DataFrame:
-    """The retainer's counted entries as a frame: one query on the DBAPI cursor, columns parsed
-    vectorised. SQLAlchemy's per-row work (Row objects, type processing) cost ~10x the query for
-    20,000 rows, and a cold public page must render in well under a second.
+    """The retainer's counted entries as a frame, in ``ENTRY_FRAME_COLUMNS`` order.
 
     ``text=False`` leaves out description, project and task: the ledger needs none of them, and for
-    three years of entries they are most of the bytes read and most of the frame-building time.
+    three years of entries they are most of the bytes read.
     """
     te = TimeEntry
     names = ENTRY_FRAME_COLUMNS if text else ENTRY_FRAME_COLUMNS[:4]
     stmt = (select(*(getattr(te, "id" if n == "entry_id" else n) for n in names))
             .join(retainer_entries, retainer_entries.c.entry_id == te.id)
-            .where(retainer_entries.c.retainer_id == bindparam("rid"), te.status != literal_column("'removed'")))
-    with _gc_paused():
-        rows = _fetch(session, stmt, {"rid": retainer_id})
-        frame = _entries_columns(rows, names)
-        del rows
-    return frame
-
-
-def _entries_columns(rows: list[tuple], names: list[str]) -> pd.DataFrame:
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(names)
-    n = len(rows)
-    data = dict(zip(names, columns, strict=True))
-    return pd.DataFrame({
-        "entry_id": np.fromiter(data["entry_id"], dtype=np.int64, count=n),
-        # SQLite hands back naive UTC text, PostgreSQL aware datetimes: both become UTC timestamps.
-        "start_at": pd.to_datetime(np.array(data["start_at"], dtype=object), utc=True, format="ISO8601"),
-        # ISO date text (SQLite) or dates (PostgreSQL): numpy parses both, several times faster.
-        "local_date": np.array(data["local_date"], dtype="datetime64[D]").astype("datetime64[us]"),
-        "duration_s": np.fromiter(data["duration_s"], dtype=np.int64, count=n),
-        **{name: np.array(data[name], dtype=object) for name in names[4:]},
-    })
+            .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed"))
+    frame = pd.DataFrame(session.execute(stmt).all(), columns=names)
+    return frame.astype({"entry_id": "int64", "duration_s": "int64"}).assign(
+        start_at=pd.to_datetime(frame["start_at"], utc=True),
+        local_date=pd.to_datetime(frame["local_date"]).astype("datetime64[us]"))
 
 
 def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
-    """Description, project and task of the given entries, indexed by ``entry_id``.
-
-    The ids are integers from our own frame, written into the SQL as literals: binding (or
-    literal-compiling) a busy period's few hundred values cost more in SQLAlchemy than the query.
-    """
+    """Description, project and task of the given entries, indexed by ``entry_id``."""
+    te = TimeEntry
     ids = [int(i) for i in entry_ids]
-    rows: list[tuple] = []
+    rows = []
     for k in range(0, len(ids), TEXT_CHUNK):
-        rows += _raw_rows(session, _TEXT_SQL.format(",".join(map(str, ids[k:k + TEXT_CHUNK]))))
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
-    index = pd.Index(np.fromiter(columns[0], dtype=np.int64, count=len(rows)), name="entry_id")
-    return pd.DataFrame({name: np.array(values, dtype=object)
-                         for name, values in zip(TEXT_COLUMNS, columns[1:], strict=True)}, index=index)
+        rows += session.execute(select(te.id, *(getattr(te, c) for c in TEXT_COLUMNS))
+                                .where(te.id.in_(ids[k:k + TEXT_CHUNK]))).all()
+    frame = pd.DataFrame(rows, columns=["entry_id", *TEXT_COLUMNS])
+    return frame.astype({"entry_id": "int64"}).set_index("entry_id")
 
 
 def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,

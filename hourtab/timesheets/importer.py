@@ -11,18 +11,16 @@ Classification against what the account already has (by fingerprint):
   the file no longer has; kept (status ``missing_upstream``) until the consultant confirms removal;
 * **skipped**: bad rows left out because the consultant chose "import the valid rows".
 
+Every import and confirmed removal assigns the entries to retainers in the same transaction.
 Nothing here commits: callers wrap ``import_file`` in ``with transaction(session):`` so a refused
 or failed import leaves the database exactly as it was.
 """
 
 from __future__ import annotations
 
-import codecs
 import datetime as dt
 import hashlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -33,10 +31,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
-from hourtab.db import utcnow
+from hourtab.db import insert_new_rows, utcnow
 from hourtab.errors import Conflict
+from hourtab.retainers.assign import entries_changed
 from hourtab.scoping import get_owned, select_owned
-from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
+from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex
 from hourtab.timesheets.errors import MAX_LISTED_ERRORS, CsvTooLarge, RowsRejected, TimesheetError
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import get_profile
@@ -165,6 +164,8 @@ def confirm_removal(session: Session, account: Account, upload_id: int | None = 
         entry.status = "removed"
         entry.updated_at = now
     session.flush()
+    if entries:
+        entries_changed(session, account.id)
     return len(entries)
 
 
@@ -189,33 +190,16 @@ def _refuse_unless_allowed(report: ReadReport, skip_invalid: bool) -> None:
 # --- classification --------------------------------------------------------------------------------
 
 def _existing(session: Session, account: Account, frame: pd.DataFrame) -> pd.DataFrame:
-    """Stored entries on the file's dates (± a day, for time-zone edges): identity and digest only.
-
-    Read on the DBAPI cursor, dates as text: SQLAlchemy's rows and the driver's ``date`` objects
-    would cost seconds per 100,000 entries, and every value here is compared as a string anyway.
-    """
+    """Stored entries on the file's dates (± a day, for time-zone edges): identity and digest only."""
     first = frame["local_date"].min().date() - dt.timedelta(days=1)
     last = frame["local_date"].max().date() + dt.timedelta(days=1)
-    dialect = session.get_bind().dialect.name
-    mark = "?" if dialect == "sqlite" else "%s"
-    day = "local_date" if dialect == "sqlite" else "to_char(local_date, 'YYYY-MM-DD')"
+    te = TimeEntry
     cols = ["id", "fingerprint", "content_hash", "status", "source_format", "user_name", "local_date"]
-    sql = (f"SELECT {', '.join(cols[:-1])}, {day} FROM time_entries WHERE account_id = {mark} "  # noqa: S608
-           f"AND local_date BETWEEN {mark} AND {mark}")                                        # constants only
-    params = (account.id, first.isoformat(), last.isoformat()) if dialect == "sqlite" else (account.id, first, last)
-    cursor = session.connection().connection.cursor()
-    try:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    finally:
-        cursor.close()
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(cols)
-    existing = pd.DataFrame({c: pd.Series(pa.array(v, pa.string()), dtype="str")
-                             for c, v in zip(cols[1:-1], columns[1:-1], strict=True)})
-    existing.insert(0, "id", np.asarray(columns[0], np.int64))
-    existing["local_date"] = pd.to_datetime(pd.Series(pa.array(columns[-1], pa.string()), dtype="str"),
-                                            format="%Y-%m-%d")
-    return existing
+    rows = session.execute(select(*(getattr(te, c) for c in cols))
+                           .where(te.account_id == account.id, te.local_date.between(first, last))).all()
+    existing = pd.DataFrame(rows, columns=cols)
+    return existing.astype({"id": "int64", **{c: "str" for c in cols[1:-1]}}).assign(
+        local_date=pd.to_datetime(existing["local_date"]))
 
 
 def content_hashes(frame: pd.DataFrame) -> pd.Series:
@@ -339,113 +323,14 @@ def _records_times(values: pd.Series) -> list[Any]:
 INSERT_COLUMNS = ("account_id", "upload_id", "status", "updated_at", "fingerprint", "content_hash", "start_at",
                   "end_at", "local_date", "timezone", "duration_s", "client", "project", "task", "description",
                   "tags", "billable", "user_name", "source_format", "source_line")
-TEXT_COLUMNS = ("fingerprint", "content_hash", "timezone", "client", "project", "task", "description", "tags",
-                "user_name", "source_format")
-#: Name of the session-private staging table COPY fills on PostgreSQL.
-STAGING = "hourtab_import_staging"
-COPY_CHUNK = 1 << 23
-SQLITE_CACHE_KIB = 64 * 1024
-
-
-def _driver_rows(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> Iterator[tuple]:
-    """SQLite rows as the driver takes them, converted column-wise (SQLAlchemy's per-value type
-    hooks would cost ~10 s per 100,000 rows), with datetimes in the text form SQLAlchemy itself
-    stores (naive UTC ``YYYY-MM-DD HH:MM:SS.ffffff``)."""
-    n = len(frame)
-    stamp = now.astimezone(dt.UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
-    billable = frame["billable"].astype("object").where(frame["billable"].notna(), None).tolist()
-    columns = [
-        repeat(account_id, n), repeat(upload_id, n), repeat("active", n), repeat(stamp, n),
-        frame["fingerprint"].tolist(), frame["content_hash"].tolist(),
-        sqlite_datetimes(frame["start_at"]).to_pylist(), sqlite_datetimes(frame["end_at"]).to_pylist(),
-        iso_dates(frame["local_date"]).to_pylist(), frame["timezone"].tolist(),
-        frame["duration_s"].astype(int).tolist(), frame["client"].tolist(), frame["project"].tolist(),
-        frame["task"].tolist(), frame["description"].tolist(), frame["tags"].tolist(), billable,
-        frame["user_name"].tolist(), frame["source_format"].tolist(), frame["line"].astype(int).tolist(),
-    ]
-    return zip(*columns, strict=True)
-
-
-def _copy_escaped(values: pa.Array) -> pa.Array:
-    """Text for PostgreSQL's COPY text format: backslash, tab, newline and CR escaped; null as \\N."""
-    if pc.any(pc.match_substring_regex(values, r"[\\\t\n\r]")).as_py():
-        for raw, escaped in (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r")):
-            values = pc.replace_substring(values, raw, escaped)
-    return values.fill_null("\\N")
-
-
-def _copy_payload(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> pa.Buffer:
-    """The new entries as one COPY text stream (tab-separated lines), built column-wise."""
-    n = len(frame)
-
-    def const(value: str) -> pa.Array:
-        return pa.repeat(pa.scalar(value, pa.string()), n)
-
-    def stamps(col: str) -> pa.Array:
-        text = sqlite_datetimes(frame[col])  # naive UTC text; "+00" makes it an exact timestamptz
-        return pc.binary_join_element_wise(text, "+00", "").fill_null("\\N")
-
-    billable = frame["billable"]
-    flags = np.where(billable.isna().to_numpy(), "\\N",
-                     np.where(billable.fillna(False).to_numpy(dtype=bool), "t", "f"))
-    fields = {
-        "account_id": const(str(int(account_id))), "upload_id": const(str(int(upload_id))),
-        "status": const("active"), "updated_at": const(now.astimezone(dt.UTC).isoformat()),
-        **{c: _copy_escaped(arrow_text(frame[c])) for c in TEXT_COLUMNS},
-        "start_at": stamps("start_at"), "end_at": stamps("end_at"),
-        "local_date": iso_dates(frame["local_date"]).fill_null("\\N"),
-        "duration_s": integers(frame["duration_s"].to_numpy()), "billable": pa.array(flags, pa.string()),
-        "source_line": integers(frame["line"].to_numpy()),
-    }
-    lines = pc.binary_join_element_wise(*(fields[c] for c in INSERT_COLUMNS), "\t")
-    lines = pc.binary_join_element_wise(lines, "\n", "")
-    offsets = np.frombuffer(lines.buffers()[1], np.int32, count=n + 1, offset=lines.offset * 4)
-    return lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
 
 
 def _insert_new(session: Session, frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> None:
-    """Insert with ON CONFLICT DO NOTHING on (account_id, fingerprint), straight through the driver.
-
-    SQLite: one ``executemany`` of plain tuples. PostgreSQL: COPY into a session-private staging
-    table, then ``INSERT … SELECT … ON CONFLICT DO NOTHING``, so the unique constraint still decides
-    between concurrent imports; the staging table lives and dies inside the caller's transaction.
-    """
-    cursor = session.connection().connection.cursor()
-    try:
-        if session.get_bind().dialect.name == "sqlite":
-            sql = (f"INSERT INTO time_entries ({', '.join(INSERT_COLUMNS)}) "  # noqa: S608 - constants only
-                   f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))}) ON CONFLICT (account_id, fingerprint) DO NOTHING")
-            # SQLite's default 2 MiB page cache spills the unique index's random inserts to the WAL
-            # again and again; a larger cache for this one statement saves about a third of its time.
-            previous = int(cursor.execute("PRAGMA cache_size").fetchone()[0])
-            cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
-            try:
-                cursor.executemany(sql, _driver_rows(frame, account_id, upload_id, now))
-            finally:
-                cursor.execute(f"PRAGMA cache_size = {previous}")
-        else:
-            _copy_new(cursor, frame, account_id, upload_id, now)
-    finally:
-        cursor.close()
-
-
-def _copy_new(cursor: Any, frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> None:
-    cols = ", ".join(INSERT_COLUMNS)
-    payload = _copy_payload(frame, account_id, upload_id, now)
-    utf8 = codecs.lookup(cursor.connection.info.encoding).name == "utf-8"
-    cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{STAGING}")
-    cursor.execute(f"CREATE TEMPORARY TABLE {STAGING} AS SELECT {cols} "  # noqa: S608 - constants only
-                   "FROM time_entries WITH NO DATA")
-    with cursor.copy(f"COPY {STAGING} ({cols}) FROM STDIN") as copy:
-        if utf8:
-            view = memoryview(payload)
-            for i in range(0, len(view), COPY_CHUNK):
-                copy.write(view[i:i + COPY_CHUNK])
-        else:  # let psycopg encode for a non-UTF-8 client encoding
-            copy.write(payload.to_pybytes().decode("utf-8"))
-    cursor.execute(f"INSERT INTO time_entries ({cols}) SELECT {cols} FROM {STAGING} "  # noqa: S608 - constants only
-                   f"ORDER BY source_line ON CONFLICT (account_id, fingerprint) DO NOTHING")
-    cursor.execute(f"DROP TABLE {STAGING}")
+    """Insert the new entries; a row another import stored meanwhile (same fingerprint) is skipped."""
+    records = _records(frame, account_id, upload_id, now)
+    rows = (tuple(record[c] for c in INSERT_COLUMNS) for record in records)
+    insert_new_rows(session, TimeEntry.__table__, INSERT_COLUMNS, rows, conflict=("account_id", "fingerprint"),
+                    order_by="source_line")
 
 
 def _json_safe(value: Any) -> Any:
@@ -510,6 +395,7 @@ def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFra
     upload.skipped_rows = [e.as_dict() for e in report.errors[:max(MAX_LISTED_ERRORS * 20, 1000)]]
     upload.warnings = report.warnings + plan.notes
     session.flush()
+    entries_changed(session, account.id)
     return ImportResult(report=report, upload_id=upload.id, new=inserted, unchanged=plan.unchanged + raced,
                         changed=len(plan.changed_new), missing=len(plan.missing), skipped=skipped,
                         notes=plan.notes)

@@ -24,9 +24,6 @@ XSS = "<script>alert(1)</script>"
 @pytest.fixture
 def hours_app(app):
     app.config["HOURS_CLOCK"] = lambda: AUG_20
-    from app.public.hours import cache
-
-    cache.clear()
     return app
 
 

@@ -71,18 +71,33 @@ def test_rule_change_rematches_and_bumps_revision(db_session):
     assert retainer.revision > rev
 
 
-def test_import_marks_retainers_for_rematch(db_session):
+def test_import_assigns_entries_in_its_own_transaction_and_bumps_only_this_account(db_session):
     account, retainer = setup_retainer(db_session)
-    assert (retainer.seen_entry_id, retainer.seen_change_id) == service.entry_marks(db_session)
+    other, theirs = setup_retainer(db_session, email="bob@example.com")
+    before = len(service.entries_frame(db_session, retainer.id))
+    rev, their_rev = retainer.revision, theirs.revision
     with transaction(db_session):
         import_file(db_session, account, toggl_csv([("Client 1", "new", "2017-08-31", "09:00:00", "00:10:00")]),
                     "y.csv")
-    assert retainer.seen_entry_id < service.entry_marks(db_session)[0]
-    rev = retainer.revision
-    with transaction(db_session):
-        assert service.match_entries(db_session, account.id) == {retainer.id: 1}
-    assert (retainer.seen_entry_id, retainer.seen_change_id) == service.entry_marks(db_session)
+    assert len(service.entries_frame(db_session, retainer.id)) == before + 1
     assert retainer.revision > rev
+    db_session.refresh(theirs)
+    assert theirs.revision == their_rev
+    with transaction(db_session):
+        assert service.match_entries(db_session, account.id) == {}
+
+
+def test_reactivating_a_retainer_assigns_what_arrived_while_it_was_archived(db_session):
+    account, retainer = setup_retainer(db_session)
+    others = service.unmatched_entries(db_session, account)[0]  # another client's entries
+    with transaction(db_session):
+        service.set_active(db_session, account, retainer.id, False)
+        import_file(db_session, account, toggl_csv([("Client 1", "late", "2017-08-31", "09:00:00", "00:10:00")]),
+                    "z.csv")
+    assert service.unmatched_entries(db_session, account)[0] == others + 1
+    with transaction(db_session):
+        service.set_active(db_session, account, retainer.id, True)
+    assert service.unmatched_entries(db_session, account)[0] == others
 
 
 def test_credits_need_reasons_and_sensible_hours(db_session):

@@ -1,9 +1,16 @@
-"""/signup, /login, /logout, /account/password."""
+"""/signup, /login, /logout, /account/password, /account/settings."""
 
 from __future__ import annotations
 
+from functools import cache
+from zoneinfo import available_timezones
+
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required, login_user, logout_user
+from flask_wtf import FlaskForm
+from wtforms import SelectField, StringField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import Length
 
 from app.auth import CurrentAccount, account
 from app.consultant import bp
@@ -14,6 +21,23 @@ from hourtab.db import transaction
 from hourtab.errors import Conflict, InvalidInput, LimitExceeded
 
 LOGIN_WINDOW_S = 60
+
+
+@cache
+def _zones() -> list[SelectChoice]:
+    return [SelectChoice(z, z) for z in sorted(available_timezones()) if "/" in z or z == "UTC"]
+
+
+class SettingsForm(FlaskForm):
+    display_name = StringField("Display name (clients see it instead of your e-mail)",
+                               validators=[Length(max=200)])
+    contact = StringField("Contact e-mail for clients (empty = your log-in e-mail)", validators=[Length(max=320)])
+    timezone = SelectField("Default time zone of new retainers and uploads", validate_choice=False)
+    rounding_min = SelectField("Default rounding of new retainers", choices=[
+        SelectChoice("0", "None"), SelectChoice("6", "6 minutes"), SelectChoice("15", "15 minutes"),
+        SelectChoice("30", "30 minutes")])
+    hours_unit = SelectField("Write hours as", choices=[
+        SelectChoice("decimal", "Decimal hours (0.67 h)"), SelectChoice("hm", "Hours and minutes (0:40 h)")])
 
 
 def _safe_next(target: str | None) -> str:
@@ -104,3 +128,33 @@ def change_password():
     elif request.method == "POST":
         status = 400
     return render_template("consultant/password.html", form=form), status
+
+
+@bp.route("/account/settings", methods=["GET", "POST"])
+@login_required
+def account_settings():
+    form = SettingsForm()
+    form.timezone.choices = _zones()
+    db = get_db()
+    me = db.merge(account())
+    status = 200
+    if request.method == "GET":
+        form.display_name.data, form.contact.data, form.timezone.data = me.display_name, me.contact, me.timezone
+        form.rounding_min.data, form.hours_unit.data = str(me.rounding_min), me.hours_unit
+    elif form.validate_on_submit():
+        try:
+            with transaction(db):
+                accounts.update_settings(db, me, display_name=form.display_name.data or "",
+                                         contact=form.contact.data or "", timezone=form.timezone.data or "",
+                                         rounding_min=form.rounding_min.data or "0",
+                                         hours_unit=form.hours_unit.data or "decimal")
+        except InvalidInput as e:
+            db.rollback()
+            form.form_errors.append(str(e))
+            status = 400
+        else:
+            flash("Settings saved; your clients' pages show them now.")
+            return redirect(url_for("consultant.account_settings"))
+    else:
+        status = 400
+    return render_template("consultant/settings.html", form=form, me=me), status

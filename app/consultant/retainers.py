@@ -126,6 +126,7 @@ def retainer_new():
     if request.method == "GET" and not form.start.data:
         form.start.data = dt.date.today()
         form.timezone.data = account().timezone or "UTC"
+        form.rounding.data = str(account().rounding_min or 0)
     if form.validate_on_submit():
         db = get_db()
         try:

@@ -29,6 +29,11 @@ class RetainerInfo:
     consultant_contact: str
     terms: Terms
 
+    @property
+    def shown_contact(self) -> str:
+        """The contact beside the name, unless it would repeat it (no display name set)."""
+        return "" if self.consultant_contact == self.consultant_name else self.consultant_contact
+
 
 @dataclass(frozen=True)
 class EntryLine:

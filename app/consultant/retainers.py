@@ -61,6 +61,7 @@ class RetainerForm(FlaskForm):
     match_tags = StringField("…with any of the tags (comma-separated, optional)",
                              validators=[Optional(), Length(max=1000)])
     match_billable = SelectField("Billable", choices=_choices(BILLABLE), default="")
+    effective_from = SelectField("New hours, rollover, overage and rounding apply from", validate_choice=False)
 
 
 class CreditForm(FlaskForm):
@@ -86,6 +87,20 @@ def _terms(form: RetainerForm):
         rollover_expiry_periods=form.rollover_expiry.data, overage=form.overage.data,
         overage_rate=form.overage_rate.data, rounding=form.rounding.data, rounding_mode=form.rounding_mode.data,
         minimum=form.minimum.data))
+
+
+def _now() -> dt.datetime:
+    """The clock the client's pages use (tests and demos may fix it), so both sides agree."""
+    from app.public.hours import now
+
+    return now()
+
+
+def _effective(value: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value) if value else None
+    except ValueError as e:
+        raise InvalidInput(f"effective_from: choose a period, not {value!r}.") from e
 
 
 def _rules(form: RetainerForm) -> MatchRules:
@@ -173,14 +188,19 @@ def retainer_edit(retainer_id: int):
     db = get_db()
     retainer = service.get_retainer(db, account(), retainer_id)
     form = RetainerForm()
+    choices = service.change_periods(retainer, _now())
+    form.effective_from.choices = _choices(
+        [(p.start.isoformat(), f"{p.label}{' (current period)' if i == 0 else ''}") for i, p in enumerate(choices)])
     status = 200
     if request.method == "GET":
         _fill(form, retainer)
+        form.effective_from.data = choices[0].start.isoformat()
     elif form.validate_on_submit():
         try:
             with transaction(db):
                 service.update_retainer(db, account(), retainer_id, name=form.name.data, client=form.client.data,
-                                        terms=_terms(form), rules=_rules(form))
+                                        terms=_terms(form), rules=_rules(form),
+                                        effective_from=_effective(form.effective_from.data), now=_now())
         except InvalidInput as e:
             form.form_errors.append(str(e))
             status = 400
@@ -199,7 +219,7 @@ def retainer_detail(retainer_id: int):
     db = get_db()
     me = account()
     retainer = service.get_retainer(db, me, retainer_id)
-    ledger = service.retainer_ledger(db, retainer)
+    ledger = service.retainer_ledger(db, retainer, _now())
     recent = ledger.entries.tail(200).iloc[::-1]
     unmatched_total, unmatched = service.unmatched_entries(db, me, limit=100)
     credit_form = CreditForm()
@@ -207,7 +227,8 @@ def retainer_detail(retainer_id: int):
         credit_form.on.data = dt.date.today()
     return render_template(
         "consultant/retainers/detail.html", r=retainer, ledger=ledger, headline=headline(ledger.current),
-        terms=retainer.terms(), rules=retainer.rules(), h=format_hours, url=public_url(retainer.public_token),
+        terms=ledger.terms, rules=retainer.rules(), h=format_hours, url=public_url(retainer.public_token),
+        history=ledger.schedule,
         entries=entry_lines(ledger, recent) if len(recent) else [], entry_total=len(ledger.entries),
         before_start=len(ledger.before_start), unmatched=unmatched, unmatched_total=unmatched_total,
         credit_form=credit_form, action=ActionForm())

@@ -28,6 +28,8 @@ class RetainerInfo:
     consultant_name: str
     consultant_contact: str
     terms: Terms
+    #: "decimal" (0.67 h) or "hm" (0:40 h), as the consultant chose.
+    hours_unit: str = "decimal"
 
     @property
     def shown_contact(self) -> str:

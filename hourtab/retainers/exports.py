@@ -14,7 +14,7 @@ Schema ``hourtab.hours/1``::
                             "minimum_minutes"}, "summary"},
                   "terms_history": [{"from": first day, ...the terms fields above}, oldest first]},
      "current": {"headline", "used_percent", "resets_on", "forecast": {"kind", "text",
-                 "projected_hours", "run_out_on"}, ...the period fields below},
+                 "projected_hours", "run_out_on", "basis"}, ...the period fields below},
      "periods": [{"start", "last_day", "label", "open", "entries",
                   "<figure>_seconds", "<figure>_hours" for figure in opening, allotment, topups,
                   adjustments, available, used, closing, expired, overage, billed;
@@ -79,7 +79,7 @@ def report_json(report: HoursReport) -> dict[str, Any]:
         "resets_on": ledger.current.period.end.isoformat(),
         "forecast": {"kind": f.kind, "text": f.text,
                      "projected_hours": format_hours(f.projected_s) if f.projected_s is not None else None,
-                     "run_out_on": _iso(f.run_out_on)}})
+                     "run_out_on": _iso(f.run_out_on), "basis": f.basis}})
     return {
         "schema": SCHEMA,
         "as_of": _iso(report.as_of),

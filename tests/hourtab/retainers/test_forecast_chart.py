@@ -30,8 +30,24 @@ def test_run_out_date_at_current_pace():
 
 def test_on_pace_projection():
     # 4 h in 15 days of a 30-day month → 8 h by the end.
-    balance, daily = _current([on(2025, 11, 2, 4)], dt.date(2025, 11, 15))
-    assert forecast(balance, daily, dt.date(2025, 11, 15)).text == "on pace to use 8 of 20 h"
+    balance, daily = _current([on(2025, 11, 2, 2), on(2025, 11, 5, 1), on(2025, 11, 9, 1)], dt.date(2025, 11, 15))
+    f = forecast(balance, daily, dt.date(2025, 11, 15))
+    assert f.text == "on pace to use 8 of 20 h"
+    assert f.basis == "4 h over the first 15 days (work on 3 days), continued at the same daily pace for all 30 days"
+
+
+def test_a_kickoff_on_day_one_is_too_early_to_forecast():
+    # 3 h on 1 Nov would "run out on 7 Nov" at that pace: no client should read that.
+    balance, daily = _current([on(2025, 11, 1, 3)], dt.date(2025, 11, 1))
+    f = forecast(balance, daily, dt.date(2025, 11, 1))
+    assert (f.kind, f.text, f.projected_s) == ("too_early", "too early to forecast", None)
+    assert f.basis == ("1 day of 30 elapsed, work logged on 1 day; a forecast needs 8 days elapsed "
+                       "and work on 3 days")
+
+
+def test_a_quarter_elapsed_but_work_on_two_days_is_still_too_early():
+    balance, daily = _current([on(2025, 11, 1, 3), on(2025, 11, 2, 3)], dt.date(2025, 11, 12))
+    assert forecast(balance, daily, dt.date(2025, 11, 12)).kind == "too_early"
 
 
 def test_ran_out_names_the_day_it_happened():

@@ -31,7 +31,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HOURTAB_TRUSTED_PROXIES", "0",
             "Number of reverse proxies in front of the app whose X-Forwarded-* headers are trusted."),
     Setting("HOURTAB_PUBLIC_URL", "http://127.0.0.1:8000",
-            "Base URL used when the CLI prints links (public hours pages)."),
+            "Base URL of the links the CLI prints and the Atom feed carries; when unset, the feed uses the "
+            "request's host and `hourtab serve` warns at start-up."),
     Setting("HOURTAB_MAX_UPLOAD_MB", "256", "Largest request body accepted, in MiB (HTTP 413 above)."),
     Setting("HOURTAB_CSV_MAX_MB", "50", "Largest time-tracker CSV accepted, in MiB; refused before parsing."),
     Setting("HOURTAB_LOGIN_LIMIT", "10",
@@ -75,6 +76,7 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, object]
         "HTTPS": https,
         "TRUSTED_PROXIES": int(env.get("HOURTAB_TRUSTED_PROXIES", "0")),
         "PUBLIC_URL": env.get("HOURTAB_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/"),
+        "PUBLIC_URL_SET": bool(env.get("HOURTAB_PUBLIC_URL")),
         "MAX_CONTENT_LENGTH": int(float(env.get("HOURTAB_MAX_UPLOAD_MB", "256")) * 1024 * 1024),
         "CSV_MAX_BYTES": int(float(env.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024),
         "LOGIN_LIMIT": int(env.get("HOURTAB_LOGIN_LIMIT", "10")),

@@ -66,7 +66,7 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
         meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
         h=hours_formatter(info.hours_unit), total_s=sum(e.duration_s for e in lines),
         total_rounded_s=sum(e.rounded_s for e in lines),
-        as_of=("closed " if closed else "as of ") + dated.astimezone(tz).strftime("%Y-%m-%d %H:%M %Z"))
+        as_of=f"{'closed' if closed else 'as of'} {dated.astimezone(tz):%Y-%m-%d %H:%M} ({tz.key})")
 
 
 def statement_pdf(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> bytes:

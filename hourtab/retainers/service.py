@@ -567,23 +567,3 @@ def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None
         current = current.join(entry_text(session, current["entry_id"]), on="entry_id")
     return build_report(retainer_info(session, retainer, ledger.terms), ledger, as_of,
                         last_import_at(session, retainer.account_id), current_entries=current)
-
-
-@dataclass(frozen=True)
-class ImportEvent:
-    upload_id: int
-    at: dt.datetime
-    entries: int
-    seconds: int
-
-
-def import_events(session: Session, retainer_id: int, limit: int = 50) -> list[ImportEvent]:
-    """Uploads that brought entries to this retainer, newest first (for the Atom feed)."""
-    te = TimeEntry
-    rows = session.execute(
-        select(Upload.id, func.coalesce(Upload.imported_at, Upload.created_at), func.count(te.id), func.coalesce(func.sum(te.duration_s), 0))
-        .join(te, te.upload_id == Upload.id)
-        .join(retainer_entries, retainer_entries.c.entry_id == te.id)
-        .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed")
-        .group_by(Upload.id, Upload.imported_at, Upload.created_at).order_by(Upload.id.desc()).limit(limit)).all()
-    return [ImportEvent(int(i), at, int(n), int(s)) for i, at, n, s in rows]

@@ -1,4 +1,4 @@
-"""/signup, /login, /logout, /account/password, /account/settings."""
+"""/signup, /login, /logout, /account/password, /account/settings, /account/plan."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from app.auth import CurrentAccount, account
 from app.consultant import bp
 from app.db import get_db
 from app.forms import LoginForm, PasswordForm, SignupForm
-from hourtab import accounts, ratelimit
+from hourtab import accounts, billing, ratelimit
 from hourtab.db import transaction
 from hourtab.errors import Conflict, InvalidInput, LimitExceeded
 
@@ -158,3 +158,39 @@ def account_settings():
     else:
         status = 400
     return render_template("consultant/settings.html", form=form, me=me), status
+
+
+def _billing() -> billing.Billing:
+    """The payment provider: ``BILLING`` in the app config, else the operator-confirmed manual one."""
+    return current_app.config.get("BILLING") or billing.ManualBilling()
+
+
+class UpgradeForm(FlaskForm):
+    """CSRF only: the plan is fixed by the button."""
+
+
+@bp.route("/account/plan")
+@login_required
+def account_plan():
+    from hourtab.retainers.service import active_count
+
+    db = get_db()
+    me = db.merge(account())
+    plans = [(p.value, billing.plan_summary(p.value)) for p in accounts.Plan]
+    return render_template("consultant/plan.html", me=me, plans=plans, active=active_count(db, me.id),
+                           pending=_billing().pending(db, me), form=UpgradeForm(),
+                           current=billing.plan_summary(me.plan))
+
+
+@bp.route("/account/plan/<plan>", methods=["POST"])
+@login_required
+def account_upgrade(plan: str):
+    if not UpgradeForm().validate_on_submit():
+        raise InvalidInput("The form expired; reload the page and try again.")
+    db = get_db()
+    with transaction(db):
+        step = _billing().start_upgrade(db, db.merge(account()), plan)
+    if step.redirect_url:
+        return redirect(step.redirect_url)
+    flash(step.message)
+    return redirect(url_for("consultant.account_plan"))

@@ -160,7 +160,8 @@ def retainer_new():
             return redirect(url_for("consultant.retainer_detail", retainer_id=created.id))
     elif request.method == "POST":
         status = 400
-    return render_template("consultant/retainers/form.html", form=form, title="New retainer"), status
+    return render_template("consultant/retainers/form.html", form=form, title="New retainer",
+                           plan_refused=status == 403), status
 
 
 def _fill(form: RetainerForm, r) -> None:
@@ -244,16 +245,45 @@ def _action(retainer_id: int, fn, message: str):
     return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
 
 
-@bp.route("/retainers/<int:retainer_id>/token/rotate", methods=["POST"])
+#: What each link action does, for its confirmation page: (title, explanation, button).
+CONFIRM = {
+    "rotate": ("Make a new public link?",
+               "The current link stops working at once; the client needs the new one to see their hours.",
+               "Make a new link"),
+    "disable": ("Disable the public page?",
+                "Whoever opens the link sees 'not found' until you re-enable it; re-enabling brings back the "
+                "same link.", "Disable the page"),
+}
+
+
+def _confirm(retainer_id: int, action: str, fn, message: str):
+    """GET shows what the action will do and asks; only the confirming POST changes anything."""
+    if request.method == "GET":
+        retainer = service.get_retainer(get_db(), account(), retainer_id)
+        title, text, button = CONFIRM[action]
+        return render_template("consultant/retainers/confirm.html", r=retainer, title=title, text=text,
+                               button=button, action=ActionForm())
+    return _action(retainer_id, fn, message)
+
+
+@bp.route("/retainers/<int:retainer_id>/token/rotate", methods=["GET", "POST"])
 @login_required
 def retainer_rotate(retainer_id: int):
-    return _action(retainer_id, service.rotate_token, "New public link made; the old one no longer works.")
+    return _confirm(retainer_id, "rotate", service.rotate_token,
+                    "New public link made; the old one no longer works.")
 
 
-@bp.route("/retainers/<int:retainer_id>/token/disable", methods=["POST"])
+@bp.route("/retainers/<int:retainer_id>/token/disable", methods=["GET", "POST"])
 @login_required
 def retainer_disable(retainer_id: int):
-    return _action(retainer_id, service.disable_token, "Public page disabled; its link now shows 'not found'.")
+    return _confirm(retainer_id, "disable", service.disable_token,
+                    "Public page disabled; its link now shows 'not found'. Re-enable it to bring the same link back.")
+
+
+@bp.route("/retainers/<int:retainer_id>/token/enable", methods=["POST"])
+@login_required
+def retainer_enable(retainer_id: int):
+    return _action(retainer_id, service.enable_token, "Public page enabled again, at the same link as before.")
 
 
 @bp.route("/retainers/<int:retainer_id>/archive", methods=["POST"])

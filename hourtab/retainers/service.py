@@ -223,8 +223,7 @@ def _check_plan(session: Session, account: Account) -> None:
         plural = "retainer" if limit == 1 else "retainers"
         raise PlanLimitReached(
             f"The {account.plan} plan keeps {limit} active {plural}, and this account has {limit}. "
-            f"Archive one first, or move to the pro plan (up to 10): hourtab user set-plan "
-            f"{account.email} pro.")
+            "Archive one first, or upgrade to the pro plan (up to 10 active retainers) on the Plan page.")
 
 
 def create_retainer(session: Session, account: Account, name: str, client: str, terms: Terms,
@@ -294,15 +293,28 @@ def set_active(session: Session, account: Account, retainer_id: int, active: boo
 def rotate_token(session: Session, account: Account, retainer_id: int) -> Retainer:
     """A new unguessable token; the old URL stops working as soon as this commits."""
     retainer = get_retainer(session, account, retainer_id)
-    retainer.public_token = new_token()
+    retainer.public_token, retainer.disabled_token = new_token(), None
     _touch(retainer)
     return retainer
 
 
 def disable_token(session: Session, account: Account, retainer_id: int) -> Retainer:
+    """Take the page offline; the link is kept aside so ``enable_token`` can bring it back."""
     retainer = get_retainer(session, account, retainer_id)
-    retainer.public_token = None
-    _touch(retainer)
+    if retainer.public_token is not None:
+        retainer.disabled_token, retainer.public_token = retainer.public_token, None
+        _touch(retainer)
+    return retainer
+
+
+def enable_token(session: Session, account: Account, retainer_id: int) -> Retainer:
+    """Undo ``disable_token``: the very link the client bookmarked works again."""
+    retainer = get_retainer(session, account, retainer_id)
+    if retainer.public_token is None:
+        if retainer.disabled_token is None:
+            raise InvalidInput("There is no disabled link to bring back; make a new link instead.")
+        retainer.public_token, retainer.disabled_token = retainer.disabled_token, None
+        _touch(retainer)
     return retainer
 
 

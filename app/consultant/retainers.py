@@ -14,13 +14,16 @@ from wtforms.validators import DataRequired, Length, Optional
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
+from app.templating import keep_units
 from hourtab.db import transaction
 from hourtab.errors import InvalidInput
 from hourtab.retainers import service
 from hourtab.retainers.errors import PlanLimitReached
-from hourtab.retainers.headline import format_hours, headline
+from hourtab.retainers.headline import format_hours, headline, hours_formatter
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.report import entry_lines
+
+bp.add_app_template_filter(keep_units, "units")
 
 
 def _choices(pairs: list[tuple[str, str]]) -> list[SelectChoice]:
@@ -117,10 +120,11 @@ def public_url(token: str | None) -> str | None:
 def balances(db, retainers) -> list[dict]:
     """Each retainer with its live figures, for the dashboard and the list."""
     rows = []
+    unit = account().hours_unit
     for r in retainers:
-        ledger = service.retainer_ledger(db, r)
-        rows.append({"retainer": r, "current": ledger.current, "headline": headline(ledger.current),
-                     "left": format_hours(ledger.current.closing_s), "url": public_url(r.public_token)})
+        ledger = service.retainer_ledger(db, r, _now())
+        rows.append({"retainer": r, "current": ledger.current, "headline": headline(ledger.current, unit),
+                     "left": hours_formatter(unit)(ledger.current.closing_s), "url": public_url(r.public_token)})
     return rows
 
 
@@ -227,8 +231,9 @@ def retainer_detail(retainer_id: int):
     if not credit_form.on.data:
         credit_form.on.data = dt.date.today()
     return render_template(
-        "consultant/retainers/detail.html", r=retainer, ledger=ledger, headline=headline(ledger.current),
-        terms=ledger.terms, rules=retainer.rules(), h=format_hours, url=public_url(retainer.public_token),
+        "consultant/retainers/detail.html", r=retainer, ledger=ledger,
+        headline=headline(ledger.current, me.hours_unit), terms=ledger.terms, rules=retainer.rules(),
+        h=hours_formatter(me.hours_unit), url=public_url(retainer.public_token),
         history=ledger.schedule,
         entries=entry_lines(ledger, recent) if len(recent) else [], entry_total=len(ledger.entries),
         before_start=len(ledger.before_start), unmatched=unmatched, unmatched_total=unmatched_total,

@@ -62,9 +62,9 @@ def test_terms_history_is_listed_on_the_page_and_in_the_json(app, client, retain
     history = json.loads(client.get(f"/h/{token}.json").data)["retainer"]["terms_history"]
     assert [(v["from"], v["hours_per_period"]) for v in history] == [("2026-10-01", "20"), ("2027-01-01", "30")]
     page = client.get(f"/retainers/{rid}").get_data(as_text=True)
-    assert "Terms history" in page and "2027-01-01" in page and "30 h per month" in page
+    assert "Terms history" in page and "2027-01-01" in page and "30&nbsp;h</span> per month" in page
     # December is still under the old terms: the client's page says so.
-    assert "20 h per month" in client.get(f"/h/{token}").get_data(as_text=True)
+    assert "20&nbsp;h</span> per month" in client.get(f"/h/{token}").get_data(as_text=True)
 
 
 def test_a_change_cannot_reach_back_into_a_closed_period(app, client, retainer):

@@ -70,7 +70,27 @@ def test_burnup_svg_is_well_formed_and_scriptless():
     svg = burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))
     root = ET.fromstring(svg)
     tags = {el.tag.split("}")[1] for el in root.iter()}
-    assert "script" not in tags and "foreignObject" not in tags
-    assert "path" in tags and len(root.findall("{http://www.w3.org/2000/svg}line")) >= 2
+    assert "script" not in tags and "foreignObject" not in tags and "path" in tags
     assert "8 of 20 h" in root.find("{http://www.w3.org/2000/svg}title").text
     assert "http" not in svg.replace("http://www.w3.org/2000/svg", "")
+    assert svg == burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))  # deterministic
+
+
+def test_burnup_legend_draws_each_label_with_its_lines_style():
+    balance, daily = _current([on(2025, 11, 3, 5), on(2025, 11, 9, 3)], dt.date(2025, 11, 10))
+    root = ET.fromstring(burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10)))
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"hours used", "even pace", "hours available"} <= set(texts)
+    strokes = [p.get("style", "") for p in root.iter("{http://www.w3.org/2000/svg}path")]
+    for colour in ("#2457c5", "#8a94a6", "#1e7d3a"):
+        # The data line and its legend sample: same colour, same width and dashes.
+        styled = [s for s in strokes if f"stroke: {colour}" in s]
+        assert len(styled) == 2 and styled[0] == styled[1], colour
+
+
+def test_chart_labels_are_plain_text_even_with_dollar_signs():
+    from hourtab.svgchart import line_svg
+
+    svg = line_svg([0, 1, 2], [1.0, 3.0, 2.0], title="loss $x$ < $5", title_id="s", )
+    assert "<title id=\"s\">loss $x$ &lt; $5</title>" in svg
+    ET.fromstring(svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))

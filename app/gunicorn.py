@@ -16,8 +16,12 @@ class _Server(BaseApplication):
 
     def load(self):
         from app import create_app
+        from app.public.links import startup_warnings
 
-        return create_app()
+        app = create_app()
+        for warning in startup_warnings(app):
+            app.logger.warning(warning)
+        return app
 
 
 def run(host: str, port: int, workers: int) -> None:

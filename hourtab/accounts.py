@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import Integer, String, func, select
+from sqlalchemy import ForeignKey, Integer, String, func, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from hourtab.db import Base, UTCDateTime, utcnow
@@ -27,8 +28,17 @@ class Plan(enum.StrEnum):
     PRO = "pro"
 
 
-#: How many active retainers each plan keeps (no payment processing: ``hourtab user set-plan``).
+#: How many active retainers each plan keeps; upgrades go through ``hourtab.billing``.
 RETAINER_LIMITS = {Plan.FREE: 1, Plan.PRO: 10}
+#: What each plan costs, as the sign-up page promises it.
+PLAN_PRICES = {Plan.FREE: "free", Plan.PRO: "$9/month"}
+
+
+class HoursUnit(enum.StrEnum):
+    """How the consultant wants hours written on pages and statements."""
+
+    DECIMAL = "decimal"  # 0.67 h
+    CLOCK = "hm"  # 0:40 h
 
 
 class Account(Base):
@@ -41,6 +51,10 @@ class Account(Base):
     display_name: Mapped[str] = mapped_column(String(200), nullable=False, default="")
     contact: Mapped[str] = mapped_column(String(320), nullable=False, default="")
     timezone: Mapped[str] = mapped_column(String(64), nullable=False, default="UTC")
+    #: Defaults for new retainers and the unit hours are written in.
+    rounding_min: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
+    hours_unit: Mapped[str] = mapped_column(String(8), nullable=False, default=HoursUnit.DECIMAL.value,
+                                            server_default=HoursUnit.DECIMAL.value)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
     password_changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
 
@@ -51,6 +65,22 @@ class Account(Base):
     @property
     def name_or_email(self) -> str:
         return self.display_name or self.email
+
+
+class PlanRequest(Base):
+    """A consultant's request to change plan, settled by the billing provider (or the operator)."""
+
+    __tablename__ = "plan_requests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True,
+                                            nullable=False)
+    plan: Mapped[str] = mapped_column(String(16), nullable=False)
+    provider: Mapped[str] = mapped_column(String(32), nullable=False)
+    #: "pending" until the provider or the operator settles it: "confirmed" or "cancelled".
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="pending")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+    decided_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 def normalize_email(email: str) -> str:
@@ -134,9 +164,61 @@ def reset_password(session: Session, account: Account, new: str) -> None:
 
 
 def set_plan(session: Session, email: str, plan: str) -> Account:
+    """The operator's word on a plan: applies it and settles the account's pending requests."""
     account = get_account(session, email)
     try:
         account.plan = Plan(plan).value
     except ValueError as e:
         raise InvalidInput(f"Unknown plan {plan!r}; choose one of: {', '.join(p.value for p in Plan)}") from e
+    for request in session.scalars(select(PlanRequest).where(PlanRequest.account_id == account.id,
+                                                             PlanRequest.status == "pending")):
+        request.status = "confirmed" if request.plan == account.plan else "cancelled"
+        request.decided_at = utcnow()
     return account
+
+
+def _clean(value: str | None, what: str, limit: int) -> str:
+    value = " ".join((value or "").split())
+    if len(value) > limit:
+        raise InvalidInput(f"The {what} is too long ({limit} characters at most).")
+    return value
+
+
+def update_settings(session: Session, account: Account, *, display_name: str, contact: str, timezone: str,
+                    rounding_min: int | str, hours_unit: str) -> Account:
+    """Change what clients see of the consultant and the defaults of new retainers."""
+    from hourtab.retainers.terms import ROUNDING_INCREMENTS_MIN
+
+    name = _clean(display_name, "display name", 200)
+    contact = _clean(contact, "contact e-mail", 320)
+    if contact:
+        contact = normalize_email(contact)
+    timezone = (timezone or "").strip() or "UTC"
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise InvalidInput(f"Unknown time zone {timezone!r}; use an IANA name such as Europe/Berlin.") from e
+    try:
+        rounding = int(str(rounding_min).strip() or 0)
+    except ValueError as e:
+        raise InvalidInput(f"Default rounding must be a number of minutes, not {rounding_min!r}.") from e
+    if rounding not in ROUNDING_INCREMENTS_MIN:
+        allowed = ", ".join(map(str, ROUNDING_INCREMENTS_MIN))
+        raise InvalidInput(f"Default rounding must be one of {allowed} minutes (0 = none).")
+    try:
+        unit = HoursUnit(hours_unit).value
+    except ValueError as e:
+        raise InvalidInput(f"Unknown hours unit {hours_unit!r}; choose decimal or hm.") from e
+    account.display_name, account.contact, account.timezone = name, contact, timezone
+    account.rounding_min, account.hours_unit = rounding, unit
+    _touch_retainers(session, account.id)
+    session.flush()
+    return account
+
+
+def _touch_retainers(session: Session, account_id: int) -> None:
+    """Clients' pages show the consultant's name and units: every retainer's page must re-render."""
+    from hourtab.retainers.models import Retainer
+
+    session.execute(update(Retainer).where(Retainer.account_id == account_id)
+                    .values(revision=Retainer.revision + 1, updated_at=utcnow()))

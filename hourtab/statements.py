@@ -17,7 +17,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from hourtab.errors import InvalidInput, NotFound
 from hourtab.pdf import PdfMeta, meta_tags, render_pdf
 from hourtab.resources import templates_dir
-from hourtab.retainers.headline import format_hours
+from hourtab.retainers.headline import hours_formatter
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.report import RetainerInfo, entry_lines
 
@@ -48,18 +48,25 @@ def statement_indices(ledger: Ledger, month: str) -> list[int]:
 
 
 def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> str:
+    """The statement's HTML. Once its periods have closed it is dated at the close, not at
+    ``as_of``, so the same figures always give the same bytes, however often it is downloaded."""
     indices = statement_indices(ledger, month)
     balances = [ledger.periods[i] for i in indices]
     frame = ledger.entries[ledger.entries["period"].isin(indices)]
     credits = [c for i in indices for c in ledger.period_credits(i)]
     first, last = balances[0].period, balances[-1].period
     label = first.label if len(balances) == 1 else f"{first.start.isoformat()} – {last.last_day.isoformat()}"
+    tz = ledger.terms.tz
+    closed = not any(b.is_open for b in balances)
+    dated = dt.datetime.combine(last.end, dt.time(0), tzinfo=tz) if closed else as_of
     meta = meta_tags(PdfMeta(title=f"Hours statement {month} · {info.name}",
-                             author=info.consultant_name or "HourTab", created=as_of))
+                             author=info.consultant_name or "HourTab", created=dated))
+    lines = entry_lines(ledger, frame) if len(frame) else []
     return _env().get_template("pdf/statement.html").render(
-        meta=meta, info=info, label=label, terms=info.terms.describe(), balances=balances, credits=credits,
-        lines=entry_lines(ledger, frame) if len(frame) else [], h=format_hours,
-        as_of=as_of.astimezone(info.terms.tz).strftime("%Y-%m-%d %H:%M %Z"))
+        meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
+        h=hours_formatter(info.hours_unit), total_s=sum(e.duration_s for e in lines),
+        total_rounded_s=sum(e.rounded_s for e in lines),
+        as_of=f"{'closed' if closed else 'as of'} {dated.astimezone(tz):%Y-%m-%d %H:%M} ({tz.key})")
 
 
 def statement_pdf(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> bytes:

@@ -1,20 +1,44 @@
-"""/signup, /login, /logout, /account/password."""
+"""/signup, /login, /logout, /account/password, /account/settings, /account/plan."""
 
 from __future__ import annotations
 
+from functools import cache
+from zoneinfo import available_timezones
+
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required, login_user, logout_user
+from flask_wtf import FlaskForm
+from wtforms import SelectField, StringField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import Length
 
 from app.auth import CurrentAccount, account
 from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.forms import LoginForm, PasswordForm, SignupForm
-from hourtab import accounts, ratelimit
+from hourtab import accounts, billing, ratelimit
 from hourtab.db import transaction
 from hourtab.errors import Conflict, InvalidInput, LimitReached, Unauthorized
 
 LOGIN_WINDOW_S = 60
+
+
+@cache
+def _zones() -> list[SelectChoice]:
+    return [SelectChoice(z, z) for z in sorted(available_timezones()) if "/" in z or z == "UTC"]
+
+
+class SettingsForm(FlaskForm):
+    display_name = StringField("Display name (clients see it instead of your e-mail)",
+                               validators=[Length(max=200)])
+    contact = StringField("Contact e-mail for clients (empty = your log-in e-mail)", validators=[Length(max=320)])
+    timezone = SelectField("Default time zone of new retainers and uploads", validate_choice=False)
+    rounding_min = SelectField("Default rounding of new retainers", choices=[
+        SelectChoice("0", "None"), SelectChoice("6", "6 minutes"), SelectChoice("15", "15 minutes"),
+        SelectChoice("30", "30 minutes")])
+    hours_unit = SelectField("Write hours as", choices=[
+        SelectChoice("decimal", "Decimal hours (0.67 h)"), SelectChoice("hm", "Hours and minutes (0:40 h)")])
 
 
 def _safe_next(target: str | None) -> str:
@@ -99,3 +123,67 @@ def change_password():
             flash("Your password is changed; other sessions are logged out.")
             return redirect(url_for("consultant.dashboard"))
     return render_template("consultant/password.html", form=form), *form_status(error)
+
+
+@bp.route("/account/settings", methods=["GET", "POST"])
+@login_required
+def account_settings():
+    form = SettingsForm()
+    form.timezone.choices = _zones()
+    db = get_db()
+    me = db.merge(account())
+    error = None
+    if request.method == "GET":
+        form.display_name.data, form.contact.data, form.timezone.data = me.display_name, me.contact, me.timezone
+        form.rounding_min.data, form.hours_unit.data = str(me.rounding_min), me.hours_unit
+    elif form.validate_on_submit():
+        try:
+            with transaction(db):
+                accounts.update_settings(db, me, display_name=form.display_name.data or "",
+                                         contact=form.contact.data or "", timezone=form.timezone.data or "",
+                                         rounding_min=form.rounding_min.data or "0",
+                                         hours_unit=form.hours_unit.data or "decimal")
+        except InvalidInput as e:
+            db.rollback()
+            form.form_errors.append(str(e))
+            error = e
+        else:
+            flash("Settings saved; your clients' pages show them now.")
+            return redirect(url_for("consultant.account_settings"))
+    return render_template("consultant/settings.html", form=form, me=me), *form_status(error)
+
+
+def _billing() -> billing.Billing:
+    """The payment provider: ``BILLING`` in the app config, else the operator-confirmed manual one."""
+    return current_app.config.get("BILLING") or billing.ManualBilling()
+
+
+class UpgradeForm(FlaskForm):
+    """CSRF only: the plan is fixed by the button."""
+
+
+@bp.route("/account/plan")
+@login_required
+def account_plan():
+    from hourtab.retainers.service import active_count
+
+    db = get_db()
+    me = db.merge(account())
+    plans = [(p.value, billing.plan_summary(p.value)) for p in accounts.Plan]
+    return render_template("consultant/plan.html", me=me, plans=plans, active=active_count(db, me.id),
+                           pending=_billing().pending(db, me), form=UpgradeForm(),
+                           current=billing.plan_summary(me.plan))
+
+
+@bp.route("/account/plan/<plan>", methods=["POST"])
+@login_required
+def account_upgrade(plan: str):
+    if not UpgradeForm().validate_on_submit():
+        raise InvalidInput("The form expired; reload the page and try again.")
+    db = get_db()
+    with transaction(db):
+        step = _billing().start_upgrade(db, db.merge(account()), plan)
+    if step.redirect_url:
+        return redirect(step.redirect_url)
+    flash(step.message)
+    return redirect(url_for("consultant.account_plan"))

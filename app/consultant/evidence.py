@@ -16,6 +16,7 @@ from app.db import get_db
 from app.errors import form_status
 from app.extensions import blobs
 from hourtab.db import transaction
+from hourtab.svgchart import line_svg
 from incidents import store
 from incidents.errors import InvalidEvidence
 from incidents.wandb.downsample import minmax
@@ -73,19 +74,16 @@ def evidence_detail(evidence_id: int):
 
 
 def _series(run) -> list[dict]:
-    """A few downsampled series to draw as inline SVG polylines (min/max buckets keep spikes)."""
+    """A few downsampled series drawn as inline SVG lines (min/max buckets keep spikes)."""
     out = []
     picks = [("history", c) for c in run.metrics[:4]]
     picks += [("system", c) for c in run.system_metrics if c.endswith(".gpu") or c == "system.cpu"][:3]
-    for source, column in picks:
+    for n, (source, column) in enumerate(picks):
         frame = run.history if source == "history" else run.system
         x = frame.index.to_numpy(dtype=float)
         x, y = minmax(x, frame[column].to_numpy(dtype=float), 600)
         if len(y) < 2:
             continue
-        x0, x1, y0, y1 = x.min(), x.max(), y.min(), y.max()
-        sx = 600 / (x1 - x0 or 1)
-        sy = 120 / (y1 - y0 or 1)
-        points = " ".join(f"{(a - x0) * sx:.1f},{120 - (b - y0) * sy:.1f}" for a, b in zip(x, y, strict=True))
-        out.append({"name": column, "points": points, "min": y0, "max": y1, "n": len(frame[column].dropna())})
+        svg = line_svg(x, y, title=str(column), title_id=f"series-{n}")
+        out.append({"name": column, "svg": svg, "min": y.min(), "max": y.max(), "n": len(frame[column].dropna())})
     return out

@@ -15,13 +15,16 @@ from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
+from app.templating import keep_units
 from hourtab.db import transaction
 from hourtab.errors import InvalidInput
 from hourtab.retainers import service
 from hourtab.retainers.errors import PlanLimitReached
-from hourtab.retainers.headline import format_hours, headline
+from hourtab.retainers.headline import format_hours, headline, hours_formatter
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.report import entry_lines
+
+bp.add_app_template_filter(keep_units, "units")
 
 
 def _choices(pairs: list[tuple[str, str]]) -> list[SelectChoice]:
@@ -62,6 +65,7 @@ class RetainerForm(FlaskForm):
     match_tags = StringField("…with any of the tags (comma-separated, optional)",
                              validators=[Optional(), Length(max=1000)])
     match_billable = SelectField("Billable", choices=_choices(BILLABLE), default="")
+    effective_from = SelectField("New hours, rollover, overage and rounding apply from", validate_choice=False)
 
 
 class CreditForm(FlaskForm):
@@ -89,6 +93,20 @@ def _terms(form: RetainerForm):
         minimum=form.minimum.data))
 
 
+def _now() -> dt.datetime:
+    """The clock the client's pages use (tests and demos may fix it), so both sides agree."""
+    from app.public.hours import now
+
+    return now()
+
+
+def _effective(value: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value) if value else None
+    except ValueError as e:
+        raise InvalidInput(f"effective_from: choose a period, not {value!r}.") from e
+
+
 def _rules(form: RetainerForm) -> MatchRules:
     billable = {"yes": True, "no": False}.get(form.match_billable.data or "")
     clients = _split(form.match_clients.data) or (form.client.data.strip(),)
@@ -103,10 +121,11 @@ def public_url(token: str | None) -> str | None:
 def balances(db, retainers) -> list[dict]:
     """Each retainer with its live figures, for the dashboard and the list."""
     rows = []
+    unit = account().hours_unit
     for r in retainers:
-        ledger = service.retainer_ledger(db, r)
-        rows.append({"retainer": r, "current": ledger.current, "headline": headline(ledger.current),
-                     "left": format_hours(ledger.current.closing_s), "url": public_url(r.public_token)})
+        ledger = service.retainer_ledger(db, r, _now())
+        rows.append({"retainer": r, "current": ledger.current, "headline": headline(ledger.current, unit),
+                     "left": hours_formatter(unit)(ledger.current.closing_s), "url": public_url(r.public_token)})
     return rows
 
 
@@ -127,6 +146,7 @@ def retainer_new():
     if request.method == "GET" and not form.start.data:
         form.start.data = dt.date.today()
         form.timezone.data = account().timezone or "UTC"
+        form.rounding.data = str(account().rounding_min or 0)
     if form.validate_on_submit():
         db = get_db()
         try:
@@ -140,7 +160,8 @@ def retainer_new():
         else:
             flash("Retainer created. Share its public link with the client.")
             return redirect(url_for("consultant.retainer_detail", retainer_id=created.id))
-    return render_template("consultant/retainers/form.html", form=form, title="New retainer"), *form_status(error)
+    return render_template("consultant/retainers/form.html", form=form, title="New retainer",
+                           plan_refused=isinstance(error, PlanLimitReached)), *form_status(error)
 
 
 def _fill(form: RetainerForm, r) -> None:
@@ -168,14 +189,19 @@ def retainer_edit(retainer_id: int):
     db = get_db()
     retainer = service.get_retainer(db, account(), retainer_id)
     form = RetainerForm()
+    choices = service.change_periods(retainer, _now())
+    form.effective_from.choices = _choices(
+        [(p.start.isoformat(), f"{p.label}{' (current period)' if i == 0 else ''}") for i, p in enumerate(choices)])
     error = None
     if request.method == "GET":
         _fill(form, retainer)
+        form.effective_from.data = choices[0].start.isoformat()
     elif form.validate_on_submit():
         try:
             with transaction(db):
                 service.update_retainer(db, account(), retainer_id, name=form.name.data, client=form.client.data,
-                                        terms=_terms(form), rules=_rules(form))
+                                        terms=_terms(form), rules=_rules(form),
+                                        effective_from=_effective(form.effective_from.data), now=_now())
         except InvalidInput as e:
             form.form_errors.append(str(e))
             error = e
@@ -192,15 +218,17 @@ def retainer_detail(retainer_id: int):
     db = get_db()
     me = account()
     retainer = service.get_retainer(db, me, retainer_id)
-    ledger = service.retainer_ledger(db, retainer)
+    ledger = service.retainer_ledger(db, retainer, _now())
     recent = ledger.entries.tail(200).iloc[::-1]
     unmatched_total, unmatched = service.unmatched_entries(db, me, limit=100)
     credit_form = CreditForm()
     if not credit_form.on.data:
         credit_form.on.data = dt.date.today()
     return render_template(
-        "consultant/retainers/detail.html", r=retainer, ledger=ledger, headline=headline(ledger.current),
-        terms=retainer.terms(), rules=retainer.rules(), h=format_hours, url=public_url(retainer.public_token),
+        "consultant/retainers/detail.html", r=retainer, ledger=ledger,
+        headline=headline(ledger.current, me.hours_unit), terms=ledger.terms, rules=retainer.rules(),
+        h=hours_formatter(me.hours_unit), url=public_url(retainer.public_token),
+        history=ledger.schedule,
         entries=entry_lines(ledger, recent) if len(recent) else [], entry_total=len(ledger.entries),
         before_start=len(ledger.before_start), unmatched=unmatched, unmatched_total=unmatched_total,
         credit_form=credit_form, action=ActionForm())
@@ -216,16 +244,45 @@ def _action(retainer_id: int, fn, message: str):
     return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
 
 
-@bp.route("/retainers/<int:retainer_id>/token/rotate", methods=["POST"])
+#: What each link action does, for its confirmation page: (title, explanation, button).
+CONFIRM = {
+    "rotate": ("Make a new public link?",
+               "The current link stops working at once; the client needs the new one to see their hours.",
+               "Make a new link"),
+    "disable": ("Disable the public page?",
+                "Whoever opens the link sees 'not found' until you re-enable it; re-enabling brings back the "
+                "same link.", "Disable the page"),
+}
+
+
+def _confirm(retainer_id: int, action: str, fn, message: str):
+    """GET shows what the action will do and asks; only the confirming POST changes anything."""
+    if request.method == "GET":
+        retainer = service.get_retainer(get_db(), account(), retainer_id)
+        title, text, button = CONFIRM[action]
+        return render_template("consultant/retainers/confirm.html", r=retainer, title=title, text=text,
+                               button=button, action=ActionForm())
+    return _action(retainer_id, fn, message)
+
+
+@bp.route("/retainers/<int:retainer_id>/token/rotate", methods=["GET", "POST"])
 @login_required
 def retainer_rotate(retainer_id: int):
-    return _action(retainer_id, service.rotate_token, "New public link made; the old one no longer works.")
+    return _confirm(retainer_id, "rotate", service.rotate_token,
+                    "New public link made; the old one no longer works.")
 
 
-@bp.route("/retainers/<int:retainer_id>/token/disable", methods=["POST"])
+@bp.route("/retainers/<int:retainer_id>/token/disable", methods=["GET", "POST"])
 @login_required
 def retainer_disable(retainer_id: int):
-    return _action(retainer_id, service.disable_token, "Public page disabled; its link now shows 'not found'.")
+    return _confirm(retainer_id, "disable", service.disable_token,
+                    "Public page disabled; its link now shows 'not found'. Re-enable it to bring the same link back.")
+
+
+@bp.route("/retainers/<int:retainer_id>/token/enable", methods=["POST"])
+@login_required
+def retainer_enable(retainer_id: int):
+    return _action(retainer_id, service.enable_token, "Public page enabled again, at the same link as before.")
 
 
 @bp.route("/retainers/<int:retainer_id>/archive", methods=["POST"])

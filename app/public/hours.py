@@ -238,40 +238,26 @@ def _atom_time(at: dt.datetime) -> str:
     return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _urn(*parts: object) -> str:
-    return "urn:hourtab:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:32]
-
-
 @bp.route("/h/<token>/feed.atom")
 def hours_feed(token: str):
+    from app.public.links import public_base
+    from hourtab.retainers.feed import feed_id, feed_items
+
+    base = public_base()
+
     def render(stamp: Stamp) -> Rendered:
         report = _report(stamp)
-        # The configured base URL, never the request's Host header: the feed is cached for everyone.
-        page_url = f"{current_app.config['PUBLIC_URL']}/h/{token}"
-        items = []
-        for event in service.import_events(get_db(), stamp.retainer_id):
-            items.append({"title": f"Import: {event.entries} entries ({format_hours(event.seconds)} h)",
-                          "id": _urn(stamp.retainer_id, "upload", event.upload_id),
-                          "updated": _atom_time(event.at), "link": page_url,
-                          "summary": f"{report.headline} (as of {short_date(event.at.date(), True)})"})
-        for p in report.ledger.periods:
-            if p.is_open:
-                continue
-            closed_at = dt.datetime.combine(p.period.end, dt.time(0), tzinfo=report.info.terms.tz)
-            items.append({"title": f"{p.period.label} closed: {format_hours(p.used_s)} h used, "
-                                   f"balance {format_hours(p.closing_s)} h",
-                          "id": _urn(stamp.retainer_id, "period", p.period.start.isoformat()),
-                          "updated": _atom_time(closed_at),
-                          "link": f"{page_url}/statement/{p.period.month_key}.pdf",
-                          "summary": f"{format_hours(p.available_s)} h available, {format_hours(p.used_s)} h "
-                                     f"used, {format_hours(p.expired_s)} h expired."})
-        items.sort(key=lambda i: i["updated"], reverse=True)
+        db = get_db()
+        page_url = f"{base}/h/{token}"
+        items = [{"title": i.title, "id": i.id, "updated": _atom_time(i.updated), "link": page_url + i.link,
+                  "summary": i.summary} for i in feed_items(db, db.get(Retainer, stamp.retainer_id), report)]
         updated = items[0]["updated"] if items else _atom_time(report.as_of)
         xml = render_template("public/hours/feed.xml", r=report, items=items, page_url=page_url,
-                              feed_id=_urn(stamp.retainer_id, "feed"), updated=updated)
+                              feed_id=feed_id(stamp.retainer_id), updated=updated)
         return Rendered(xml.encode("utf-8"), "application/atom+xml")
 
-    return _serve(token, "atom", render)
+    # Links differ by base URL when it comes from the request, so the cached bytes do too.
+    return _serve(token, f"atom:{base}", render)
 
 
 @bp.after_request

@@ -1,21 +1,22 @@
-"""The period's burn-up chart as a small hand-built SVG: no script, no fonts to fetch, no library.
+"""The period's burn-up chart, drawn by matplotlib as inline SVG (no script, nothing to fetch).
 
-Hand-built because the chart is a step line and two straight lines: matplotlib would take ~100 ms
-to draw what string formatting does in well under one, and its SVG embeds glyph paths that make
-the page heavier. Every text node is escaped even though only dates and numbers reach it.
+Cumulative hours used per day as a step line, the hours available as a dashed level and the
+even pace as a dashed diagonal; the legend is drawn with the very same line styles.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from html import escape
 
 from hourtab.retainers.headline import format_hours
 from hourtab.retainers.periods import Period, short_date
 from hourtab.retainers.terms import HOUR
+from hourtab.svgchart import PX, new_figure, to_svg
 
 WIDTH, HEIGHT = 640, 260
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 30
+USED, PACE, AVAILABLE, GRID, MUTED = "#2457c5", "#8a94a6", "#1e7d3a", "#dde1e7", "#5d6778"
+FONT = 11 * PX
 
 
 def _nice_step(max_hours: float) -> int:
@@ -25,59 +26,72 @@ def _nice_step(max_hours: float) -> int:
     return 2000
 
 
+def _steps(period: Period, daily_used: dict[dt.date, int], last: dt.date) -> tuple[list[float], list[float], int]:
+    """The step line's vertices in (day offset, hours): each day's total is added at its start."""
+    xs, ys, total = [0.0], [0.0], 0
+    day = period.start
+    while day <= last:
+        d = (day - period.start).days
+        xs.append(d)
+        ys.append(total / HOUR)
+        total += daily_used.get(day, 0)
+        xs.append(d)
+        ys.append(total / HOUR)
+        day += dt.timedelta(days=1)
+    xs.append((last - period.start).days + 1)
+    ys.append(total / HOUR)
+    return xs, ys, total
+
+
+def _axes(fig, period: Period, y_max_h: int, step: int):
+    ax = fig.add_axes((LEFT / WIDTH, BOTTOM / HEIGHT, (WIDTH - LEFT - RIGHT) / WIDTH,
+                       (HEIGHT - TOP - BOTTOM) / HEIGHT))
+    ax.set_xlim(0, period.days)
+    ax.set_ylim(0, y_max_h)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    ax.set_yticks(range(0, y_max_h + 1, step))
+    ax.set_yticklabels([str(h) for h in range(0, y_max_h + 1, step)])
+    days = sorted({0, period.days // 2, period.days})
+    ax.set_xticks(days)
+    ax.set_xticklabels([short_date(period.start + dt.timedelta(days=d)) for d in days])
+    ax.tick_params(length=0, labelsize=FONT, labelcolor=MUTED, pad=4)
+    for label in ax.get_xticklabels() + ax.get_yticklabels():
+        label.set_parse_math(False)
+    labels = ax.get_xticklabels()
+    labels[0].set_horizontalalignment("left")
+    labels[-1].set_horizontalalignment("right")
+    ax.yaxis.grid(True, color=GRID, linewidth=1 * PX)
+    ax.set_axisbelow(True)
+    return ax
+
+
 def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
                inline: bool = False) -> str:
     """Cumulative hours used per day up to ``today``, the available line and the even-pace line.
 
     ``inline`` drops the XML namespace, which HTML5 does not need inside a page.
     """
-    days = period.days
     # Through today, or through the last entry when a tracker already holds later (planned) entries.
     last = min(max([today, *daily_used]), period.last_day)
-    points, total = [], 0
-    day = period.start
-    while day <= last:
-        total += daily_used.get(day, 0)
-        points.append(((day - period.start).days + 1, total))
-        day += dt.timedelta(days=1)
+    xs, ys, total = _steps(period, daily_used, last)
     top_s = max(available_s, total, HOUR)
     step = _nice_step(top_s / HOUR * 1.08)
-    y_max = (-(-top_s // (step * HOUR))) * step * HOUR
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-
-    def x(d: float) -> float:
-        return round(LEFT + plot_w * d / days, 1)
-
-    def y(s: float) -> float:
-        return round(TOP + plot_h * (1 - s / y_max), 1)
-
-    xmlns = "" if inline else ' xmlns="http://www.w3.org/2000/svg"'
-    out = [f'<svg{xmlns} viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-           f'aria-labelledby="burnup-title" class="burnup" preserveAspectRatio="xMidYMid meet">',
-           f'<title id="burnup-title">{escape(_title(period, available_s, total))}</title>']
-    for h in range(0, y_max // HOUR + 1, step):
-        yy = y(h * HOUR)
-        out.append(f'<line x1="{LEFT}" y1="{yy}" x2="{WIDTH - RIGHT}" y2="{yy}" stroke="#dde1e7" stroke-width="1"/>'
-                   f'<text x="{LEFT - 6}" y="{yy + 4}" text-anchor="end" font-size="11" fill="#5d6778" font-family="DejaVu Sans, sans-serif">{h}</text>')
-    for d in sorted({0, days // 2, days}):
-        label = short_date(period.start + dt.timedelta(days=d)) if d < days else short_date(period.end)
-        anchor = "start" if d == 0 else ("end" if d == days else "middle")
-        out.append(f'<text x="{x(d)}" y="{HEIGHT - 10}" text-anchor="{anchor}" font-size="11" fill="#5d6778" font-family="DejaVu Sans, sans-serif">'
-                   f'{escape(label)}</text>')
+    y_max_h = int(-(-top_s // (step * HOUR)) * step)
+    fig = new_figure(WIDTH, HEIGHT)
+    ax = _axes(fig, period, y_max_h, step)
+    ax.plot(xs, ys, color=USED, linewidth=2.5 * PX, label="hours used", solid_joinstyle="miter")
     if available_s > 0:
-        out.append(f'<line x1="{x(0)}" y1="{y(available_s)}" x2="{x(days)}" y2="{y(available_s)}" '
-                   f'stroke="#1e7d3a" stroke-width="1.5" stroke-dasharray="4 3"/>')
-        out.append(f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(days)}" y2="{y(available_s)}" stroke="#8a94a6" stroke-width="1.5" stroke-dasharray="6 4"/>')
-    if points:
-        path = [f"M{x(0)},{y(0)}"]
-        prev = 0
-        for d, cum in points:
-            path.append(f"L{x(d - 1)},{y(prev)}L{x(d - 1)},{y(cum)}")
-            prev = cum
-        path.append(f"L{x(points[-1][0])},{y(prev)}")
-        out.append(f'<path d="{"".join(path)}" fill="none" stroke="#2457c5" stroke-width="2.5"/>')
-    out.append("</svg>")
-    return "".join(out)
+        ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX,
+                dashes=(4, 8 / 3), label="even pace")
+        ax.plot([0, period.days], [available_s / HOUR] * 2, color=AVAILABLE, linewidth=1.5 * PX,
+                dashes=(8 / 3, 2), label="hours available")
+    legend = ax.legend(loc="best", frameon=False, fontsize=FONT, labelcolor=MUTED, handlelength=3,
+                       borderaxespad=0.2)
+    for text in legend.get_texts():
+        text.set_parse_math(False)
+    return to_svg(fig, title=_title(period, available_s, total), css_class="burnup", title_id="burnup-title",
+                  inline=inline)
 
 
 def _title(period: Period, available_s: int, used_s: int) -> str:

@@ -11,9 +11,10 @@ Schema ``hourtab.hours/1``::
                   "terms": {"hours_per_period", "period", "reset_day", "start", "timezone",
                             "rollover", "rollover_cap_hours", "rollover_expiry_periods",
                             "overage", "overage_rate", "rounding": {"increment_minutes", "mode",
-                            "minimum_minutes"}, "summary"}},
+                            "minimum_minutes"}, "summary"},
+                  "terms_history": [{"from": first day, ...the terms fields above}, oldest first]},
      "current": {"headline", "used_percent", "resets_on", "forecast": {"kind", "text",
-                 "projected_hours", "run_out_on"}, ...the period fields below},
+                 "projected_hours", "run_out_on", "basis"}, ...the period fields below},
      "periods": [{"start", "last_day", "label", "open", "entries",
                   "<figure>_seconds", "<figure>_hours" for figure in opening, allotment, topups,
                   adjustments, available, used, closing, expired, overage, billed;
@@ -30,6 +31,7 @@ from typing import Any
 from hourtab.retainers.headline import format_hours
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.report import HoursReport, entry_lines
+from hourtab.retainers.terms import Terms
 
 SCHEMA = "hourtab.hours/1"
 FIGURES = ("opening", "allotment", "topups", "adjustments", "available", "used", "closing", "expired",
@@ -54,6 +56,20 @@ def period_json(balance: PeriodBalance) -> dict[str, Any]:
     return out
 
 
+def terms_json(terms: Terms) -> dict[str, Any]:
+    return {
+        "hours_per_period": format_hours(terms.allotment_s), "period": terms.period.value,
+        "reset_day": terms.reset_day, "start": terms.start.isoformat(), "timezone": terms.timezone,
+        "rollover": terms.rollover.value,
+        "rollover_cap_hours": format_hours(terms.rollover_cap_s) if terms.rollover_cap_s is not None else None,
+        "rollover_expiry_periods": terms.rollover_expiry_periods,
+        "overage": terms.overage.value,
+        "overage_rate": str(terms.overage_rate) if terms.overage_rate is not None else None,
+        "rounding": {"increment_minutes": terms.rounding.increment_min, "mode": terms.rounding.mode.value,
+                     "minimum_minutes": terms.rounding.minimum_min},
+        "summary": terms.describe()}
+
+
 def report_json(report: HoursReport) -> dict[str, Any]:
     terms, info, ledger = report.info.terms, report.info, report.ledger
     current = period_json(ledger.current)
@@ -63,7 +79,7 @@ def report_json(report: HoursReport) -> dict[str, Any]:
         "resets_on": ledger.current.period.end.isoformat(),
         "forecast": {"kind": f.kind, "text": f.text,
                      "projected_hours": format_hours(f.projected_s) if f.projected_s is not None else None,
-                     "run_out_on": _iso(f.run_out_on)}})
+                     "run_out_on": _iso(f.run_out_on), "basis": f.basis}})
     return {
         "schema": SCHEMA,
         "as_of": _iso(report.as_of),
@@ -71,19 +87,8 @@ def report_json(report: HoursReport) -> dict[str, Any]:
         "retainer": {
             "name": info.name, "client": info.client,
             "consultant": {"name": info.consultant_name, "contact": info.consultant_contact},
-            "terms": {
-                "hours_per_period": format_hours(terms.allotment_s), "period": terms.period.value,
-                "reset_day": terms.reset_day, "start": terms.start.isoformat(), "timezone": terms.timezone,
-                "rollover": terms.rollover.value,
-                "rollover_cap_hours": format_hours(terms.rollover_cap_s) if terms.rollover_cap_s is not None
-                else None,
-                "rollover_expiry_periods": terms.rollover_expiry_periods,
-                "overage": terms.overage.value,
-                "overage_rate": str(terms.overage_rate) if terms.overage_rate is not None else None,
-                "rounding": {"increment_minutes": terms.rounding.increment_min,
-                             "mode": terms.rounding.mode.value,
-                             "minimum_minutes": terms.rounding.minimum_min},
-                "summary": terms.describe()}},
+            "terms": terms_json(terms),
+            "terms_history": [{"from": start.isoformat(), **terms_json(t)} for start, t in ledger.schedule]},
         "current": current,
         "periods": [period_json(p) for p in ledger.periods],
         "credits": [{"kind": c.kind, "date": c.on.isoformat(), "hours": format_hours(c.seconds),

@@ -1,7 +1,9 @@
 """Where the current period is heading at the pace so far, in whole days and exact integers.
 
 Pace is hours used per elapsed day (today counts as elapsed), so the answer is the same whether
-the page is rendered at 09:00 or 23:00 and a client can check it with a pencil.
+the page is rendered at 09:00 or 23:00 and a client can check it with a pencil. A pace read from
+a kickoff session on day 1 says nothing about the month, so there is no forecast until a quarter
+of the period has passed and work was logged on several days; the page then says it is too early.
 """
 
 from __future__ import annotations
@@ -13,13 +15,23 @@ from hourtab.retainers.headline import format_hours
 from hourtab.retainers.ledger import PeriodBalance
 from hourtab.retainers.periods import short_date
 
+#: Evidence a forecast needs: this share of the period elapsed, and entries on this many days.
+MIN_ELAPSED_SHARE = 4  # one quarter
+MIN_WORKING_DAYS = 3
+
 
 @dataclass(frozen=True)
 class Forecast:
-    kind: str  # "none" | "run_out" | "on_pace" | "ran_out" | "closed"
+    kind: str  # "none" | "too_early" | "run_out" | "on_pace" | "ran_out" | "closed"
     text: str
     projected_s: int | None = None
     run_out_on: dt.date | None = None
+    #: How the figure was computed (or why there is none), in words a client can check.
+    basis: str = ""
+
+
+def _days(n: int) -> str:
+    return f"{n} day{'' if n == 1 else 's'}"
 
 
 def forecast(balance: PeriodBalance, daily_used: dict[dt.date, int], today: dt.date) -> Forecast:
@@ -39,11 +51,19 @@ def forecast(balance: PeriodBalance, daily_used: dict[dt.date, int], today: dt.d
         return Forecast("none", "no hours used yet this period", 0)
     # Days elapsed through today, or through the last entry if the tracker holds later ones.
     elapsed = max(1, (max([today, *daily_used]) - period.start).days + 1)
+    worked = sum(1 for s in daily_used.values() if s > 0)
+    needed = -(-period.days // MIN_ELAPSED_SHARE)
+    if elapsed < needed or worked < MIN_WORKING_DAYS:
+        return Forecast("too_early", "too early to forecast", basis=(
+            f"{_days(elapsed)} of {period.days} elapsed, work logged on {_days(worked)}; a forecast needs "
+            f"{_days(needed)} elapsed and work on {_days(MIN_WORKING_DAYS)}"))
     projected = used * period.days // elapsed
+    basis = (f"{format_hours(used)} h over the first {_days(elapsed)} (work on {_days(worked)}), "
+             f"continued at the same daily pace for all {period.days} days")
     if projected > available:
         # First day k (1-based) on which k days at this pace reach the available hours.
         k = -(-available * elapsed // used)
         day = period.start + dt.timedelta(days=k - 1)
-        return Forecast("run_out", f"at this pace, hours run out on {short_date(day)}", projected, day)
+        return Forecast("run_out", f"at this pace, hours run out on {short_date(day)}", projected, day, basis)
     return Forecast("on_pace", f"on pace to use {format_hours(projected, 1)} of {format_hours(available)} h",
-                    projected)
+                    projected, basis=basis)

@@ -7,6 +7,8 @@ are written (``12.5``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hourtab.retainers.ledger import PeriodBalance
 from hourtab.retainers.periods import short_date
 from hourtab.retainers.units import format_hours, hours_decimal
@@ -14,12 +16,25 @@ from hourtab.retainers.units import format_hours, hours_decimal
 __all__ = ["format_hours", "headline", "hours_decimal", "used_percent"]
 
 
-def headline(balance: PeriodBalance) -> str:
+def format_clock(seconds: int) -> str:
+    """``2400`` → ``"0:40"``, ``-5400`` → ``"-1:30"``: hours and whole minutes (half a minute up)."""
+    sign = "-" if seconds < 0 else ""
+    minutes = (abs(seconds) + 30) // 60
+    return f"{sign}{minutes // 60}:{minutes % 60:02d}"
+
+
+def hours_formatter(unit: str = "decimal") -> Callable[[int], str]:
+    """The formatter for the consultant's unit: ``"decimal"`` (0.67) or ``"hm"`` (0:40)."""
+    return format_clock if unit == "hm" else format_hours
+
+
+def headline(balance: PeriodBalance, unit: str = "decimal") -> str:
     """``12.5 of 20 h used · 7.5 h left · resets 1 Dec``, or ``22 of 20 h · 2 h over``."""
-    used, available = format_hours(balance.used_s), format_hours(balance.available_s)
+    h = hours_formatter(unit)
+    used, available = h(balance.used_s), h(balance.available_s)
     if balance.closing_s < 0:
-        return f"{used} of {available} h · {format_hours(-balance.closing_s)} h over"
-    return (f"{used} of {available} h used · {format_hours(balance.closing_s)} h left · "
+        return f"{used} of {available} h · {h(-balance.closing_s)} h over"
+    return (f"{used} of {available} h used · {h(balance.closing_s)} h left · "
             f"resets {short_date(balance.period.end)}")
 
 

@@ -57,6 +57,8 @@ class PeriodBalance:
     billed_s: int  # overage billed at the reset (overage = bill)
     billed_amount: Decimal | None
     is_open: bool  # the reset has not happened yet (current or future period)
+    #: The terms this period runs (and closes) under.
+    terms: Terms | None = None
 
     @property
     def available_s(self) -> int:
@@ -77,6 +79,8 @@ class Ledger:
     entries: pd.DataFrame
     before_start: pd.DataFrame
     credits: tuple[Credit, ...] = field(default=())
+    #: Terms versions as (first day they apply to, terms), oldest first.
+    schedule: tuple[tuple[dt.date, Terms], ...] = field(default=())
 
     @property
     def current(self) -> PeriodBalance:
@@ -124,14 +128,41 @@ def _money(amount: Decimal) -> Decimal:
     return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
+def terms_for(schedule: Sequence[tuple[dt.date, Terms]], day: dt.date) -> Terms:
+    """The version in force on ``day``: the last one starting on or before it (else the first)."""
+    found = schedule[0][1]
+    for start, terms in schedule:
+        if start <= day:
+            found = terms
+    return found
+
+
+def _round_by_period(frame: pd.DataFrame, period_terms: list[Terms]) -> np.ndarray:
+    """Each entry rounded by the rounding rule of the period it falls in."""
+    durations = frame["duration_s"].to_numpy(dtype=np.int64)
+    index = frame["period"].to_numpy(dtype=np.int64)
+    rounded = np.zeros(len(frame), dtype=np.int64)
+    for rounding in {t.rounding for t in period_terms}:
+        wanted = np.array([i for i, t in enumerate(period_terms) if t.rounding == rounding], dtype=np.int64)
+        mask = np.isin(index, wanted)
+        rounded[mask] = round_array(durations[mask], rounding)
+    return rounded
+
+
 def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] = (),
-                 as_of: dt.datetime | None = None) -> Ledger:
-    """Compute every period from the start through the one containing ``as_of`` (or the last entry)."""
+                 as_of: dt.datetime | None = None,
+                 schedule: Sequence[tuple[dt.date, Terms]] = ()) -> Ledger:
+    """Compute every period from the start through the one containing ``as_of`` (or the last entry).
+
+    ``terms`` gives the period structure (start, kind, reset day, time zone); ``schedule`` the
+    terms versions, each applying from the period that starts on or after its date (default:
+    ``terms`` throughout). A period's allotment, rounding, rollover and overage are its version's.
+    """
     as_of = as_of or dt.datetime.now(dt.UTC)
+    schedule = tuple(sorted(schedule, key=lambda v: v[0])) or ((terms.start, terms),)
     today = local_date(as_of, terms.tz)
     frame = entries.copy() if len(entries) else empty_entries()
     frame["day"] = _entry_days(frame, terms) if len(frame) else pd.Series(dtype="datetime64[ns]")
-    frame["rounded_s"] = round_array(frame["duration_s"].to_numpy(dtype=np.int64), terms.rounding)
 
     last_day = max([today, *[c.on for c in credits]])
     if len(frame):
@@ -139,8 +170,11 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
     periods = periods_through(terms, last_day)
     starts = np.array([np.datetime64(p.start, "ns") for p in periods])
     frame["period"] = np.searchsorted(starts, frame["day"].to_numpy(), side="right") - 1
-    before = frame[frame["period"] < 0]
-    frame = frame[frame["period"] >= 0]
+    period_terms = [terms_for(schedule, p.start) for p in periods]
+    before = frame[frame["period"] < 0].copy()
+    before["rounded_s"] = round_array(before["duration_s"].to_numpy(dtype=np.int64), period_terms[0].rounding)
+    frame = frame[frame["period"] >= 0].copy()
+    frame["rounded_s"] = _round_by_period(frame, period_terms)
     frame = frame.iloc[_entry_order(frame)]
 
     # Exact int64 sums per period (no float weights, no groupby machinery for a few dozen bins).
@@ -166,11 +200,12 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
     prepaid = 0
     debt = 0
     for i, period in enumerate(periods):
+        own_terms = period_terms[i]
         used_s = int(used[i])
         rolled_in = sum(lot[1] for lot in rolled)
         opening = rolled_in + prepaid - debt
         prepaid_in = prepaid
-        own = terms.allotment_s + plus[i]
+        own = own_terms.allotment_s + plus[i]
         prepaid += topups[i]
         need = debt + used_s + minus[i]
         for lot in rolled:
@@ -184,24 +219,25 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
         prepaid -= take
         need -= take
         overage = need
-        closing = opening + terms.allotment_s + topups[i] + plus[i] - minus[i] - used_s
+        closing = opening + own_terms.allotment_s + topups[i] + plus[i] - minus[i] - used_s
         is_open = i == len(periods) - 1 or period.end > today
         expired = billed = 0
         amount = None
         if i < len(periods) - 1:
-            expired, rolled = _reset(terms, i, own, rolled)
-            if overage and terms.overage is Overage.BILL:
+            expired, rolled = _reset(own_terms, i, own, rolled)
+            if overage and own_terms.overage is Overage.BILL:
                 billed, debt = overage, 0
-                amount = _money(Decimal(billed) / HOUR * (terms.overage_rate or Decimal(0)))
+                amount = _money(Decimal(billed) / HOUR * (own_terms.overage_rate or Decimal(0)))
             else:
                 debt = overage
         balances.append(PeriodBalance(
             period=period, opening_s=opening, rolled_in_s=rolled_in, prepaid_in_s=prepaid_in,
-            allotment_s=terms.allotment_s, topups_s=topups[i], adjustments_s=plus[i] - minus[i],
+            allotment_s=own_terms.allotment_s, topups_s=topups[i], adjustments_s=plus[i] - minus[i],
             used_s=used_s, entry_count=int(counts[i]), closing_s=closing, expired_s=expired,
-            overage_s=overage, billed_s=billed, billed_amount=amount, is_open=is_open))
-    return Ledger(terms=terms, periods=balances, current_index=current_index, entries=frame,
-                  before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))))
+            overage_s=overage, billed_s=billed, billed_amount=amount, is_open=is_open, terms=own_terms))
+    return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=frame,
+                  before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
+                  schedule=schedule)
 
 
 def _reset(terms: Terms, i: int, own_left: int, rolled: list[list[int]]) -> tuple[int, list[list[int]]]:

@@ -7,6 +7,7 @@ entry belongs to at most one retainer, whatever the match rules say.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 
 from sqlalchemy import (
@@ -58,6 +59,8 @@ class Retainer(AccountOwned, Base):
     match_rules: Mapped[dict] = mapped_column(JSON, nullable=False)
     #: ``None`` while the public page is disabled; rotated by replacing it (old URL 404s at once).
     public_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: The link a "Disable" put aside, so "Re-enable" brings back the very link the client bookmarked.
+    disabled_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
     #: Bumped (with ``updated_at``) in the same transaction as every change that alters the public
     #: page, so every worker's cache of this retainer's pages sees it, and no other retainer's does.
@@ -75,6 +78,40 @@ class Retainer(AccountOwned, Base):
 
     def rules(self) -> MatchRules:
         return MatchRules.from_json(self.match_rules)
+
+
+class RetainerTerms(AccountOwned, Base):
+    """One version of a retainer's per-period terms, in force from ``effective_from`` onward.
+
+    The period structure (kind, reset day, start, time zone) stays on ``Retainer``; what a period
+    grants and how it closes is versioned here, so a change never rewrites a closed period.
+    """
+
+    __tablename__ = "retainer_terms"
+    __table_args__ = (UniqueConstraint("retainer_id", "effective_from"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    retainer_id: Mapped[int] = mapped_column(ForeignKey("retainers.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    #: First day of the first period these terms apply to.
+    effective_from: Mapped[dt.date] = mapped_column(Date, nullable=False)
+    allotment_s: Mapped[int] = mapped_column(Integer, nullable=False)
+    rollover: Mapped[str] = mapped_column(String(8), nullable=False)
+    rollover_cap_s: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    rollover_expiry_periods: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    overage: Mapped[str] = mapped_column(String(8), nullable=False)
+    overage_rate: Mapped[Decimal | None] = mapped_column(Numeric(12, 2), nullable=True)
+    rounding_min: Mapped[int] = mapped_column(Integer, nullable=False)
+    rounding_mode: Mapped[str] = mapped_column(String(8), nullable=False)
+    minimum_min: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+
+    def terms(self, base: Terms) -> Terms:
+        """These figures on ``base``'s period structure."""
+        return replace(base, allotment_s=self.allotment_s, rollover=self.rollover,
+                       rollover_cap_s=self.rollover_cap_s, rollover_expiry_periods=self.rollover_expiry_periods,
+                       overage=self.overage, overage_rate=self.overage_rate,
+                       rounding=Rounding(self.rounding_min, self.rounding_mode, self.minimum_min))
 
 
 class RetainerCredit(AccountOwned, Base):

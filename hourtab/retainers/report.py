@@ -13,7 +13,7 @@ import pandas as pd
 
 from hourtab.retainers.chart import burnup_svg
 from hourtab.retainers.forecast import Forecast, forecast
-from hourtab.retainers.headline import headline, used_percent
+from hourtab.retainers.headline import headline, hours_formatter, used_percent
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.periods import local_date
 from hourtab.retainers.terms import Terms
@@ -28,6 +28,13 @@ class RetainerInfo:
     consultant_name: str
     consultant_contact: str
     terms: Terms
+    #: "decimal" (0.67 h) or "hm" (0:40 h), as the consultant chose.
+    hours_unit: str = "decimal"
+
+    @property
+    def shown_contact(self) -> str:
+        """The contact beside the name, unless it would repeat it (no display name set)."""
+        return "" if self.consultant_contact == self.consultant_name else self.consultant_contact
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,11 @@ class HoursReport:
     @property
     def current(self):
         return self.ledger.current
+
+    @property
+    def fmt(self):
+        """Seconds → hours text in the consultant's unit (``0.67`` or ``0:40``)."""
+        return hours_formatter(self.info.hours_unit)
 
 
 def _text(value: object) -> str:
@@ -115,6 +127,6 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
                  for day, items in sorted(groups.items(), reverse=True))
     return HoursReport(
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
-        headline=headline(current), percent=used_percent(current),
+        headline=headline(current, info.hours_unit), percent=used_percent(current),
         forecast=forecast(current, daily, today),
         chart_svg=burnup_svg(current.period, current.available_s, daily, today, inline=True), days=days)

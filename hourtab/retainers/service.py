@@ -23,7 +23,8 @@ from hourtab.retainers.assign import match_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.matching import MatchRules
-from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
+from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
+from hourtab.retainers.periods import index_of, local_date, periods_through
 from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
 from hourtab.scoping import get_owned, select_owned
@@ -109,6 +110,13 @@ def parse_terms(data: TermsInput) -> Terms:
                           _int(data.minimum, "The minimum") or 0))
 
 
+def _apply_structure(retainer: Retainer, terms: Terms) -> None:
+    retainer.start_date = terms.start
+    retainer.period = terms.period.value
+    retainer.reset_day = terms.reset_day
+    retainer.timezone = terms.timezone
+
+
 def _apply_terms(retainer: Retainer, terms: Terms) -> None:
     retainer.allotment_s = terms.allotment_s
     retainer.start_date = terms.start
@@ -123,6 +131,70 @@ def _apply_terms(retainer: Retainer, terms: Terms) -> None:
     retainer.rounding_min = terms.rounding.increment_min
     retainer.rounding_mode = terms.rounding.mode.value
     retainer.minimum_min = terms.rounding.minimum_min
+
+
+#: The figures a terms version carries; the rest of ``Terms`` is the retainer's period structure.
+VERSIONED = ("allotment_s", "rollover", "rollover_cap_s", "rollover_expiry_periods", "overage", "overage_rate")
+
+
+def _version_values(terms: Terms) -> dict:
+    values = {name: getattr(terms, name) for name in VERSIONED}
+    values["rollover"], values["overage"] = terms.rollover.value, terms.overage.value
+    values.update(rounding_min=terms.rounding.increment_min, rounding_mode=terms.rounding.mode.value,
+                  minimum_min=terms.rounding.minimum_min)
+    return values
+
+
+def terms_versions(session: Session, retainer: Retainer) -> list[RetainerTerms]:
+    return list(session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
+                                .order_by(RetainerTerms.effective_from)))
+
+
+def terms_schedule(session: Session, retainer: Retainer) -> list[tuple[dt.date, Terms]]:
+    """(first day, terms) per version, oldest first, on the retainer's current period structure."""
+    base = retainer.terms()
+    return [(v.effective_from, v.terms(base)) for v in terms_versions(session, retainer)] or [(base.start, base)]
+
+
+def _add_version(session: Session, retainer: Retainer, terms: Terms, effective_from: dt.date) -> None:
+    session.add(RetainerTerms(account_id=retainer.account_id, retainer_id=retainer.id,
+                              effective_from=effective_from, **_version_values(terms)))
+
+
+def _schedule_change(session: Session, retainer: Retainer, terms: Terms, effective_from: dt.date | None,
+                     today: dt.date) -> None:
+    """Apply ``terms``' figures from the period containing ``effective_from`` (default: today's).
+
+    Closed periods keep the terms they closed with, so a period before today's is refused.
+    Versions that started at or after the chosen period are replaced by this one.
+    """
+    periods = periods_through(terms, max(today, effective_from or today))
+    current = periods[max(index_of(periods, today), 0)]
+    chosen = current if effective_from is None else periods[max(index_of(periods, effective_from), 0)]
+    if chosen.start < current.start:
+        raise InvalidTerms(f"The period of {chosen.label} is closed and keeps the terms it closed with; "
+                           f"apply the change from {current.label} or later.")
+    schedule = terms_schedule(session, retainer)
+    in_force = [t for start, t in schedule if start <= chosen.start] or [schedule[0][1]]
+    if _version_values(in_force[-1]) == _version_values(terms):
+        return
+    for version in terms_versions(session, retainer):
+        if version.effective_from >= chosen.start:
+            session.delete(version)
+    session.flush()
+    _add_version(session, retainer, terms, chosen.start)
+
+
+def change_periods(retainer: Retainer, now: dt.datetime | None = None, ahead: int = 3) -> list:
+    """The periods a terms change may start from: the current one and the next ``ahead``."""
+    terms = retainer.terms()
+    today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
+    periods = periods_through(terms, today)
+    while len(periods) <= max(index_of(periods, today), 0) + ahead:
+        periods = periods_through(terms, periods[-1].end)
+    first = max(index_of(periods, today), 0)
+    return periods[first:first + ahead + 1]
+
 
 
 def _clean_name(value: str, what: str) -> str:
@@ -145,8 +217,7 @@ def _check_plan(session: Session, account: Account) -> None:
         plural = "retainer" if limit == 1 else "retainers"
         raise PlanLimitReached(
             f"The {account.plan} plan keeps {limit} active {plural}, and this account has {limit}. "
-            f"Archive one first, or move to the pro plan (up to 10): hourtab user set-plan "
-            f"{account.email} pro.")
+            "Archive one first, or upgrade to the pro plan (up to 10 active retainers) on the Plan page.")
 
 
 def create_retainer(session: Session, account: Account, name: str, client: str, terms: Terms,
@@ -160,6 +231,7 @@ def create_retainer(session: Session, account: Account, name: str, client: str, 
     _apply_terms(retainer, terms)
     session.add(retainer)
     session.flush()
+    _add_version(session, retainer, terms, terms.start)
     match_entries(session, account.id)
     return retainer
 
@@ -175,15 +247,25 @@ def list_retainers(session: Session, account: Account) -> list[Retainer]:
 
 def update_retainer(session: Session, account: Account, retainer_id: int, *, name: str | None = None,
                     client: str | None = None, terms: Terms | None = None,
-                    rules: MatchRules | None = None) -> Retainer:
-    """Change names, terms or match rules; new rules re-match this retainer's entries."""
+                    rules: MatchRules | None = None, effective_from: dt.date | None = None,
+                    now: dt.datetime | None = None) -> Retainer:
+    """Change names, terms or match rules; new rules re-match this retainer's entries.
+
+    New figures (hours, rollover, overage, rounding) apply from the period containing
+    ``effective_from`` (default: the current one) onward; the period structure (kind, reset day,
+    start, time zone) is the retainer's and applies to its whole history.
+    """
     retainer = get_retainer(session, account, retainer_id)
     if name is not None:
         retainer.name = _clean_name(name, "name")
     if client is not None:
         retainer.client = _clean_name(client, "client")
     if terms is not None:
-        _apply_terms(retainer, terms)
+        today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
+        _apply_structure(retainer, terms)
+        _schedule_change(session, retainer, terms, effective_from, today)
+        session.flush()
+        _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])
     if rules is not None and rules.to_json() != retainer.match_rules:
         retainer.match_rules = rules.to_json()
         session.execute(delete(retainer_entries).where(retainer_entries.c.retainer_id == retainer.id))
@@ -207,15 +289,28 @@ def set_active(session: Session, account: Account, retainer_id: int, active: boo
 def rotate_token(session: Session, account: Account, retainer_id: int) -> Retainer:
     """A new unguessable token; the old URL stops working as soon as this commits."""
     retainer = get_retainer(session, account, retainer_id)
-    retainer.public_token = new_token()
+    retainer.public_token, retainer.disabled_token = new_token(), None
     touch(retainer)
     return retainer
 
 
 def disable_token(session: Session, account: Account, retainer_id: int) -> Retainer:
+    """Take the page offline; the link is kept aside so ``enable_token`` can bring it back."""
     retainer = get_retainer(session, account, retainer_id)
-    retainer.public_token = None
-    touch(retainer)
+    if retainer.public_token is not None:
+        retainer.disabled_token, retainer.public_token = retainer.public_token, None
+        touch(retainer)
+    return retainer
+
+
+def enable_token(session: Session, account: Account, retainer_id: int) -> Retainer:
+    """Undo ``disable_token``: the very link the client bookmarked works again."""
+    retainer = get_retainer(session, account, retainer_id)
+    if retainer.public_token is None:
+        if retainer.disabled_token is None:
+            raise InvalidInput("There is no disabled link to bring back; make a new link instead.")
+        retainer.public_token, retainer.disabled_token = retainer.disabled_token, None
+        touch(retainer)
     return retainer
 
 
@@ -324,7 +419,7 @@ def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
 def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
                     text: bool = True) -> Ledger:
     return build_ledger(retainer.terms(), entries_frame(session, retainer.id, text), credits_of(session, retainer),
-                        as_of=as_of)
+                        as_of=as_of, schedule=terms_schedule(session, retainer))
 
 
 def last_import_at(session: Session, account_id: int) -> dt.datetime | None:
@@ -332,12 +427,14 @@ def last_import_at(session: Session, account_id: int) -> dt.datetime | None:
         Upload.account_id == account_id, Upload.status == "imported"))
 
 
-def retainer_info(session: Session, retainer: Retainer) -> RetainerInfo:
+def retainer_info(session: Session, retainer: Retainer, terms: Terms | None = None) -> RetainerInfo:
+    """Names and contact, with ``terms`` (the current period's) or the retainer's latest."""
     account = session.get(Account, retainer.account_id)
     return RetainerInfo(name=retainer.name, client=retainer.client,
                         consultant_name=account.name_or_email if account else "",
                         consultant_contact=(account.contact or account.email) if account else "",
-                        terms=retainer.terms())
+                        terms=terms or retainer.terms(),
+                        hours_unit=account.hours_unit if account else "decimal")
 
 
 def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
@@ -354,25 +451,5 @@ def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None
     if not all_text:
         current = ledger.period_entries(ledger.current_index)
         current = current.join(entry_text(session, current["entry_id"]), on="entry_id")
-    return build_report(retainer_info(session, retainer), ledger, as_of,
+    return build_report(retainer_info(session, retainer, ledger.terms), ledger, as_of,
                         last_import_at(session, retainer.account_id), current_entries=current)
-
-
-@dataclass(frozen=True)
-class ImportEvent:
-    upload_id: int
-    at: dt.datetime
-    entries: int
-    seconds: int
-
-
-def import_events(session: Session, retainer_id: int, limit: int = 50) -> list[ImportEvent]:
-    """Uploads that brought entries to this retainer, newest first (for the Atom feed)."""
-    te = TimeEntry
-    rows = session.execute(
-        select(Upload.id, func.coalesce(Upload.imported_at, Upload.created_at), func.count(te.id), func.coalesce(func.sum(te.duration_s), 0))
-        .join(te, te.upload_id == Upload.id)
-        .join(retainer_entries, retainer_entries.c.entry_id == te.id)
-        .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed")
-        .group_by(Upload.id, Upload.imported_at, Upload.created_at).order_by(Upload.id.desc()).limit(limit)).all()
-    return [ImportEvent(int(i), at, int(n), int(s)) for i, at, n, s in rows]

@@ -1,7 +1,7 @@
 """evidence: parsed W&B runs and exports per account
 
 Revision ID: 0004
-Revises: 0001
+Revises: 0003
 """
 from alembic import op
 import sqlalchemy as sa

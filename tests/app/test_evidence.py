@@ -48,7 +48,7 @@ def test_upload_list_and_detail_escape_names(app, logged_in, wandb_runs):
     assert "<script>alert(1)</script>" not in detail
     assert "plain &lt;script&gt;alert(1)&lt;/script&gt;" in detail
     assert "&lt;img src=x onerror=alert(1)&gt;" in detail and "<img src=x" not in detail
-    assert "&lt;b&gt;tag&lt;/b&gt;" in detail and "<polyline" in detail
+    assert "&lt;b&gt;tag&lt;/b&gt;" in detail and 'aria-labelledby="series-0" class="series"' in detail
     listing = logged_in.get("/evidence").get_data(as_text=True)
     assert "plain &lt;script&gt;" in listing and "run &lt;b&gt;1&lt;/b&gt;.zip" in listing
     assert "<script>alert" not in listing

@@ -45,7 +45,7 @@ def test_create_shows_ledger_link_and_unmatched(app, logged_in):
     assert "Unmatched entries of your account (49)" in page
     assert logged_in.get(url.replace("http://localhost", "")).status_code == 200
     dashboard = logged_in.get("/dashboard").get_data(as_text=True)
-    assert "ML platform retainer" in dashboard and (" h left" in dashboard or " h over" in dashboard)
+    assert "ML platform retainer" in dashboard and ("&nbsp;h</span> left" in dashboard or "&nbsp;h</span> over" in dashboard)
 
 
 def test_second_retainer_on_free_plan_is_refused_with_plan_and_limit(app, logged_in):
@@ -66,7 +66,7 @@ def test_edit_terms_rotate_disable_and_credits(app, logged_in):
 
     r = post_form(logged_in, f"/retainers/{rid}/edit", {**FORM, "hours": "200"})
     assert r.status_code == 302
-    assert "200 h per month" in logged_in.get(url).get_data(as_text=True)
+    assert "200&nbsp;h</span> per month" in logged_in.get(url).get_data(as_text=True)
     r = post_form(logged_in, f"/retainers/{rid}/edit", {**FORM, "timezone": "Mars/Olympus"})
     assert r.status_code == 400 and "Unknown time zone" in r.get_data(as_text=True)
 
@@ -75,7 +75,7 @@ def test_edit_terms_rotate_disable_and_credits(app, logged_in):
                   page=location)
     assert r.status_code == 302
     public = logged_in.get(url).get_data(as_text=True)
-    assert "Duplicate &lt;b&gt;call&lt;/b&gt;" in public and "-1.5 h" in public
+    assert "Duplicate &lt;b&gt;call&lt;/b&gt;" in public and "-1.5&nbsp;h" in public
 
     assert post_form(logged_in, f"/retainers/{rid}/token/rotate", {}, page=location).status_code == 302
     assert logged_in.get(url).status_code == 404

@@ -30,8 +30,24 @@ def test_run_out_date_at_current_pace():
 
 def test_on_pace_projection():
     # 4 h in 15 days of a 30-day month → 8 h by the end.
-    balance, daily = _current([on(2025, 11, 2, 4)], dt.date(2025, 11, 15))
-    assert forecast(balance, daily, dt.date(2025, 11, 15)).text == "on pace to use 8 of 20 h"
+    balance, daily = _current([on(2025, 11, 2, 2), on(2025, 11, 5, 1), on(2025, 11, 9, 1)], dt.date(2025, 11, 15))
+    f = forecast(balance, daily, dt.date(2025, 11, 15))
+    assert f.text == "on pace to use 8 of 20 h"
+    assert f.basis == "4 h over the first 15 days (work on 3 days), continued at the same daily pace for all 30 days"
+
+
+def test_a_kickoff_on_day_one_is_too_early_to_forecast():
+    # 3 h on 1 Nov would "run out on 7 Nov" at that pace: no client should read that.
+    balance, daily = _current([on(2025, 11, 1, 3)], dt.date(2025, 11, 1))
+    f = forecast(balance, daily, dt.date(2025, 11, 1))
+    assert (f.kind, f.text, f.projected_s) == ("too_early", "too early to forecast", None)
+    assert f.basis == ("1 day of 30 elapsed, work logged on 1 day; a forecast needs 8 days elapsed "
+                       "and work on 3 days")
+
+
+def test_a_quarter_elapsed_but_work_on_two_days_is_still_too_early():
+    balance, daily = _current([on(2025, 11, 1, 3), on(2025, 11, 2, 3)], dt.date(2025, 11, 12))
+    assert forecast(balance, daily, dt.date(2025, 11, 12)).kind == "too_early"
 
 
 def test_ran_out_names_the_day_it_happened():
@@ -54,7 +70,27 @@ def test_burnup_svg_is_well_formed_and_scriptless():
     svg = burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))
     root = ET.fromstring(svg)
     tags = {el.tag.split("}")[1] for el in root.iter()}
-    assert "script" not in tags and "foreignObject" not in tags
-    assert "path" in tags and len(root.findall("{http://www.w3.org/2000/svg}line")) >= 2
+    assert "script" not in tags and "foreignObject" not in tags and "path" in tags
     assert "8 of 20 h" in root.find("{http://www.w3.org/2000/svg}title").text
     assert "http" not in svg.replace("http://www.w3.org/2000/svg", "")
+    assert svg == burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))  # deterministic
+
+
+def test_burnup_legend_draws_each_label_with_its_lines_style():
+    balance, daily = _current([on(2025, 11, 3, 5), on(2025, 11, 9, 3)], dt.date(2025, 11, 10))
+    root = ET.fromstring(burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10)))
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"hours used", "even pace", "hours available"} <= set(texts)
+    strokes = [p.get("style", "") for p in root.iter("{http://www.w3.org/2000/svg}path")]
+    for colour in ("#2457c5", "#8a94a6", "#1e7d3a"):
+        # The data line and its legend sample: same colour, same width and dashes.
+        styled = [s for s in strokes if f"stroke: {colour}" in s]
+        assert len(styled) == 2 and styled[0] == styled[1], colour
+
+
+def test_chart_labels_are_plain_text_even_with_dollar_signs():
+    from hourtab.svgchart import line_svg
+
+    svg = line_svg([0, 1, 2], [1.0, 3.0, 2.0], title="loss $x$ < $5", title_id="s", )
+    assert "<title id=\"s\">loss $x$ &lt; $5</title>" in svg
+    ET.fromstring(svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))

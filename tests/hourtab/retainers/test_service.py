@@ -23,7 +23,7 @@ def _terms(hours="20", start="2017-08-01"):
 
 def test_free_plan_refuses_a_second_active_retainer_and_pro_allows_ten(db_session):
     account, first = setup_retainer(db_session)
-    with pytest.raises(PlanLimitReached, match=r"The free plan keeps 1 active retainer.*set-plan"):
+    with pytest.raises(PlanLimitReached, match=r"The free plan keeps 1 active retainer.*upgrade to the pro plan.*Plan page"):
         with transaction(db_session):
             service.create_retainer(db_session, account, "Second", "Client 2", _terms())
     with transaction(db_session):

@@ -1,0 +1,74 @@
+"""Plan upgrades through a payment provider, behind one small interface.
+
+Views talk to a ``Billing``; the one shipped is ``ManualBilling``: it records the request and the
+operator confirms it once paid (``hourtab user set-plan`` settles every pending request). A real
+provider implements the same two methods, returning its hosted checkout page as ``redirect_url``
+and confirming from its webhook, without any view changing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hourtab.accounts import PLAN_PRICES, RETAINER_LIMITS, Account, Plan, PlanRequest
+from hourtab.errors import Conflict, InvalidInput
+
+
+@dataclass(frozen=True)
+class UpgradeStep:
+    """What the customer does next: follow ``redirect_url`` (a checkout page) or read ``message``."""
+
+    request: PlanRequest
+    message: str
+    redirect_url: str | None = None
+
+
+class Billing(Protocol):
+    name: str
+
+    def start_upgrade(self, session: Session, account: Account, plan: str) -> UpgradeStep: ...
+
+    def pending(self, session: Session, account: Account) -> PlanRequest | None: ...
+
+
+def _plan(plan: str) -> Plan:
+    try:
+        return Plan(plan)
+    except ValueError as e:
+        raise InvalidInput(f"Unknown plan {plan!r}; choose one of: {', '.join(p.value for p in Plan)}.") from e
+
+
+def plan_summary(plan: str) -> str:
+    """``pro: up to 10 active retainers, $9/month``."""
+    p = Plan(plan)
+    n = RETAINER_LIMITS[p]
+    return f"{p.value}: up to {n} active retainer{'' if n == 1 else 's'}, {PLAN_PRICES[p]}"
+
+
+class ManualBilling:
+    """Requests the operator confirms by hand once the customer has paid (invoice, transfer)."""
+
+    name = "manual"
+
+    def pending(self, session: Session, account: Account) -> PlanRequest | None:
+        return session.scalars(select(PlanRequest).where(
+            PlanRequest.account_id == account.id, PlanRequest.status == "pending")
+            .order_by(PlanRequest.id.desc())).first()
+
+    def start_upgrade(self, session: Session, account: Account, plan: str) -> UpgradeStep:
+        wanted = _plan(plan)
+        if account.plan == wanted.value:
+            raise Conflict(f"This account is already on the {wanted.value} plan.")
+        request = self.pending(session, account)
+        if request is None or request.plan != wanted.value:
+            if request is not None:
+                request.status = "cancelled"
+            request = PlanRequest(account_id=account.id, plan=wanted.value, provider=self.name, status="pending")
+            session.add(request)
+            session.flush()
+        return UpgradeStep(request, f"Your request for the {plan_summary(wanted.value)} is recorded. The operator "
+                                    "confirms it once payment is arranged; the new limit applies at once then.")

@@ -1,0 +1,125 @@
+"""The items of a retainer's Atom feed, each with the figures as they stood at its own time.
+
+An import item says what the import brought (its entries, rounded as the page rounds them) and
+the period's headline right after it, computed from the entries, credits and terms that existed
+then, not from today's ledger. A period item gives the period's closing figures.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from hourtab.retainers import service
+from hourtab.retainers.headline import headline, hours_formatter
+from hourtab.retainers.ledger import Credit, build_ledger
+from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
+from hourtab.retainers.periods import short_date
+from hourtab.retainers.report import HoursReport
+from hourtab.timesheets.models import TimeEntry, Upload
+
+#: Import items in the feed, newest first.
+MAX_IMPORTS = 30
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    id: str
+    title: str
+    updated: dt.datetime
+    link: str  # relative to the page: "" for the page itself, else "/statement/YYYY-MM.pdf"
+    summary: str
+
+
+def _urn(*parts: object) -> str:
+    return "urn:hourtab:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
+def feed_id(retainer_id: int) -> str:
+    return _urn(retainer_id, "feed")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
+
+
+def _imports(session: Session, retainer_id: int) -> list[tuple[int, dt.datetime]]:
+    rows = session.execute(
+        select(Upload.id, func.coalesce(Upload.imported_at, Upload.created_at))
+        .where(Upload.id.in_(select(TimeEntry.upload_id).join(
+            retainer_entries, retainer_entries.c.entry_id == TimeEntry.id)
+            .where(retainer_entries.c.retainer_id == retainer_id)))
+        .order_by(Upload.id.desc()).limit(MAX_IMPORTS)).all()
+    return [(int(i), at) for i, at in rows]
+
+
+def _upload_of(session: Session, retainer_id: int) -> pd.Series:
+    rows = session.execute(select(TimeEntry.id, TimeEntry.upload_id)
+                           .join(retainer_entries, retainer_entries.c.entry_id == TimeEntry.id)
+                           .where(retainer_entries.c.retainer_id == retainer_id)).all()
+    return pd.Series({int(e): int(u) for e, u in rows}, dtype="int64")
+
+
+def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list[Credit]:
+    rows = session.scalars(select(RetainerCredit).where(RetainerCredit.retainer_id == retainer.id,
+                                                        RetainerCredit.created_at <= at))
+    return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id) for c in rows]
+
+
+def _schedule_then(session: Session, retainer: Retainer, at: dt.datetime) -> list:
+    base = retainer.terms()
+    versions = session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
+                               .order_by(RetainerTerms.effective_from)).all()
+    then = [v for v in versions if v.created_at <= at] or versions[:1]
+    return [(v.effective_from, v.terms(base)) for v in then] or [(base.start, base)]
+
+
+def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> list[FeedItem]:
+    """One item per import that brought entries to this retainer, with that moment's figures."""
+    h = hours_formatter(unit)
+    tz = retainer.terms().tz
+    entries = service.entries_frame(session, retainer.id, text=False)
+    uploads = _upload_of(session, retainer.id)
+    entries["upload_id"] = entries["entry_id"].map(uploads).fillna(0).astype("int64")
+    items = []
+    for upload_id, at in _imports(session, retainer.id):
+        ledger = build_ledger(retainer.terms(), entries[entries["upload_id"] <= upload_id],
+                              _credits_then(session, retainer, at), as_of=at,
+                              schedule=_schedule_then(session, retainer, at))
+        brought = ledger.entries[ledger.entries["upload_id"] == upload_id]
+        n, seconds = len(brought), int(brought["rounded_s"].sum())
+        local = at.astimezone(tz)
+        items.append(FeedItem(
+            id=_urn(retainer.id, "upload", upload_id), updated=at, link="",
+            title=f"Import: {_plural(n, 'entry')} ({h(seconds)} h)",
+            summary=f"As of {short_date(local.date(), True)}, {local:%H:%M} ({tz.key}): "
+                    f"{ledger.current.period.label}: {headline(ledger.current, unit)}"))
+    return items
+
+
+def period_items(report: HoursReport, retainer_id: int) -> list[FeedItem]:
+    """One item per closed period, dated at its reset (local midnight), with its closing figures."""
+    h = hours_formatter(report.info.hours_unit)
+    items = []
+    for p in report.ledger.periods:
+        if p.is_open:
+            continue
+        closed_at = dt.datetime.combine(p.period.end, dt.time(0), tzinfo=report.info.terms.tz)
+        items.append(FeedItem(
+            id=_urn(retainer_id, "period", p.period.start.isoformat()), updated=closed_at,
+            link=f"/statement/{p.period.month_key}.pdf",
+            title=f"{p.period.label} closed: {h(p.used_s)} h used, balance {h(p.closing_s)} h",
+            summary=f"{h(p.available_s)} h available, {h(p.used_s)} h used "
+                    f"({_plural(p.entry_count, 'entry')}), {h(p.expired_s)} h expired."))
+    return items
+
+
+def feed_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
+    """Every item, newest first."""
+    items = import_items(session, retainer, report.info.hours_unit) + period_items(report, retainer.id)
+    return sorted(items, key=lambda i: i.updated, reverse=True)

@@ -1,0 +1,75 @@
+"""Effective-dated terms: a change applies from a chosen period on; closed periods never change."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from app.db import get_db
+from hourtab import accounts
+from hourtab.db import transaction
+from hourtab.retainers import service
+from hourtab.timesheets.models import TimeEntry, Upload
+from tests.app.test_retainers import FORM
+from tests.conftest import post_form, signup
+
+NOW = dt.datetime(2026, 12, 5, 9, 0, tzinfo=dt.UTC)
+EDIT = {**FORM, "name": "Retainer", "client": "Acme", "start": "2026-10-01", "rounding": "0", "hours": "20"}
+
+
+@pytest.fixture
+def retainer(app, client):
+    app.config["HOURS_CLOCK"] = lambda: NOW
+    assert signup(client).status_code == 302
+    with app.app_context():
+        db = get_db()
+        with transaction(db):
+            account = accounts.find_account(db, "consultant@example.com")
+            upload = Upload(account_id=account.id, filename="x.csv", content=b"", size_bytes=0, sha256="0" * 64)
+            db.add(upload)
+            db.flush()
+            for day in (3, 4, 5, 17):
+                start = dt.datetime(2026, 11, day, 9, tzinfo=dt.UTC)
+                db.add(TimeEntry(account_id=account.id, upload_id=upload.id, fingerprint=str(day), start_at=start,
+                                 end_at=start + dt.timedelta(hours=6), local_date=start.date(), duration_s=6 * 3600,
+                                 client="Acme", description=f"work {day}", source_format="toggl", source_line=day))
+            r = service.create_retainer(db, account, "Retainer", "Acme", service.parse_terms(
+                service.TermsInput(hours="20", start="2026-10-01")))
+        return r.id, r.public_token
+
+
+def test_a_change_from_december_leaves_novembers_statement_identical(app, client, retainer):
+    rid, token = retainer
+    november = client.get(f"/h/{token}/statement/2026-11.pdf")
+    assert november.status_code == 200
+    edit = f"/retainers/{rid}/edit"
+    assert 'value="2026-12-01" selected' in client.get(edit).get_data(as_text=True) or \
+        'selected value="2026-12-01"' in client.get(edit).get_data(as_text=True)
+    r = post_form(client, edit, {**EDIT, "hours": "30", "rollover": "all", "effective_from": "2026-12-01"})
+    assert r.status_code == 302, r.get_data(as_text=True)
+    assert client.get(f"/h/{token}/statement/2026-11.pdf").data == november.data
+    periods = {p["label"]: p for p in json.loads(client.get(f"/h/{token}.json").data)["periods"]}
+    assert periods["Nov 2026"]["allotment_hours"] == "20" and periods["Nov 2026"]["used_hours"] == "24"
+    assert periods["Nov 2026"]["closing_hours"] == "-4"  # 4 h over, carried into December
+    assert periods["Dec 2026"]["allotment_hours"] == "30" and periods["Dec 2026"]["opening_hours"] == "-4"
+
+
+def test_terms_history_is_listed_on_the_page_and_in_the_json(app, client, retainer):
+    rid, token = retainer
+    post_form(client, f"/retainers/{rid}/edit", {**EDIT, "hours": "30", "effective_from": "2027-01-01"})
+    history = json.loads(client.get(f"/h/{token}.json").data)["retainer"]["terms_history"]
+    assert [(v["from"], v["hours_per_period"]) for v in history] == [("2026-10-01", "20"), ("2027-01-01", "30")]
+    page = client.get(f"/retainers/{rid}").get_data(as_text=True)
+    assert "Terms history" in page and "2027-01-01" in page and "30&nbsp;h</span> per month" in page
+    # December is still under the old terms: the client's page says so.
+    assert "20&nbsp;h</span> per month" in client.get(f"/h/{token}").get_data(as_text=True)
+
+
+def test_a_change_cannot_reach_back_into_a_closed_period(app, client, retainer):
+    rid, token = retainer
+    r = post_form(client, f"/retainers/{rid}/edit", {**EDIT, "hours": "30", "effective_from": "2026-11-01"})
+    assert r.status_code == 400 and "closed" in r.get_data(as_text=True)
+    history = json.loads(client.get(f"/h/{token}.json").data)["retainer"]["terms_history"]
+    assert len(history) == 1

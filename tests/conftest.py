@@ -20,7 +20,6 @@ from sqlalchemy.orm import Session
 
 PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 DATA = Path(__file__).parent / "data"
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 
 
 def _pg_admin():

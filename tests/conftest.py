@@ -154,6 +154,7 @@ def live_server(app):
     finally:
         server.shutdown()
         thread.join(timeout=5)
+        server.server_close()
 
 
 CHROMIUM = os.environ.get("HOURTAB_CHROMIUM", "/usr/bin/chromium")

@@ -195,6 +195,7 @@ def counting_server():
     thread.start()
     yield server.server_port, _Counter.hits
     server.shutdown()
+    server.server_close()
 
 
 def _hostile_run(root: Path, port: int) -> Path:

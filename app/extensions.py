@@ -7,7 +7,9 @@ never share them. Views reach them through the accessors below.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from cachetools import TTLCache
 from flask import Flask, current_app
@@ -25,11 +27,16 @@ def init_app(app: Flask) -> None:
     engine = make_engine(cfg["DATABASE_URL"])
     app.extensions["hourtab.engine"] = engine
     app.extensions["hourtab.sessionmaker"] = make_sessionmaker(engine)
-    app.extensions["hourtab.blobs"] = blob_store(Path(cfg["DATA_DIR"]), cfg.get("BLOB_URL", ""),
-                                                 cfg.get("BLOB_ENDPOINT_URL", ""))
+    app.extensions["hourtab.blobs"] = blobs_from_settings(cfg)
     app.extensions["hourtab.page_cache"] = TTLCache(maxsize=PAGE_CACHE_SIZE, ttl=PAGE_CACHE_TTL_S)
     # cachetools caches are not thread-safe; gunicorn threads share this lock around every access.
     app.extensions["hourtab.page_cache_lock"] = threading.Lock()
+
+
+def blobs_from_settings(settings: Mapping[str, Any]) -> BlobStore:
+    """The blob store the settings name; the app and the CLI both build theirs here."""
+    return blob_store(Path(settings["DATA_DIR"]), settings.get("BLOB_URL", ""),
+                      settings.get("BLOB_ENDPOINT_URL", ""))
 
 
 def blobs() -> BlobStore:

@@ -76,7 +76,7 @@ def generate(path: Path, steps: int, metrics: int) -> float:
     """Write a run of ``steps`` × ``metrics`` in the SDK's record pattern; returns seconds taken."""
     from wandb.proto import wandb_internal_pb2 as pb
 
-    from incidents.wandb.framing import write_records
+    from tests.factories import write_records
 
     start = time.perf_counter()
     names = [f"train/metric_{j:02d}" for j in range(metrics)]

@@ -20,7 +20,6 @@ from sqlalchemy.orm import Session
 
 PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 DATA = Path(__file__).parent / "data"
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 
 
 def _pg_admin():
@@ -155,6 +154,7 @@ def live_server(app):
     finally:
         server.shutdown()
         thread.join(timeout=5)
+        server.server_close()
 
 
 CHROMIUM = os.environ.get("HOURTAB_CHROMIUM", "/usr/bin/chromium")

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from hourtab.blobs import BlobStore, blob_store
+from app.extensions import blobs_from_settings
+from hourtab.blobs import BlobStore
 from hourtab.db import make_engine, make_sessionmaker
 
 
@@ -59,8 +59,7 @@ def cli_session() -> Iterator[CliContext]:
             raise click.ClickException("The database schema is not up to date; run `hourtab db upgrade` first.")
         session = make_sessionmaker(engine)()
         try:
-            yield CliContext(cfg, session, blob_store(Path(str(cfg["DATA_DIR"])), str(cfg["BLOB_URL"]),
-                                                      str(cfg["BLOB_ENDPOINT_URL"])))
+            yield CliContext(cfg, session, blobs_from_settings(cfg))
         finally:
             session.close()
     finally:

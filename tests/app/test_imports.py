@@ -123,13 +123,13 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["user", "create", "cli@example.com", "--password-stdin"], input="a long password\n")
     assert r.exit_code == 0, r.output
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--dry-run", "--json"])
-    assert r.exit_code == 0 and json.loads(r.output)["new"] == 217
+    assert r.exit_code == 0 and json.loads(r.stdout)["new"] == 217
     assert count(app, TimeEntry) == 0
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json", "--retainer", "7"])
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert (out["new"], out["unchanged"], out["total_seconds"]) == (217, 0, 672994)
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json"])
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert (out["new"], out["changed"], out["unchanged"]) == (0, 0, 217)
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com"])
     assert r.exit_code == 2 and "--date-order" in r.output

@@ -23,7 +23,7 @@ from incidents import service
 from incidents.sample_data import REPRO_TINY as REPRO
 from incidents.sample_data import repro_tiny_runs
 from tests.app.hours_helpers import AUG_20, setup_retainer, toggl_csv
-from tests.incidents.wandb_runs import offline_wandb
+from tests.factories import offline_wandb
 
 
 def _repro_runs() -> dict[str, Path]:
@@ -56,7 +56,7 @@ def test_build_from_reproducer_output_gives_pdf_with_slowdown_and_verdict(cli_en
                             "--run", f"incident={runs['watch:all:1']}", "--run", f"baseline={runs['baseline']}",
                             "--profile", str(REPRO / "profile.json"), "--pdf", str(pdf), "--json"])
     assert r.exit_code == 0, r.output
-    result = json.loads(r.output)
+    result = json.loads(r.stdout)
     assert set(result) == {"id", "diagnosis", "kpis", "log_entry"}
     watch = next(d for d in result["diagnosis"] if d["rule"] == "watch_overhead")
     assert set(watch) == {"rule", "verdict", "evidence", "confidence"}
@@ -81,7 +81,7 @@ def test_diagnose_lists_every_rule_fired_or_not(cli_env):
     runner, cli = cli_env
     r = runner.invoke(cli, ["incident", "diagnose", str(_repro_runs()["watch:all:1"]), "--json"])
     assert r.exit_code == 0, r.output
-    rules = json.loads(r.output)["diagnosis"]
+    rules = json.loads(r.stdout)["diagnosis"]
     from incidents.diagnosis import RULES
 
     assert [d["rule"] for d in rules] == list(RULES)
@@ -195,6 +195,7 @@ def counting_server():
     thread.start()
     yield server.server_port, _Counter.hits
     server.shutdown()
+    server.server_close()
 
 
 def _hostile_run(root: Path, port: int) -> Path:

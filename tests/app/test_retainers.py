@@ -106,7 +106,7 @@ def test_cli_create_ledger_rotate(app, database_url, tmp_path, monkeypatch):
             "--hours", "160", "--start", "2017-08-01", "--timezone", "UTC", "--rounding", "6", "--json"]
     r = runner.invoke(cli, args)
     assert r.exit_code == 0, r.output
-    created = json.loads(r.output)
+    created = json.loads(r.stdout)
     assert set(created) == {"id", "public_url"}
     assert re.fullmatch(r"http://127\.0\.0\.1:8000/h/[A-Za-z0-9_-]{32}", created["public_url"])
 
@@ -115,7 +115,7 @@ def test_cli_create_ledger_rotate(app, database_url, tmp_path, monkeypatch):
 
     r = runner.invoke(cli, ["ledger", str(created["id"]), "--json"])
     assert r.exit_code == 0, r.output
-    ledger = json.loads(r.output)
+    ledger = json.loads(r.stdout)
     aug = ledger["periods"][0]
     assert aug["start"] == "2017-08-01" and aug["entries"] == 168 and aug["allotment_hours"] == "160"
     assert aug["used_seconds"] % 360 == 0  # 6-minute rounding per entry

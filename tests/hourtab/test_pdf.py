@@ -72,6 +72,7 @@ def http_server():
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}", hits
     server.shutdown()
+    server.server_close()
 
 
 @pytest.mark.parametrize("body", [

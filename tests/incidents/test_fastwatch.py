@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import gc
 import json
-import os
 import subprocess
 import sys
 import warnings
@@ -27,6 +26,7 @@ transformers = pytest.importorskip("transformers")
 from incidents import fastwatch  # noqa: E402
 from incidents.fastwatch import kernels, watching  # noqa: E402
 from incidents.fastwatch.summary import to_wandb  # noqa: E402
+from tests.factories import offline_wandb  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -40,16 +40,8 @@ INF_ROW = 90  # a token id absent from BATCH: its embedding row can hold inf wit
 def offline(root: Path):
     import wandb
 
-    keys = {"WANDB_MODE": "offline", "WANDB_DIR": str(root), "WANDB_CACHE_DIR": str(root / "cache"),
-            "WANDB_CONFIG_DIR": str(root / "config"), "WANDB_DATA_DIR": str(root / "data"),
-            "WANDB_SILENT": "true", "WANDB_DISABLE_GIT": "true", "WANDB_CONSOLE": "off"}
-    saved = {k: os.environ.get(k) for k in keys}
-    os.environ.update(keys)
-    try:
+    with offline_wandb(root):
         yield wandb
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
 
 
 def tiny_bert():

@@ -110,7 +110,7 @@ def test_hand_built_trace_nesting_and_overlaps_counted_once(tmp_path):
 def test_json_output_shape_and_text_output():
     result = cli("profile", "inspect", str(REPRO / "profiler" / "key_averages.txt"), "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert KEYS <= set(data)
     assert data["kind"] == "key-averages-table"
     assert {"name", "self_ms", "total_ms", "calls", "watch"} <= set(data["top_ops"][0])

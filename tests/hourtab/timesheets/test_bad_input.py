@@ -127,7 +127,7 @@ def test_cli_corrupt_row_names_line_and_column(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_bytes((TOGGL_HEADER + GOOD + toggl_row("2024-01-03", "09:00:00", "10:00:00", "1:7x")).encode())
     result = CliRunner().invoke(cli, ["csv", "inspect", "--json", str(path)])
-    out = json.loads(result.output)
+    out = json.loads(result.stdout)
     assert result.exit_code == 2
     assert out["errors"] == [{"line": 3, "column": "Duration", "value": "1:7x",
                               "message": "not a duration; expected H:MM:SS, H:MM or decimal hours"}]

@@ -59,14 +59,14 @@ def test_inspect_json_format_and_total_match_the_files_own_duration_column(relat
     expected = independent_total(path.read_bytes(), DURATION_COLUMN[fmt])
     runner = CliRunner()
     result = runner.invoke(cli, ["csv", "inspect", "--json", str(path)])
-    out = json.loads(result.output)
+    out = json.loads(result.stdout)
     assert out["format"] == fmt
     assert out["total_seconds"] == expected
     if result.exit_code == 2:
         # Only files whose every date reads both ways (03/04/2024) may stop; they must say how to choose.
         assert "--date-order" in out["errors"][0]["message"]
         result = runner.invoke(cli, ["csv", "inspect", "--json", "--date-order", "mdy", str(path)])
-        out = json.loads(result.output)
+        out = json.loads(result.stdout)
         assert out["format"] == fmt and out["total_seconds"] == expected
     assert result.exit_code == 0, result.output
     assert out["errors"] == []
@@ -79,4 +79,4 @@ def test_watson_json_is_refused_clearly():
     path = next(sample_dir().glob("watson/*.json"))
     result = CliRunner().invoke(cli, ["csv", "inspect", "--json", str(path)])
     assert result.exit_code == 2
-    assert "JSON file, not a CSV" in json.loads(result.output)["errors"][0]["message"]
+    assert "JSON file, not a CSV" in json.loads(result.stdout)["errors"][0]["message"]

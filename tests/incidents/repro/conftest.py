@@ -7,10 +7,11 @@ read what it wrote. Steps are kept small (two shared cores) and torch uses one t
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+
+from tests.factories import offline_wandb
 
 TINY_ARGS = ["--preset", "tiny", "--steps", "6", "--warmup", "2", "--profile-steps", "1", "--threads", "1",
              "--no-progress"]
@@ -19,18 +20,8 @@ TINY_ARGS = ["--preset", "tiny", "--steps", "6", "--warmup", "2", "--profile-ste
 @pytest.fixture(scope="session")
 def wandb_offline(tmp_path_factory) -> Path:
     """W&B offline, silent, with every folder it writes under a temp directory."""
-    root = tmp_path_factory.mktemp("wandb_home")
-    saved = {k: os.environ.get(k) for k in ("WANDB_MODE", "WANDB_SILENT", "WANDB_DIR", "WANDB_CONFIG_DIR",
-                                            "WANDB_CACHE_DIR", "WANDB_DATA_DIR")}
-    os.environ.update(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DIR=str(root),
-                      WANDB_CONFIG_DIR=str(root / "config"), WANDB_CACHE_DIR=str(root / "cache"),
-                      WANDB_DATA_DIR=str(root / "data"))
-    yield root
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with offline_wandb(tmp_path_factory.mktemp("wandb_home")) as root:
+        yield root
 
 
 def run_cli(args: list[str]):

@@ -118,7 +118,7 @@ def test_wandb_runs_are_read_back_by_hourtabs_importer(tiny_run):
         assert folder.is_dir() and (folder / f"run-{mode['wandb_run']['id']}.wandb").is_file()
         result = run_cli(["wandb", "inspect", str(folder), "--json"])
         assert result.exit_code == 0, result.output
-        data = json.loads(result.output)
+        data = json.loads(result.stdout)
         assert data["run_id"] == mode["wandb_run"]["id"]
         assert mode["mode"] in data["name"]
         assert "train/loss" in data["metrics"]
@@ -143,7 +143,7 @@ def test_profiler_capture_of_the_heaviest_mode_is_attributed(tiny_run):
         path = out / profile["profiler"][name]
         result = run_cli(["profile", "inspect", str(path), "--json"])
         assert result.exit_code == 0, result.output
-        results[name] = json.loads(result.output)
+        results[name] = json.loads(result.stdout)
         assert results[name]["steps"] == 1
         assert 0 < results[name]["watch_share"] < 1
         assert any(op["watch"] for op in results[name]["top_ops"])

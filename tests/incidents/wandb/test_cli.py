@@ -21,7 +21,7 @@ def test_inspect_json_on_an_offline_run_folder(wandb_runs):
     expected = wandb_runs["watched"]
     result = CliRunner().invoke(cli, ["wandb", "inspect", str(expected["dir"]), "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert set(data) == SHAPE
     assert data["kind"] == "run" and data["run_id"] == expected["run_id"] and data["name"] == "watched"
     assert data["steps"] == expected["steps"] and data["metrics"] == expected["metrics"]
@@ -37,7 +37,7 @@ def test_inspect_wandb_dir_reads_latest_run_and_system_metrics(wandb_runs):
     result = CliRunner().invoke(cli, ["wandb", "inspect", str(wandb_runs["plain <script>alert(1)</script>"]["dir"])])
     assert result.exit_code == 0 and "steps: 30" in result.output
     result = CliRunner().invoke(cli, ["wandb", "inspect", str(wandb_dir), "--json"])
-    assert json.loads(result.output)["run_id"] == wandb_runs["watched"]["run_id"]     # latest-run
+    assert json.loads(result.stdout)["run_id"] == wandb_runs["watched"]["run_id"]     # latest-run
 
 
 def test_inspect_refuses_hostile_archive_with_exit_2(tmp_path):
@@ -65,4 +65,4 @@ def test_inspect_reads_a_zipped_run_folder(wandb_runs, tmp_path):
                 z.write(f, f"wandb/{run_dir.name}/{f.relative_to(run_dir)}")
     result = CliRunner().invoke(cli, ["wandb", "inspect", str(path), "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["histograms"]["steps"] == [4, 9, 14, 19]
+    assert json.loads(result.stdout)["histograms"]["steps"] == [4, 9, 14, 19]

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from incidents.errors import InvalidEvidence
 from incidents.wandb import load_run
-from incidents.wandb.framing import BLOCK_SIZE, FILE_HEADER, iter_records, write_records
+from incidents.wandb.framing import BLOCK_SIZE, FILE_HEADER, iter_records
+from tests.factories import write_records
 
 
 def _records(path):

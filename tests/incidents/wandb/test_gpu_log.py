@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from wandb.proto import wandb_internal_pb2 as pb
 
 from app.cli import cli
-from incidents.wandb.framing import write_records
+from tests.factories import write_records
 
 T0 = 1_750_000_000
 
@@ -62,7 +62,7 @@ def test_gpu_facts_and_steady_state_utilisation(tmp_path):
     _log(path, util0, util1)
     result = CliRunner().invoke(cli, ["wandb", "inspect", str(path), "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     env = data["environment"]
     assert env["gpu_name"] == "NVIDIA H100 80GB HBM3" and env["gpu_count"] == 2
     assert env["gpu_memory_bytes"] == 85520809984 and env["cuda"] == "12.4" and env["git_commit"] == "0123abc"

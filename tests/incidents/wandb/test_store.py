@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
-from hourtab.accounts import create_account
 from hourtab.blobs import LocalBlobStore
 from hourtab.db import transaction
 from incidents import store
 from incidents.errors import EvidenceNotFound, InvalidEvidence
 from incidents.evidence_models import Evidence
 from incidents.wandb import load_run
+from tests.factories import make_account
 
 
 def _zip_run(run_dir, path):
@@ -28,8 +28,7 @@ def _zip_run(run_dir, path):
 
 @pytest.fixture
 def account(db_session):
-    with transaction(db_session):
-        return create_account(db_session, "ev@example.com", "a long enough password")
+    return make_account(db_session, "ev@example.com")
 
 
 def test_ingest_and_load_back_without_reparsing(db_session, account, wandb_runs, tmp_path):
@@ -76,7 +75,7 @@ def test_evidence_of_another_account_is_not_found(db_session, account, tmp_path)
     csv.write_text("Step,a - loss,b - loss\n0,1,2\n1,0.5,\n")
     with transaction(db_session):
         rows = store.ingest_upload(db_session, account.id, csv, "chart.csv", blobs)
-        other = create_account(db_session, "other@example.com", "a long enough password")
+    other = make_account(db_session, "other@example.com")
     assert [r.name for r in rows] == ["a", "b"] and [r.part for r in rows] == [0, 1]
     with pytest.raises(EvidenceNotFound):
         store.load_evidence(db_session, other.id, rows[0].id, blobs)

@@ -32,8 +32,9 @@ from hourtab.blobs import LocalBlobStore  # noqa: E402
 from hourtab.pdf import render_pdf  # noqa: E402
 from incidents.report.build import build_report  # noqa: E402
 from incidents.report.inputs import EntryInput, ProfileInput, ReportInput, RunInput  # noqa: E402
-from incidents.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html  # noqa: E402
+from incidents.report.pdf import pdf_html  # noqa: E402
 from incidents.wandb.evidence import RunEvidence  # noqa: E402
+from incidents.writeup import writeup_document  # noqa: E402
 
 
 def make_run(run_id: str, steps: int, step_s: float, util: float, seed: int) -> RunEvidence:
@@ -72,30 +73,31 @@ def main() -> None:
                          fix_before='wandb.watch(model, log="all", log_freq=1)',
                          fix_after='wandb.watch(model, log="gradients", log_freq=100)')
 
-    def total() -> tuple[bytes, str]:
-        html = pdf_html(build_report(inputs))
-        return render_pdf(html), html
-
-    pdf, html = total()  # warm-up: imports, fonts, matplotlib
+    pdf = writeup_document(inputs, "pdf")  # warm-up: imports, fonts, matplotlib
+    html = pdf_html(build_report(inputs))
     totals, alone = [], []
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        pdf, html = total()
+        pdf = writeup_document(inputs, "pdf")
         totals.append(time.perf_counter() - t0)
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         render_pdf(html)
         alone.append(time.perf_counter() - t0)
     with tempfile.TemporaryDirectory() as tmp:
-        cache = BlobCache(LocalBlobStore(Path(tmp)))
+        cache = LocalBlobStore(Path(tmp))
         light = ReportInput(**{**inputs.__dict__, "runs": tuple(RunInput(r.role, None, r.ref) for r in runs)})
-        cached_pdf(cache_key(light), cache, lambda: pdf)
+        first = writeup_document(light, "pdf", cache=cache, full_inputs=lambda: inputs)
+
+        def never() -> ReportInput:
+            raise AssertionError("a cache hit must not render")
+
         hits = []
         for _ in range(20):
             t0 = time.perf_counter()
-            data, hit = cached_pdf(cache_key(light), cache, lambda: b"")
+            data = writeup_document(light, "pdf", cache=cache, full_inputs=never)
             hits.append(time.perf_counter() - t0)
-            assert hit and data == pdf
+            assert data == first
     t_total, t_alone = statistics.median(totals), statistics.median(alone)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"runs: 3 × {args.steps:,} steps; profile: {'yes' if profiles else 'no'}; PDF {len(pdf) / 1024:.0f} KiB, "

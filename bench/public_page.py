@@ -3,12 +3,13 @@
 What it does, all in one run on this machine:
 1. builds a fresh SQLite database, imports a generated Toggl export of three years of entries through
    the real importer, and creates a retainer that counts them;
-2. measures the cold render time of ``/h/<token>`` right after an import (a small extra import, then
-   the first request: matching the new upload plus rendering), median of several rounds;
+2. measures the cold render time of ``/h/<token>`` right after an import (a small extra import, which
+   assigns its entries, then the first request renders), median of several rounds;
 3. writes a static file of exactly the page's byte size into the app's static folder, starts
-   gunicorn with 2 sync workers, and loads both URLs from a separate process (Debian's ``wrk``,
+   gunicorn with 2 sync workers, and loads the static file, the page, and the page revalidated with
+   its ``ETag`` (``If-None-Match``, answered ``304``) from a separate process (Debian's ``wrk``,
    32 connections) one after the other;
-4. prints req/s, p50/p99 latency and errors for both, and the ratio page/static.
+4. prints req/s, p50/p99 latency and errors for each, and the ratios page/static and 304/full.
 
     python bench/public_page.py [--duration 20] [--connections 32] [--entries 21000]
 """
@@ -81,8 +82,9 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
 
 
-def wrk(url: str, duration: int, connections: int) -> dict[str, float]:
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url],
+def wrk(url: str, duration: int, connections: int, *headers: str) -> dict[str, float]:
+    extra = [arg for header in headers for arg in ("-H", header)]
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", *extra, url],
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
@@ -153,15 +155,18 @@ def main() -> None:
             r = client.get(f"/h/{token}")
             cold.append((time.perf_counter() - t) * 1000)
             assert r.status_code == 200, r.status_code
-        body = client.get(f"/h/{token}").data
-        warm = []
-        for _ in range(50):
-            t = time.perf_counter()
-            client.get(f"/h/{token}")
-            warm.append((time.perf_counter() - t) * 1000)
+        full = client.get(f"/h/{token}")
+        body, etag = full.data, full.headers["ETag"]
+        warm, revalidated = [], []
+        for times, headers in ((warm, {}), (revalidated, {"If-None-Match": etag})):
+            for _ in range(50):
+                t = time.perf_counter()
+                client.get(f"/h/{token}", headers=headers)
+                times.append((time.perf_counter() - t) * 1000)
         print(f"page: {len(body):,} bytes; cold render right after an import: median "
               f"{statistics.median(cold):.0f} ms (min {min(cold):.0f}, max {max(cold):.0f}, {args.rounds} rounds; "
-              f"goal < 250 ms); cached in-process: median {statistics.median(warm):.2f} ms")
+              f"goal < 250 ms); cached in-process: median {statistics.median(warm):.2f} ms, "
+              f"304 revalidation {statistics.median(revalidated):.2f} ms")
 
         static_path.write_bytes(b"x" * len(body))
         port = free_port()
@@ -176,14 +181,17 @@ def main() -> None:
         print(f"load: wrk, 2 threads, {args.connections} connections, {args.duration} s per URL, "
               f"gunicorn 2 sync workers, on {os.cpu_count()} CPUs")
         results = {}
-        for name, url in (("static", static_url), ("page", page_url)):
-            results[name] = wrk(url, args.duration, args.connections)
+        for name, url, headers in (("static", static_url, ()), ("page", page_url, ()),
+                                   ("304", page_url, (f"If-None-Match: {etag}",))):
+            results[name] = wrk(url, args.duration, args.connections, *headers)
             r = results[name]
             print(f"{name:>6}: {r['rps']:8.0f} req/s   p50 {r['p50']:6.2f} ms   p99 {r['p99']:6.2f} ms   "
                   f"{r['requests']} requests, {r['errors']} errors")
         ratio = results["page"]["rps"] / results["static"]["rps"]
         print(f" ratio: page/static = {ratio:.2f} (goal >= 0.9); page p99 {results['page']['p99']:.1f} ms "
               f"(goal < 25 ms); errors {results['page']['errors']} (goal 0)")
+        print(f" revalidation: 304 p50 {results['304']['p50']:.2f} ms vs full {results['page']['p50']:.2f} ms; "
+              f"304/full req/s = {results['304']['rps'] / results['page']['rps']:.2f} (goal: 304 faster)")
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)

@@ -1,7 +1,7 @@
 """Where uploads and rendered files live: a local folder by default, an S3-compatible bucket if set.
 
 One small interface so services never care which: ``put_file``, ``put_bytes``, ``get_bytes``,
-``exists``, ``delete``. Keys are relative POSIX paths (``evidence/12/<sha256>/upload.zip``) that we
+``exists``, ``delete``; ``joined`` ties a store's writes to a session's transaction. Keys are relative POSIX paths (``evidence/12/<sha256>/upload.zip``) that we
 build ourselves; they are still validated, so a key can never name a file outside the store.
 """
 
@@ -13,6 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
+
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from hourtab.errors import InvalidInput, NotFound
 
@@ -133,3 +136,60 @@ def blob_store(data_dir: Path | str, url: str = "", endpoint_url: str = "") -> B
     if parsed.scheme in ("", "file"):
         return LocalBlobStore(Path(parsed.path or url))
     raise InvalidInput(f"HOURTAB_BLOB_URL must be s3://bucket/prefix or a folder, not {url!r}")
+
+
+_WRITTEN = "hourtab.blobs_written"
+
+
+class UnitOfWorkBlobs:
+    """A store whose writes join a session's transaction: a rollback deletes the blobs it wrote.
+
+    Only blobs that did not exist before are removed, because keys are content-addressed and an
+    earlier, committed upload may own the same key. Derived files (rendered caches) should be
+    written to the plain store instead: they stay valid whatever happens to the transaction.
+    """
+
+    def __init__(self, session: Session, store: BlobStore) -> None:
+        self.session = session
+        self.store = store
+        if _WRITTEN not in session.info:
+            session.info[_WRITTEN] = []
+            event.listen(session, "after_commit", _forget)
+            event.listen(session, "after_rollback", _remove_written)
+
+    def _track(self, key: str) -> None:
+        if not self.store.exists(key):
+            self.session.info[_WRITTEN].append((self.store, key))
+
+    def put_file(self, key: str, path: Path) -> None:
+        self._track(key)
+        self.store.put_file(key, path)
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        self._track(key)
+        self.store.put_bytes(key, data)
+
+    def get_bytes(self, key: str) -> bytes:
+        return self.store.get_bytes(key)
+
+    def exists(self, key: str) -> bool:
+        return self.store.exists(key)
+
+    def delete(self, key: str) -> None:
+        self.store.delete(key)
+
+
+def joined(session: Session, store: BlobStore) -> BlobStore:
+    """``store`` with its writes joined to ``session``'s unit of work (see ``UnitOfWorkBlobs``)."""
+    return store if isinstance(store, UnitOfWorkBlobs) else UnitOfWorkBlobs(session, store)
+
+
+def _forget(session: Session) -> None:
+    session.info[_WRITTEN].clear()
+
+
+def _remove_written(session: Session) -> None:
+    written = session.info[_WRITTEN]
+    while written:
+        store, key = written.pop()
+        store.delete(key)

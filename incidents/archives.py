@@ -56,6 +56,12 @@ def safe_member_name(name: str) -> str:
     return "/".join(parts)
 
 
+def tar_folder(folder: Path, target: Path) -> None:
+    """Keep a run folder as ``target`` (.tar.gz): regular files and folders only, as ingest accepts."""
+    with tarfile.open(target, "w:gz") as tar:
+        tar.add(folder, arcname=folder.name, filter=lambda info: info if info.isfile() or info.isdir() else None)
+
+
 def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
                  max_bytes: int = DEFAULT_MAX_BYTES) -> list[Member]:
     """Validate every member of the archive; raise before anything is extracted."""

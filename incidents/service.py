@@ -12,16 +12,15 @@ import hashlib
 import json
 import re
 import secrets
-import tarfile
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hourtab.accounts import Account
 from hourtab.blobs import BlobStore
 from hourtab.db import utcnow
 from hourtab.errors import NotFound
@@ -39,6 +38,11 @@ from incidents.models import (
     TimelineEvent,
 )
 from incidents.report.inputs import ActionInput, EntryInput, EventInput, ProfileInput, ReportInput, RunInput
+from incidents.wandb.evidence import RunEvidence
+from incidents.writeup import Kind, writeup_document
+
+if TYPE_CHECKING:
+    from incidents.report.build import Report
 
 RUN_ROLES = ("incident", "baseline", "fixed")
 
@@ -90,26 +94,18 @@ def list_incidents(session: Session, account_id: int) -> list[Incident]:
 
 
 def ingest_run_path(session: Session, account_id: int, path: Path, blobs: BlobStore) -> Evidence:
-    """Store a run folder, ``.wandb`` file or export as evidence (a folder is archived first)."""
+    """Store a run folder, ``.wandb`` file or export as evidence (one run per role)."""
+    return _ingest_one(session, account_id, path, blobs)[0]
+
+
+def _ingest_one(session: Session, account_id: int, path: Path, blobs: BlobStore) -> tuple[Evidence, RunEvidence | None]:
     path = Path(path)
     if not path.exists():
         raise InvalidEvidence(f"{path} does not exist")
-    if path.is_dir():
-        with tempfile.TemporaryDirectory() as tmp:
-            archive = Path(tmp) / f"{path.name}.tar.gz"
-            with tarfile.open(archive, "w:gz") as tar:
-                tar.add(path, arcname=path.name, filter=_plain_members)
-            rows = store.ingest_upload(session, account_id, archive, archive.name, blobs)
-    else:
-        rows = store.ingest_upload(session, account_id, path, path.name, blobs)
+    rows = store.ingest_path(session, account_id, path, blobs)
     if len(rows) != 1:
         raise InvalidEvidence(f"{path.name} holds {len(rows)} runs; attach one run per role")
     return rows[0]
-
-
-def _plain_members(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    """Archive regular files and folders only (a run folder's symlinks would be refused on ingest)."""
-    return info if info.isfile() or info.isdir() else None
 
 
 def read_profile(path: Path) -> tuple[str, dict[str, Any]]:
@@ -260,6 +256,8 @@ def update_incident(session: Session, incident: Incident, edits: Edits) -> Incid
         incident.log_entry_edited = bool(text)
         incident.log_entry = text[:5000]
     incident.touch()
+    if incident.status == "published":
+        _touch_retainer(session, incident)
     session.flush()
     return incident
 
@@ -298,13 +296,16 @@ def set_hidden(session: Session, incident: Incident, key: str, hidden: bool) -> 
     session.flush()
 
 
-def _runs(session: Session, incident: Incident, blobs: BlobStore) -> list[RunInput]:
+def _runs(session: Session, incident: Incident, blobs: BlobStore,
+          parsed: dict[int, RunEvidence] | None = None) -> list[RunInput]:
+    """The incident's runs; those in ``parsed`` (just read from their files) skip the Parquet read."""
     runs = []
     for link in incident.evidence:
         if link.evidence_id is None:
             continue
         row = store.get_evidence(session, incident.account_id, link.evidence_id)
-        runs.append(RunInput(link.role, store.evidence_from_row(row, blobs), f"{row.id}:{row.upload_sha256}:{row.part}"))
+        run = (parsed or {}).get(row.id) or store.evidence_from_row(row, blobs)
+        runs.append(RunInput(link.role, run, f"{row.id}:{row.upload_sha256}:{row.part}"))
     return runs
 
 
@@ -319,9 +320,9 @@ def _entries(session: Session, incident: Incident) -> list[EntryInput]:
 
 
 def report_input(session: Session, incident: Incident, blobs: BlobStore, author: str = "",
-                 with_runs: bool = True) -> ReportInput:
+                 with_runs: bool = True, parsed: dict[int, RunEvidence] | None = None) -> ReportInput:
     """The report's inputs from stored rows. ``with_runs=False`` skips loading Parquet (cache keys)."""
-    runs = _runs(session, incident, blobs) if with_runs else [
+    runs = _runs(session, incident, blobs, parsed) if with_runs else [
         RunInput(link.role, None, f"evidence:{link.evidence_id}") for link in incident.evidence
         if link.evidence_id is not None]
     profiles = [ProfileInput(link.profile_name, link.profile or {}, link.profile_sha256)
@@ -337,11 +338,12 @@ def report_input(session: Session, incident: Incident, blobs: BlobStore, author:
         created=incident.created_at)
 
 
-def refresh_generated(session: Session, incident: Incident, blobs: BlobStore, author: str = ""):
+def refresh_generated(session: Session, incident: Incident, blobs: BlobStore, author: str = "",
+                      parsed: dict[int, RunEvidence] | None = None):
     """Recompute the environment line (unless edited) and the log entry (unless edited); return the report."""
     from incidents.report.build import build_report
 
-    report = build_report(report_input(session, incident, blobs, author))
+    report = build_report(report_input(session, incident, blobs, author, parsed=parsed))
     if not incident.environment:
         incident.environment = report.environment[:500]
     if not incident.log_entry_edited:
@@ -357,14 +359,20 @@ def publish(session: Session, incident: Incident, published: bool = True) -> Inc
     incident.status = "published" if published else "draft"
     incident.published_at = utcnow() if published else None
     incident.touch()
+    _touch_retainer(session, incident)
+    session.flush()
+    return incident
+
+
+def _touch_retainer(session: Session, incident: Incident) -> None:
+    """The retainer's public page lists published log entries: a new revision re-renders it."""
     if incident.retainer_id is not None:
+        from hourtab.retainers.assign import touch
         from hourtab.retainers.models import Retainer
 
         retainer = session.get(Retainer, incident.retainer_id)
         if retainer is not None:
-            retainer.revision = (retainer.revision or 0) + 1
-    session.flush()
-    return incident
+            touch(retainer)
 
 
 def published_by_slug(session: Session, retainer_id: int, slug: str) -> Incident:
@@ -396,3 +404,37 @@ def published_log_lines(session: Session, retainer_id: int) -> dict[dt.date, lis
         day = last or (incident.published_at or utcnow()).date()
         by_day.setdefault(day, []).append(LogLine(incident.slug, incident.title, incident.log_entry, day))
     return by_day
+
+
+def build_incident(session: Session, account: Account, title: str, runs: Sequence[tuple[str, Path]],
+                   blobs: BlobStore, *, profiles: Sequence[Path] = (), retainer_id: int | None = None,
+                   entries_tag: str | None = None) -> tuple[Incident, Report]:
+    """A draft incident from files: runs (role, folder or file), profiles and tagged time entries.
+
+    Runs are parsed once, from where they are; the report is built from that parsed evidence (the
+    Parquet copies are for later requests). Returns the incident and its report.
+    """
+    for role, _ in runs:
+        if role not in RUN_ROLES:
+            raise InvalidIncident(f"Role must be one of {', '.join(RUN_ROLES)}, not {role!r}.")
+    incident = create_incident(session, account.id, title, retainer_id)
+    parsed: dict[int, RunEvidence] = {}
+    for role, path in runs:
+        row, run = _ingest_one(session, account.id, path, blobs)
+        attach_run(session, incident, row.id, role)
+        if run is not None:
+            parsed[row.id] = run
+    for path in profiles:
+        attach_profile(session, incident, *read_profile(path))
+    if entries_tag:
+        assign_tagged(session, incident, entries_tag)
+    return incident, refresh_generated(session, incident, blobs, account.display_name, parsed)
+
+
+def incident_document(session: Session, incident: Incident, blobs: BlobStore, kind: Kind = "pdf", *,
+                      author: str | None = None, pdf_url: str | None = None) -> bytes:
+    """The incident's writeup as HTML or PDF bytes, rendered once per distinct inputs."""
+    if author is None:
+        author = session.scalar(select(Account.display_name).where(Account.id == incident.account_id)) or ""
+    return writeup_document(report_input(session, incident, blobs, author, with_runs=False), kind, cache=blobs,
+                            full_inputs=lambda: report_input(session, incident, blobs, author), pdf_url=pdf_url)

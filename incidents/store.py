@@ -1,9 +1,9 @@
 """Ingest uploads into per-account evidence, and load it back without re-parsing.
 
-``ingest_upload`` parses first (refusing bad input before anything is stored), then writes the
+``ingest_path`` parses first (refusing bad input before anything is stored), then writes the
 upload and Parquet columns to blob storage and adds rows; it never commits (callers wrap it in
-``transaction(session)``) and removes the blobs it wrote if anything fails, so a failed import
-leaves nothing behind. Re-importing the same bytes returns the existing rows unchanged.
+``transaction(session)``), and its blob writes join the session's transaction, so a failed or
+rolled-back import leaves nothing behind. Re-importing the same bytes returns the existing rows.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import datetime as dt
 import hashlib
 import io
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
-from hourtab.blobs import BlobStore
+from hourtab.blobs import BlobStore, joined
 from hourtab.errors import NotFound
 from hourtab.scoping import get_owned, select_owned
 from incidents import archives
@@ -52,41 +53,61 @@ def ingest_upload(session: Session, account_id: int, path: Path, original_name: 
                   max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
                   max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[Evidence]:
     """Parse ``path`` (an archive, .wandb or export) and store each run in it for the account."""
-    suffix = upload_suffix(original_name)
-    sha = sha256_file(path)
+    return [row for row, _ in ingest_path(session, account_id, path, blobs, original_name,
+                                          max_archive_bytes=max_archive_bytes, max_members=max_members)]
+
+
+def ingest_path(session: Session, account_id: int, path: Path, blobs: BlobStore, original_name: str | None = None,
+                **limits: int) -> list[tuple[Evidence, RunEvidence | None]]:
+    """Store the runs of a file or a run folder; each row comes with the run just parsed from it.
+
+    A folder is read where it is; what is kept of it is a ``.tar.gz`` written straight into the
+    blob store. Re-ingesting the same content returns the stored rows, without a parsed run.
+    """
+    path = Path(path)
+    if path.is_dir():
+        sha, suffix, name = folder_sha256(path), ".tar.gz", f"{path.name}.tar.gz"
+    else:
+        name = original_name or path.name
+        sha, suffix = sha256_file(path), upload_suffix(name)
+        if not path.name.lower().endswith(suffix):
+            raise ValueError(f"save the upload under a name ending in {suffix} before ingesting it")
     existing = session.scalars(select_owned(Evidence, account_id).where(Evidence.upload_sha256 == sha)
                                .order_by(Evidence.part)).all()
     if existing:
-        return list(existing)
-    if not path.name.lower().endswith(suffix):
-        raise ValueError(f"save the upload under a name ending in {suffix} before ingesting it")
-    runs = load_runs(path, max_archive_bytes=max_archive_bytes, max_members=max_members)
+        return [(row, None) for row in existing]
+    runs = load_runs(path, **limits)
+    blobs = joined(session, blobs)  # a rollback removes what this wrote
     prefix = f"evidence/{account_id}/{sha}"
-    written: list[str] = []
-    try:
-        upload_key = f"{prefix}/upload{suffix}"
+    upload_key = f"{prefix}/upload{suffix}"
+    if path.is_dir():
+        with tempfile.TemporaryDirectory() as tmp:
+            archives.tar_folder(path, Path(tmp) / name)
+            blobs.put_file(upload_key, Path(tmp) / name)
+    else:
         blobs.put_file(upload_key, path)
-        written.append(upload_key)
-        rows = []
-        for part, run in enumerate(runs):
-            keys = {}
-            for name, frame in (("history", run.history), ("system", run.system), ("histograms", _histos(run))):
-                key = f"{prefix}/{part}-{name}.parquet"
-                blobs.put_bytes(key, _parquet(frame))
-                written.append(key)
-                keys[name] = key
-            row = Evidence(account_id=account_id, kind=run.kind, name=run.name[:500], run_id=run.run_id[:128],
-                           project=run.project[:300], state=run.state, source_name=original_name[:300],
-                           upload_key=upload_key, upload_sha256=sha, part=part, steps=run.steps,
-                           runtime_s=run.runtime_s, blobs=keys, facts=_facts(run))
-            session.add(row)
-            rows.append(row)
-        session.flush()
-        return rows
-    except BaseException:
-        for key in written:
-            blobs.delete(key)
-        raise
+    rows = []
+    for part, run in enumerate(runs):
+        keys = {}
+        for kind, frame in (("history", run.history), ("system", run.system), ("histograms", _histos(run))):
+            keys[kind] = f"{prefix}/{part}-{kind}.parquet"
+            blobs.put_bytes(keys[kind], _parquet(frame))
+        row = Evidence(account_id=account_id, kind=run.kind, name=run.name[:500], run_id=run.run_id[:128],
+                       project=run.project[:300], state=run.state, source_name=name[:300],
+                       upload_key=upload_key, upload_sha256=sha, part=part, steps=run.steps,
+                       runtime_s=run.runtime_s, blobs=keys, facts=_facts(run))
+        session.add(row)
+        rows.append((row, run))
+    session.flush()
+    return rows
+
+
+def folder_sha256(folder: Path) -> str:
+    """A digest of a folder's regular files: their relative paths and contents, in sorted order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + sha256_file(path).encode())
+    return digest.hexdigest()
 
 
 def list_evidence(session: Session, account_id: int) -> list[Evidence]:

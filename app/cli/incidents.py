@@ -24,14 +24,12 @@ def _kpis(report) -> dict:
 
 
 def _write_outputs(report, pdf: Path | None, html: Path | None) -> None:
-    from hourtab.pdf import render_pdf
-    from incidents.report.html import render_html
-    from incidents.report.pdf import pdf_html
+    from incidents.writeup import document_bytes
 
     if html:
-        html.write_text(render_html(report), encoding="utf-8")
+        html.write_bytes(document_bytes(report, "html"))
     if pdf:
-        pdf.write_bytes(render_pdf(pdf_html(report)))
+        pdf.write_bytes(document_bytes(report, "pdf"))
 
 
 def _role_path(value: str) -> tuple[str, Path]:
@@ -66,18 +64,12 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
 
     pairs = [_role_path(r) for r in runs]
     with cli_session() as cx:
-        session, blobs = cx.session, cx.blobs
+        session = cx.session
         account = get_account(session, email)
         with transaction(session):
-            incident = service.create_incident(session, account.id, title, retainer_id)
-            for role, path in pairs:
-                evidence = service.ingest_run_path(session, account.id, path, blobs)
-                service.attach_run(session, incident, evidence.id, role)
-            for path in profiles:
-                service.attach_profile(session, incident, *service.read_profile(path))
-            if entries_tag:
-                service.assign_tagged(session, incident, entries_tag)
-            report = service.refresh_generated(session, incident, blobs, account.display_name)
+            incident, report = service.build_incident(session, account, title, pairs, cx.blobs,
+                                                      profiles=profiles, retainer_id=retainer_id,
+                                                      entries_tag=entries_tag)
         _write_outputs(report, pdf, html)
         result = {"id": incident.id,
                   "diagnosis": [{k: v for k, v in f.to_dict().items() if k in ("rule", "verdict", "evidence",
@@ -117,22 +109,16 @@ def diagnose_cmd(path: Path, as_json: bool) -> None:
 @click.option("--pdf", "pdf", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def render(incident_id: int, pdf: Path) -> None:
     """Render a stored incident (draft or published) to a PDF file."""
-    from sqlalchemy import select
-
-    from hourtab.accounts import Account
     from incidents import service
     from incidents.errors import EvidenceNotFound
     from incidents.models import Incident
-    from incidents.report.build import build_report
 
     with cli_session() as cx:
         session = cx.session
         incident = session.get(Incident, incident_id)
         if incident is None:
             raise EvidenceNotFound(f"incident {incident_id} not found")
-        author = session.scalar(select(Account.display_name).where(Account.id == incident.account_id)) or ""
-        report = build_report(service.report_input(session, incident, cx.blobs, author))
-        _write_outputs(report, pdf, None)
+        pdf.write_bytes(service.incident_document(session, incident, cx.blobs, "pdf"))
     click.echo(f"Wrote {pdf}")
 
 

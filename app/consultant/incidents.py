@@ -175,27 +175,16 @@ def incident_publish(incident_id: int):
 @bp.route("/incidents/<int:incident_id>/preview")
 @login_required
 def incident_preview(incident_id: int):
-    from incidents.report.build import build_report
-    from incidents.report.html import render_html
-
-    db = get_db()
-    report = build_report(service.report_input(db, _incident(incident_id), blobs(), account().display_name))
-    return render_html(report, pdf_url=url_for("consultant.incident_pdf", incident_id=incident_id))
+    html = service.incident_document(get_db(), _incident(incident_id), blobs(), "html", author=account().display_name,
+                                     pdf_url=url_for("consultant.incident_pdf", incident_id=incident_id))
+    return Response(html, mimetype="text/html")
 
 
 @bp.route("/incidents/<int:incident_id>.pdf")
 @login_required
 def incident_pdf(incident_id: int):
-    from hourtab.pdf import render_pdf
-    from incidents.report.build import build_report
-    from incidents.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html
-
-    db, store_ = get_db(), blobs()
     incident = _incident(incident_id)
-    author = account().display_name
-    key = cache_key(service.report_input(db, incident, store_, author, with_runs=False))
-    data, _ = cached_pdf(key, BlobCache(store_), lambda: render_pdf(pdf_html(build_report(
-        service.report_input(db, incident, store_, author)))))
+    data = service.incident_document(get_db(), incident, blobs(), "pdf", author=account().display_name)
     return Response(data, mimetype="application/pdf",
                     headers={"Content-Disposition": f'inline; filename="{incident.slug}.pdf"'})
 

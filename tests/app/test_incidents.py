@@ -118,9 +118,6 @@ def _incident_with_entries(app, tmp_path):
 @pytest.fixture
 def hours_app(app):
     app.config["HOURS_CLOCK"] = lambda: AUG_20
-    from app.public.hours import cache
-
-    cache.clear()
     return app
 
 

@@ -64,7 +64,7 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     lines = entry_lines(ledger, frame) if len(frame) else []
     return _env().get_template("pdf/statement.html").render(
         meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
-        h=hours_formatter(info.hours_unit), total_s=sum(e.duration_s for e in lines),
+        h=hours_formatter(info.hours_unit), unit="h:mm" if info.hours_unit == "hm" else "h", total_s=sum(e.duration_s for e in lines),
         total_rounded_s=sum(e.rounded_s for e in lines),
         as_of=f"{'closed' if closed else 'as of'} {dated.astimezone(tz):%Y-%m-%d %H:%M} ({tz.key})")
 

@@ -48,7 +48,7 @@ def retainer_create(email, name, client, hours, period, reset_day, start, timezo
             terms = service.parse_terms(service.TermsInput(
                 hours=hours, start=start, period=period, reset_day=reset_day,
                 timezone=timezone or account.timezone or "UTC", rollover_cap=rollover_cap,
-                rounding=rounding or 0))
+                rounding=rounding or account.rounding_min or 0))
             rules = MatchRules(clients=match_clients or (client,), projects=match_projects)
             retainer = service.create_retainer(session, account, name, client, terms, rules)
         url = cx.public_url(retainer.public_token)

@@ -18,7 +18,7 @@ from app.errors import form_status
 from app.templating import keep_units
 from hourtab.db import transaction
 from hourtab.errors import InvalidInput
-from hourtab.retainers import service
+from hourtab.retainers import service, versions
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.headline import format_hours, headline, hours_formatter
 from hourtab.retainers.matching import MatchRules
@@ -189,7 +189,7 @@ def retainer_edit(retainer_id: int):
     db = get_db()
     retainer = service.get_retainer(db, account(), retainer_id)
     form = RetainerForm()
-    choices = service.change_periods(retainer, _now())
+    choices = versions.change_periods(retainer, _now())
     form.effective_from.choices = _choices(
         [(p.start.isoformat(), f"{p.label}{' (current period)' if i == 0 else ''}") for i, p in enumerate(choices)])
     error = None

@@ -18,9 +18,10 @@ from sqlalchemy.orm import Session
 from hourtab.retainers import service
 from hourtab.retainers.headline import headline, hours_formatter
 from hourtab.retainers.ledger import Credit, build_ledger
-from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
+from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import short_date
 from hourtab.retainers.report import HoursReport
+from hourtab.retainers.versions import terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
 
 #: Import items in the feed, newest first.
@@ -71,14 +72,6 @@ def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list
     return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id) for c in rows]
 
 
-def _schedule_then(session: Session, retainer: Retainer, at: dt.datetime) -> list:
-    base = retainer.terms()
-    versions = session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
-                               .order_by(RetainerTerms.effective_from)).all()
-    then = [v for v in versions if v.created_at <= at] or versions[:1]
-    return [(v.effective_from, v.terms(base)) for v in then] or [(base.start, base)]
-
-
 def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> list[FeedItem]:
     """One item per import that brought entries to this retainer, with that moment's figures."""
     h = hours_formatter(unit)
@@ -90,7 +83,7 @@ def import_items(session: Session, retainer: Retainer, unit: str = "decimal") ->
     for upload_id, at in _imports(session, retainer.id):
         ledger = build_ledger(retainer.terms(), entries[entries["upload_id"] <= upload_id],
                               _credits_then(session, retainer, at), as_of=at,
-                              schedule=_schedule_then(session, retainer, at))
+                              schedule=terms_schedule(session, retainer, known_at=at))
         brought = ledger.entries[ledger.entries["upload_id"] == upload_id]
         n, seconds = len(brought), int(brought["rounded_s"].sum())
         local = at.astimezone(tz)

@@ -23,10 +23,11 @@ from hourtab.retainers.assign import match_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.matching import MatchRules
-from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
-from hourtab.retainers.periods import index_of, local_date, periods_through
+from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
+from hourtab.retainers.periods import local_date
 from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
+from hourtab.retainers.versions import add_version, schedule_change, terms_schedule
 from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.models import TimeEntry, Upload
 
@@ -133,68 +134,6 @@ def _apply_terms(retainer: Retainer, terms: Terms) -> None:
     retainer.minimum_min = terms.rounding.minimum_min
 
 
-#: The figures a terms version carries; the rest of ``Terms`` is the retainer's period structure.
-VERSIONED = ("allotment_s", "rollover", "rollover_cap_s", "rollover_expiry_periods", "overage", "overage_rate")
-
-
-def _version_values(terms: Terms) -> dict:
-    values = {name: getattr(terms, name) for name in VERSIONED}
-    values["rollover"], values["overage"] = terms.rollover.value, terms.overage.value
-    values.update(rounding_min=terms.rounding.increment_min, rounding_mode=terms.rounding.mode.value,
-                  minimum_min=terms.rounding.minimum_min)
-    return values
-
-
-def terms_versions(session: Session, retainer: Retainer) -> list[RetainerTerms]:
-    return list(session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
-                                .order_by(RetainerTerms.effective_from)))
-
-
-def terms_schedule(session: Session, retainer: Retainer) -> list[tuple[dt.date, Terms]]:
-    """(first day, terms) per version, oldest first, on the retainer's current period structure."""
-    base = retainer.terms()
-    return [(v.effective_from, v.terms(base)) for v in terms_versions(session, retainer)] or [(base.start, base)]
-
-
-def _add_version(session: Session, retainer: Retainer, terms: Terms, effective_from: dt.date) -> None:
-    session.add(RetainerTerms(account_id=retainer.account_id, retainer_id=retainer.id,
-                              effective_from=effective_from, **_version_values(terms)))
-
-
-def _schedule_change(session: Session, retainer: Retainer, terms: Terms, effective_from: dt.date | None,
-                     today: dt.date) -> None:
-    """Apply ``terms``' figures from the period containing ``effective_from`` (default: today's).
-
-    Closed periods keep the terms they closed with, so a period before today's is refused.
-    Versions that started at or after the chosen period are replaced by this one.
-    """
-    periods = periods_through(terms, max(today, effective_from or today))
-    current = periods[max(index_of(periods, today), 0)]
-    chosen = current if effective_from is None else periods[max(index_of(periods, effective_from), 0)]
-    if chosen.start < current.start:
-        raise InvalidTerms(f"The period of {chosen.label} is closed and keeps the terms it closed with; "
-                           f"apply the change from {current.label} or later.")
-    schedule = terms_schedule(session, retainer)
-    in_force = [t for start, t in schedule if start <= chosen.start] or [schedule[0][1]]
-    if _version_values(in_force[-1]) == _version_values(terms):
-        return
-    for version in terms_versions(session, retainer):
-        if version.effective_from >= chosen.start:
-            session.delete(version)
-    session.flush()
-    _add_version(session, retainer, terms, chosen.start)
-
-
-def change_periods(retainer: Retainer, now: dt.datetime | None = None, ahead: int = 3) -> list:
-    """The periods a terms change may start from: the current one and the next ``ahead``."""
-    terms = retainer.terms()
-    today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
-    periods = periods_through(terms, today)
-    while len(periods) <= max(index_of(periods, today), 0) + ahead:
-        periods = periods_through(terms, periods[-1].end)
-    first = max(index_of(periods, today), 0)
-    return periods[first:first + ahead + 1]
-
 
 
 def _clean_name(value: str, what: str) -> str:
@@ -231,7 +170,7 @@ def create_retainer(session: Session, account: Account, name: str, client: str, 
     _apply_terms(retainer, terms)
     session.add(retainer)
     session.flush()
-    _add_version(session, retainer, terms, terms.start)
+    add_version(session, retainer, terms, terms.start)
     match_entries(session, account.id)
     return retainer
 
@@ -263,7 +202,7 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
     if terms is not None:
         today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
         _apply_structure(retainer, terms)
-        _schedule_change(session, retainer, terms, effective_from, today)
+        schedule_change(session, retainer, terms, effective_from, today)
         session.flush()
         _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])
     if rules is not None and rules.to_json() != retainer.match_rules:

@@ -63,7 +63,9 @@ def test_terms_history_is_listed_on_the_page_and_in_the_json(app, client, retain
     assert [(v["from"], v["hours_per_period"]) for v in history] == [("2026-10-01", "20"), ("2027-01-01", "30")]
     page = client.get(f"/retainers/{rid}").get_data(as_text=True)
     assert "Terms history" in page and "2027-01-01" in page and "30&nbsp;h</span> per month" in page
-    # December is still under the old terms: the client's page says so.
+    # December is still under the old terms: the client's page says so, and lists what comes next.
+    public = client.get(f"/h/{token}").get_data(as_text=True)
+    assert 'id="terms-history"' in public and "Fri 1 Jan 2027" in public
     assert "20&nbsp;h</span> per month" in client.get(f"/h/{token}").get_data(as_text=True)
 
 

@@ -117,7 +117,7 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     def column_cells(name: str) -> pa.Array:
         """A column's cells, trimmed once per read (every parser below would trim them again)."""
         if name not in trimmed:
-            trimmed[name] = (V._strings(table.column(index[name]).combine_chunks()) if n
+            trimmed[name] = (V.trim(table.column(index[name]).combine_chunks()) if n
                              else pa.array([], pa.string()))
         return trimmed[name]
 

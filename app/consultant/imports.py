@@ -17,7 +17,13 @@ from hourtab.scoping import get_owned
 from hourtab.timesheets import importer, profiles
 from hourtab.timesheets.detect import FORMAT_NAMES, sniff_header
 from hourtab.timesheets.encoding import to_utf8
-from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected, TimesheetError, UnknownFormat
+from hourtab.timesheets.errors import (
+    AmbiguousDateOrder,
+    CsvTooLarge,
+    RowsRejected,
+    TimesheetError,
+    UnknownFormat,
+)
 from hourtab.timesheets.models import Upload
 from hourtab.timesheets.report import totals
 from hourtab.timesheets.spec import DURATION_UNITS, FIELDS
@@ -61,26 +67,32 @@ def _query(options: importer.ImportOptions, **override) -> dict[str, str]:
 def imports():
     db = get_db()
     me = account()
-    if request.method == "POST":
-        upload = request.files.get("file")
-        if upload is None or not upload.filename:
-            flash("Choose a CSV file to upload.")
-            return redirect(url_for("consultant.imports"))
-        limit = int(current_app.config["CSV_MAX_BYTES"])
-        upload.stream.seek(0, 2)
-        size = upload.stream.tell()
+    if request.method == "GET":
+        return _upload_page()
+    upload = request.files.get("file")
+    if upload is None or not upload.filename:
+        return _upload_page("Choose a CSV file to upload.")
+    limit = int(current_app.config["CSV_MAX_BYTES"])
+    try:
+        size = upload.stream.seek(0, 2)
         upload.stream.seek(0)
         if size > limit:
-            from hourtab.timesheets.errors import CsvTooLarge
-
             raise CsvTooLarge(size, limit)
         with transaction(db):
             staged = importer.stage_upload(db, me, upload.stream.read(), upload.filename, created_by=me.email,
                                            max_bytes=limit)
-        return redirect(url_for("consultant.import_preview", upload_id=staged.id, **_query(_options())))
-    return render_template("consultant/imports/upload.html", recent=importer.list_uploads(db, me, limit=10),
-                           profiles=profiles.list_profiles(db, me), formats=FORMAT_NAMES,
+    except TimesheetError as e:  # shown in the upload form, with the right status
+        return _upload_page(str(e), status=413 if isinstance(e, CsvTooLarge) else 400)
+    return redirect(url_for("consultant.import_preview", upload_id=staged.id, **_query(_options())))
+
+
+def _upload_page(error: str | None = None, status: int = 200):
+    db = get_db()
+    me = account()
+    page = render_template("consultant/imports/upload.html", recent=importer.list_uploads(db, me, limit=10),
+                           profiles=profiles.list_profiles(db, me), formats=FORMAT_NAMES, error=error,
                            timezone=me.timezone, max_mb=current_app.config["CSV_MAX_BYTES"] // 1048576)
+    return page, 400 if error and status == 200 else status
 
 
 @bp.route("/imports/history")

@@ -161,3 +161,11 @@ def test_demo_loader_imports_real_samples_once(app):
         assert session.scalar(select(func.count(TimeEntry.id))) == first
         assert session.scalar(from_samples) == 217 + 99
         assert session.scalar(select(func.count(Upload.id)).where(Upload.filename.in_(names))) == 2
+
+
+def test_empty_file_is_refused_inside_the_upload_form(app, logged_in):
+    r = upload(logged_in, b"", "empty.csv")
+    html = r.get_data(as_text=True)
+    assert r.status_code == 400 and 'id="upload-error"' in html and "The file is empty." in html
+    assert 'id="upload-form"' in html  # the form is still there to try again
+    assert count(app, Upload) == 0

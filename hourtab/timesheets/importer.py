@@ -59,6 +59,12 @@ COMPARED = ("duration_s", "description", "client", "project", "task", "tags", "b
             "local_date", "user_name", "timezone")
 
 
+#: What each upload status means, as the import history says it.
+UPLOAD_STATES = {"imported": "imported", "staged": "waiting for your confirmation",
+                 "bad_rows": "waiting: some rows are bad", "needs_date_order": "waiting for a date order",
+                 "needs_mapping": "waiting for a column mapping", "refused": "refused"}
+
+
 @dataclass
 class ImportResult:
     report: ReadReport

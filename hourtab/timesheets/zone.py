@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
-from hourtab.scoping import get_owned
 
 
 @dataclass(frozen=True)
@@ -28,8 +27,8 @@ def upload_zone(session: Session, account: Account, requested: str | None = None
     if retainer_id is not None:
         from hourtab.retainers.models import Retainer  # the retainers package builds on timesheets
 
-        retainer = get_owned(session, Retainer, account.id, retainer_id)
-        zone = getattr(retainer, "timezone", None)
+        retainer = session.get(Retainer, retainer_id)
+        zone = getattr(retainer, "timezone", None) if retainer and retainer.account_id == account.id else None
         if zone:
             return UploadZone(zone, f"the time zone of retainer “{retainer.name}”")
     zone = getattr(account, "timezone", None)

@@ -93,7 +93,10 @@ def test_unknown_csv_mapping_profile_size_limit_and_isolation(app, logged_in):
     assert r.status_code == 302 and "/mapping" in r.headers["Location"]
     mapping_url = r.headers["Location"]
     form = client.get(mapping_url).get_data(as_text=True)
-    assert 'name="m_duration"' in form and '<option value="Hours">' in form
+    # suggested from the names and values: Day is the date, Hours a decimal duration, What the description
+    assert '<option value="Hours" selected>Hours (e.g. 1.5)</option>' in form
+    assert '<option value="Day" selected>' in form and '<option value="hours" selected>' in form
+    assert re.search(r"<td>Hours</td><td[^>]*>1\.5</td><td>Duration</td>", form)
     r = post_form(client, mapping_url, {"m_date": "Day", "m_duration": "Hours", "m_description": "What",
                                         "duration_unit": "hours", "profile_name": "Timesheet v1"})
     html = client.get(r.headers["Location"]).get_data(as_text=True)

@@ -155,6 +155,7 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
     click.echo(f"{verb} {result.report.entries} entries ({result.report.explanation}): {c['new']} new, "
                f"{c['unchanged']} unchanged, {c['changed']} changed, {c['missing']} missing upstream, "
                f"{c['skipped']} skipped.")
+    click.echo(f"Times read as {result.report.timezone} ({result.report.timezone_why}).")
     for w in result.report.warnings + result.notes:
         click.echo(f"warning: {w}")
 

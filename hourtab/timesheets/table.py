@@ -161,7 +161,7 @@ def _scan(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[i
     text = utf8.decode("utf-8", "replace")
     for start, row, error in _records(utf8, delimiter):
         if error:
-            issues.append(_quote_issue(start, error, text, delimiter, columns))
+            issues.append(_quote_issue(start, error, text, delimiter, columns, last_line))
             break
         if not row:
             row = [""] * ncols
@@ -184,12 +184,14 @@ def _scan(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[i
     return Body(table, np.asarray(lines, np.int64), issues, notes=notes)
 
 
-def _quote_issue(line: int, error: str, text: str, delimiter: str, columns: list[str]) -> RowIssue:
-    physical = text.splitlines()[line - 1] if line - 1 < len(text.splitlines()) else ""
+def _quote_issue(line: int, error: str, text: str, delimiter: str, columns: list[str], last: int) -> RowIssue:
+    physical = text.splitlines()
+    physical = physical[line - 1] if line - 1 < len(physical) else ""
     index = _open_quote_field(physical, delimiter)
     column = columns[index] if index is not None and index < len(columns) else ""
+    swallowed = f"; lines {line + 1} to {last} were read into it" if last > line else ""
     return RowIssue(line=line, column=column, value=physical[:80],
-                    message=f"a quoted field is not closed properly ({error})",
+                    message=f"a quoted field is not closed properly ({error}){swallowed}",
                     expected="every opening quote closed on the same row (is the file cut short?)")
 
 

@@ -101,3 +101,12 @@ def test_istanbul_times_are_local_and_stored_in_utc():
     assert str(first["start_at"]) == "2024-10-31 19:30:00+00:00"
     assert str(first["local_date"].date()) == "2024-10-31"
     assert report.timezone == "Europe/Istanbul"
+
+
+def test_quote_never_closed_names_the_lines_it_swallowed():
+    text = (EXPORTS / "toggl_unclosed_quote.csv").read_text().replace('"Weekly sync"', "Weekly sync")
+    frame, report = read_timesheet(text.encode())
+    [error] = report.errors
+    assert (error.line, error.column) == (3, "Description")
+    assert "lines 4 to 5 were read into it" in error.message
+    assert frame["line"].tolist() == [2]

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab.timesheets.models import TimeEntry
+from hourtab.timesheets.normalise import hms
 
 #: Rows listed per kind; the counts are always complete.
 MAX_LISTED = 1000
@@ -20,10 +21,6 @@ MAX_LISTED = 1000
 SHOWN_FIELDS = {"local_date": "date", "start_at": "start", "end_at": "end", "duration_s": "duration",
                 "client": "client", "project": "project", "task": "task", "description": "description",
                 "tags": "tags", "billable": "billable", "user_name": "user"}
-
-
-def hms(seconds: int) -> str:
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
 def hmm(seconds: int) -> str:

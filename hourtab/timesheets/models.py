@@ -27,8 +27,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from hourtab.db import Base, UTCDateTime, utcnow
 from hourtab.scoping import AccountOwned
 
-ENTRY_STATUSES = ("active", "missing_upstream", "removed")
-
 
 class Upload(AccountOwned, Base):
     """One file the consultant gave us, kept byte for byte, with what importing it did."""

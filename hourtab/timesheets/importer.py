@@ -76,6 +76,8 @@ class ImportResult:
     skipped: int = 0
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
+    #: The row-by-row diff (see ``diff.build_diff``), for a dry run's report.
+    diff: dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         return {"new": self.new, "unchanged": self.unchanged, "changed": self.changed,
@@ -328,7 +330,8 @@ def assess_upload(session: Session, account: Account, upload: Upload, options: I
 def _classify_only(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> ImportResult:
     plan = _plan(session, account, frame, report)
     return ImportResult(report=report, new=len(plan.new), unchanged=plan.unchanged, changed=len(plan.changed_new),
-                        missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes)
+                        missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes,
+                        diff=_diff(session, plan, report))
 
 
 def _skipped_rows(report: ReadReport) -> int:

@@ -134,6 +134,15 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json"])
     out = json.loads(r.output)
     assert (out["new"], out["changed"], out["unchanged"]) == (0, 0, 217)
+    lines = TOGGL.read_text().splitlines(keepends=True)
+    client_two = [line for line in lines[1:] if ",Client 2," in line]
+    edited = tmp_path / "client2.csv"
+    edited.write_text("".join([lines[0], *client_two[1:]]).replace("Misc updates", "Misc updates (v2)", 1))
+    r = runner.invoke(cli, ["import", str(edited), "--account", "cli@example.com", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "description: Misc updates → Misc updates (v2)" in r.output
+    assert re.search(r"not in the export  2017-08-01 Client 2 / Project \w+ · .+ · \d+:\d\d:\d\d", r.output)
+    assert "1 entries" in r.output and "client Client 2" in r.output and "Client 1 /" not in r.output
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com"])
     assert r.exit_code == 2 and "--date-order" in r.output
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com", "--date-order", "mdy"])

@@ -1,7 +1,9 @@
 """Totals and subtotal rows that trackers append to an export: recognised and left out.
 
 Kimai ends its export with a line of sums (no date, no customer, ``[00]:00`` and the total rate);
-Clockify's summary by day and spreadsheets add "Total" rows. They are not time entries, and read
+Clockify's summary by day and spreadsheets add "Total" rows, and grouped exports "Subtotal" rows. A
+row is taken for a total only when it has no date and either no descriptive text at all or a
+"Total"/"Subtotal" label; an undated row that describes work stays, and is reported as undated. They are not time entries, and read
 as entries they would count every hour twice, so they are dropped before the cells are parsed,
 each with a note naming its line.
 """
@@ -37,9 +39,12 @@ def drop_total_rows(body: Body, columns: list[str], spec: FormatSpec) -> tuple[B
         return body, []
     rows = table.take(pa.array(candidates))
     blank_text = np.ones(len(candidates), bool)
-    for name in (found[f] for f in DESCRIPTIVE if f in found):
-        blank_text &= pc.equal(trim(rows.column(index[name]).combine_chunks()), "").to_numpy(zero_copy_only=False)
-    total = worded.to_numpy(zero_copy_only=False)[candidates] | blank_text
+    labelled = worded.to_numpy(zero_copy_only=False)[candidates]
+    for name in (found[f] for f in DESCRIPTIVE if f in found):  # a subtotal names its group: "Subtotal ACME"
+        cells = trim(rows.column(index[name]).combine_chunks())
+        blank_text &= pc.equal(cells, "").to_numpy(zero_copy_only=False)
+        labelled |= pc.match_substring_regex(cells, TOTAL_WORDS).to_numpy(zero_copy_only=False)
+    total = labelled | blank_text
     if not total.any():
         return body, []
     dropped = candidates[total]

@@ -110,3 +110,16 @@ def test_quote_never_closed_names_the_lines_it_swallowed():
     assert (error.line, error.column) == (3, "Description")
     assert "lines 4 to 5 were read into it" in error.message
     assert frame["line"].tolist() == [2]
+
+
+def test_subtotal_rows_are_skipped_but_an_undated_entry_is_reported():
+    lines = (EXPORTS / "kimai_seconds_with_footer.csv").read_text().splitlines(keepends=True)
+    subtotal = '"","","","14520","","","ACME Labs","","","Subtotal ACME Labs","","","",""\n'
+    undated = '"","10:00","11:00","3600","","ada","Globex","Eval harness","Dev","Forgot the date","0","","",""\n'
+    text = "".join([*lines[:5], subtotal, *lines[5:8], undated, *lines[8:]])
+    frame, report = read_timesheet(text.encode())
+    assert report.total_seconds == 49620 and len(frame) == 7
+    assert report.warnings[:2] == ["line 6: a totals row (Duration '14520'), not a time entry; skipped",
+                                   "line 11: a totals row (Duration '[00]:00'), not a time entry; skipped"]
+    [error] = report.errors
+    assert (error.line, error.column, error.message) == (10, "Date", "the date is missing")

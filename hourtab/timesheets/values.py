@@ -47,8 +47,8 @@ def _numpy(arr: pa.Array) -> np.ndarray:
 
 def _int_field(struct: pa.StructArray, name: str) -> np.ndarray:
     """A captured group as integers (0 where it did not take part or the cell did not match)."""
-    field = pc.struct_field(struct, name).fill_null("")
-    return _numpy(pc.cast(pc.if_else(pc.equal(field, ""), "0", field), pa.int64()))
+    digits = pc.utf8_lpad(pc.struct_field(struct, name), 1, "0")  # "" -> "0"
+    return _numpy(pc.cast(digits, pa.int64()).fill_null(0))
 
 
 def is_empty(cells: pa.Array) -> np.ndarray:

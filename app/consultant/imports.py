@@ -240,7 +240,7 @@ def import_remove(upload_id: int):
         chosen = removal.removal_candidates(db, me, upload_id, _entry_ids())
         count = removal.confirm_removal(db, me, upload_id=upload_id, entry_ids=[e.id for e in chosen.entries])
     flash(f"Removed {count} entr{'y' if count == 1 else 'ies'} ({chosen.hours_text} h). "
-          "You can restore them on this page.")
+          f"You can restore {'it' if count == 1 else 'them'} on this page.")
     return redirect(url_for("consultant.import_detail", upload_id=upload_id))
 
 

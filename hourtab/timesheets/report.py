@@ -9,7 +9,7 @@ import pandas as pd
 
 from hourtab.timesheets.errors import MAX_LISTED_ERRORS, RowIssue
 
-#: The public JSON keys of ``hourtab csv inspect --json``, in order (issue 3).
+#: The public JSON keys of ``hourtab csv inspect --json``, in order (a documented shape: add keys, never rename).
 INSPECT_KEYS = ("format", "encoding", "delimiter", "rows", "entries", "total_seconds", "total_hours",
                 "first_date", "last_date", "clients", "projects", "warnings", "errors")
 

@@ -92,6 +92,19 @@ def _print_report(report) -> None:
         click.echo(f"error: … {len(report.errors) - 50} more", err=True)
 
 
+def _print_diff(diff: dict) -> None:
+    """What a dry run would change, row by row (the web preview shows the same)."""
+    for row in diff["changed"]:
+        changes = "; ".join(f"{c['field']}: {c['old'] or '(empty)'} → {c['new'] or '(empty)'}" for c in row["changes"])
+        click.echo(f"changed  line {row['line']}, {row['date']} {row['client']} / {row['project']}: {changes}")
+    for row in diff["removal"]:
+        click.echo(f"not in the export  {row['date']} {row['client']} / {row['project']} · {row['description']} "
+                   f"· {row['duration']}")
+    if diff["removal_count"]:
+        click.echo(f"{diff['removal_count']} entries ({diff['removal_hours']} h) would be flagged for removal "
+                   f"(covered: {diff['scope']}); they keep counting until removed.")
+
+
 @click.group("csv")
 def csv_group() -> None:
     """Read time-tracker CSV exports without touching the database."""
@@ -160,6 +173,9 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
     click.echo(f"{verb} {result.report.entries} entries ({result.report.explanation}): {c['new']} new, "
                f"{c['unchanged']} unchanged, {c['changed']} changed, {c['missing']} missing upstream, "
                f"{c['skipped']} skipped.")
+    click.echo(f"Times read as {result.report.timezone} ({result.report.timezone_why}).")
+    if result.diff:
+        _print_diff(result.diff)
     for w in result.report.warnings + result.notes:
         click.echo(f"warning: {w}")
 

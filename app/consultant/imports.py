@@ -14,14 +14,22 @@ from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from hourtab.db import transaction
+from hourtab.retainers.service import list_retainers
 from hourtab.scoping import get_owned
-from hourtab.timesheets import importer, profiles
+from hourtab.timesheets import importer, profiles, removal
 from hourtab.timesheets.detect import FORMAT_NAMES, sniff_header
 from hourtab.timesheets.encoding import to_utf8
-from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected, TimesheetError, UnknownFormat
+from hourtab.timesheets.errors import (
+    AmbiguousDateOrder,
+    CsvTooLarge,
+    RowsRejected,
+    TimesheetError,
+    UnknownFormat,
+)
 from hourtab.timesheets.models import Upload
 from hourtab.timesheets.report import totals
 from hourtab.timesheets.spec import DURATION_UNITS, FIELDS
+from hourtab.timesheets.suggest import samples_of, suggest
 
 PREVIEW_ROWS = 20
 FIELD_LABELS = {
@@ -45,13 +53,15 @@ def _options() -> importer.ImportOptions:
         duration_unit=values.get("duration_unit") or "auto",
         profile=values.get("profile") or None,
         skip_invalid=values.get("skip_invalid") == "1",
+        retainer_id=int(values["retainer"]) if values.get("retainer", "").isdigit() else None,
     )
 
 
 def _query(options: importer.ImportOptions, **override) -> dict[str, str]:
     args = {"format": options.format, "date_order": options.date_order or "", "timezone": options.timezone or "",
             "profile": options.profile or "", "duration_unit": options.duration_unit,
-            "skip_invalid": "1" if options.skip_invalid else ""}
+            "skip_invalid": "1" if options.skip_invalid else "",
+            "retainer": str(options.retainer_id) if options.retainer_id else ""}
     args.update({f"m_{k}": v for k, v in (options.mapping or {}).items()})
     args.update(override)
     return {k: v for k, v in args.items() if v}
@@ -62,32 +72,40 @@ def _query(options: importer.ImportOptions, **override) -> dict[str, str]:
 def imports():
     db = get_db()
     me = account()
-    if request.method == "POST":
-        upload = request.files.get("file")
-        if upload is None or not upload.filename:
-            flash("Choose a CSV file to upload.")
-            return redirect(url_for("consultant.imports"))
-        limit = int(current_app.config["CSV_MAX_BYTES"])
-        upload.stream.seek(0, 2)
-        size = upload.stream.tell()
+    if request.method == "GET":
+        return _upload_page()
+    upload = request.files.get("file")
+    if upload is None or not upload.filename:
+        return _upload_page("Choose a CSV file to upload.")
+    limit = int(current_app.config["CSV_MAX_BYTES"])
+    try:
+        size = upload.stream.seek(0, 2)
         upload.stream.seek(0)
         if size > limit:
-            from hourtab.timesheets.errors import CsvTooLarge
-
             raise CsvTooLarge(size, limit)
         with transaction(db):
             staged = importer.stage_upload(db, me, upload.stream.read(), upload.filename, created_by=me.email,
                                            max_bytes=limit)
-        return redirect(url_for("consultant.import_preview", upload_id=staged.id, **_query(_options())))
-    return render_template("consultant/imports/upload.html", recent=importer.list_uploads(db, me, limit=10),
-                           profiles=profiles.list_profiles(db, me), formats=FORMAT_NAMES,
+            importer.assess_upload(db, me, staged, _options(), limit)
+    except TimesheetError as e:  # shown in the upload form, with the error's own status
+        return _upload_page(str(e), e)
+    return redirect(url_for("consultant.import_preview", upload_id=staged.id, **_query(_options())))
+
+
+def _upload_page(message: str | None = None, error: Exception | None = None):
+    db = get_db()
+    me = account()
+    page = render_template("consultant/imports/upload.html", recent=importer.list_uploads(db, me, limit=10),
+                           profiles=profiles.list_profiles(db, me), formats=FORMAT_NAMES, error=message,
+                           retainers=list_retainers(db, me), states=importer.UPLOAD_STATES,
                            timezone=me.timezone, max_mb=current_app.config["CSV_MAX_BYTES"] // 1048576)
+    return page, *form_status(error)
 
 
 @bp.route("/imports/history")
 @login_required
 def import_history():
-    return render_template("consultant/imports/history.html",
+    return render_template("consultant/imports/history.html", states=importer.UPLOAD_STATES,
                            uploads=importer.list_uploads(get_db(), account(), limit=1000))
 
 
@@ -97,15 +115,16 @@ def import_preview(upload_id: int):
     db = get_db()
     me = account()
     upload = get_owned(db, Upload, me.id, upload_id)
-    if upload.status != "staged":
+    if upload.status == "imported":
         return redirect(url_for("consultant.import_detail", upload_id=upload.id))
     options = _options()
     context = {"upload": upload, "options": options, "query": _query(options), "ambiguity": None, "error": None,
-               "report": None, "rows": [], "totals": None, "formats": FORMAT_NAMES}
+               "report": None, "rows": [], "totals": None, "diff": None, "formats": FORMAT_NAMES,
+               "retainers": list_retainers(db, me)}
     error = None
     try:
-        frame, report = importer.read_for_account(db, me, upload.content, options,
-                                                  int(current_app.config["CSV_MAX_BYTES"]))
+        frame, report, diff = importer.preview_upload(db, me, upload.id, options,
+                                                      int(current_app.config["CSV_MAX_BYTES"]))
     except UnknownFormat:
         return redirect(url_for("consultant.import_mapping", upload_id=upload.id, **_query(options)))
     except AmbiguousDateOrder as e:
@@ -115,8 +134,16 @@ def import_preview(upload_id: int):
         context["error"] = str(e)
         error = e
     else:
-        context.update(report=report, rows=frame.head(PREVIEW_ROWS).to_dict("records"), totals=totals(frame))
+        context.update(report=report, rows=_local_rows(frame.head(PREVIEW_ROWS), report.timezone),
+                       totals=totals(frame), diff=diff)
     return render_template("consultant/imports/preview.html", **context), *form_status(error)
+
+
+def _local_rows(frame, zone: str) -> list[dict]:
+    """The first rows with their start in the upload's zone (what the export showed)."""
+    local = frame["start_at"].dt.tz_convert(zone).dt.strftime("%Y-%m-%d %H:%M:%S") if len(frame) else []
+    return [dict(r, start_local=s if isinstance(s, str) else "") for r, s in
+            zip(frame.to_dict("records"), local, strict=True)]
 
 
 @bp.route("/imports/<int:upload_id>/confirm", methods=["POST"])
@@ -154,10 +181,15 @@ def import_mapping(upload_id: int):
             return redirect(url_for("consultant.import_preview", upload_id=upload.id,
                                     **_query(options, profile=name, **{f"m_{f}": "" for f in FIELDS})))
         return redirect(url_for("consultant.import_preview", upload_id=upload.id, **_query(options)))
-    header = sniff_header(to_utf8(upload.content).head())
+    head = to_utf8(upload.content).head()
+    header = sniff_header(head)
+    guess = suggest(header.columns, samples_of(head, header.delimiter, header.columns))
+    chosen = options.mapping or guess.mapping
+    unit = options.duration_unit if options.mapping else guess.duration_unit
     return render_template("consultant/imports/mapping.html", upload=upload, columns=header.columns,
                            fields=FIELDS, labels=FIELD_LABELS, units=DURATION_UNITS, options=options,
-                           saved=profiles.list_profiles(db, me))
+                           chosen=chosen, unit=unit, guess=guess, saved=profiles.list_profiles(db, me),
+                           suggested_for={column: fld for fld, column in guess.mapping.items()})
 
 
 @bp.route("/imports/<int:upload_id>")
@@ -166,8 +198,9 @@ def import_detail(upload_id: int):
     db = get_db()
     me = account()
     upload = get_owned(db, Upload, me.id, upload_id)
-    return render_template("consultant/imports/detail.html", upload=upload,
-                           missing=importer.upload_entries(db, me, upload.id, status="missing_upstream"),
+    return render_template("consultant/imports/detail.html", upload=upload, states=importer.UPLOAD_STATES,
+                           flagged=removal.removal_candidates(db, me, upload.id),
+                           removed=removal.removed_entries(db, me, upload.id),
                            entries=importer.upload_entries(db, me, upload.id, limit=50))
 
 
@@ -181,11 +214,43 @@ def import_original(upload_id: int):
                     headers={"Content-Disposition": f'attachment; filename="{safe}"'})
 
 
-@bp.route("/imports/<int:upload_id>/remove-missing", methods=["POST"])
+def _entry_ids() -> list[int]:
+    return [int(v) for v in request.values.getlist("entry") if v.isdigit()]
+
+
+@bp.route("/imports/<int:upload_id>/remove")
 @login_required
-def import_remove_missing(upload_id: int):
+def import_remove_review(upload_id: int):
+    """The confirmation: the chosen rows and the hours removing them takes away."""
     db = get_db()
+    me = account()
+    upload = get_owned(db, Upload, me.id, upload_id)
+    chosen = removal.removal_candidates(db, me, upload.id, _entry_ids())
+    if not chosen.entries:
+        flash("Tick the entries to remove first.")
+        return redirect(url_for("consultant.import_detail", upload_id=upload.id))
+    return render_template("consultant/imports/remove.html", upload=upload, chosen=chosen)
+
+
+@bp.route("/imports/<int:upload_id>/remove", methods=["POST"])
+@login_required
+def import_remove(upload_id: int):
+    db = get_db()
+    me = account()
     with transaction(db):
-        count = importer.confirm_removal(db, account(), upload_id=upload_id)
-    flash(f"{count} entr{'y' if count == 1 else 'ies'} marked as removed.")
+        chosen = removal.removal_candidates(db, me, upload_id, _entry_ids())
+        count = removal.confirm_removal(db, me, upload_id=upload_id, entry_ids=[e.id for e in chosen.entries])
+    flash(f"Removed {count} entr{'y' if count == 1 else 'ies'} ({chosen.hours_text} h). "
+          f"You can restore {'it' if count == 1 else 'them'} on this page.")
+    return redirect(url_for("consultant.import_detail", upload_id=upload_id))
+
+
+@bp.route("/imports/<int:upload_id>/restore", methods=["POST"])
+@login_required
+def import_restore(upload_id: int):
+    db = get_db()
+    ids = [int(v) for v in request.form.getlist("entry") if v.isdigit()] or None
+    with transaction(db):
+        count = removal.restore_removed(db, account(), upload_id, ids)
+    flash(f"Restored {count} entr{'y' if count == 1 else 'ies'}.")
     return redirect(url_for("consultant.import_detail", upload_id=upload_id))

@@ -2,6 +2,8 @@
 
 The detailed report follows each user's profile for dates and times and the workspace's setting
 for ``Duration (h)`` (``hh:mm:ss``, ``h:mm`` or decimal), so both are read per file, not assumed.
+A detailed report exported without its duration columns still has start and end, which give
+the length. The shared report grouped by day (a "summary by day") has only a date and a total.
 """
 
 from hourtab.timesheets.spec import FormatSpec
@@ -16,8 +18,10 @@ CLOCKIFY = FormatSpec(
         "end_date": ("end date",), "end_time": ("end time",),
         "duration": ("duration (h)", "duration (decimal)"),
     },
-    required=("start_date", "duration"),
-    marks=("duration (h)", "duration (decimal)"),
+    required=("start_date",),
+    # "Group" and "Date of creation" are Clockify's own; Toggl's detailed report has neither.
+    marks=("duration (h)", "duration (decimal)", "group", "date of creation"),
+    excludes=("duration",),
     duration_units={"duration (h)": "auto", "duration (decimal)": "hours"},
 )
 

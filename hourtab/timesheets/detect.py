@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 
 from hourtab.timesheets.clockify import CLOCKIFY, CLOCKIFY_SHARED
@@ -18,6 +19,13 @@ FORMAT_NAMES = ("auto", *SPECS)
 DELIMITERS = (",", ";", "\t")
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 _KNOWN = {alias for spec in SPECS.values() for names in spec.aliases.values() for alias in names}
+#: Header names that date an entry; a report with none of them holds totals, not entries.
+_DATED = {alias for spec in SPECS.values() for f in ("date", "start_date", "start") for alias in spec.aliases.get(f, ())}
+_TOTALS = {alias for spec in SPECS.values() for alias in spec.aliases.get("duration", ())} | {"time", "total"}
+_GROUPS = {"project", "client", "user", "member", "title", "description", "task", "tags", "customer"}
+#: Cells that are data, never a column name: dates, times of day, numbers and amounts ("NZD 48.75").
+_DATE_OR_TIME = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b|^\d{1,2}:\d{2}(:\d{2})?(\s*[ap]\.?m\.?)?$", re.I)
+_NUMBER = re.compile(r"^([a-z]{3}\s?)?[-+]?\d+([.,]\d+)*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,17 @@ def sniff_header(head: str) -> Header:
 def _check_header(columns: list[str]) -> None:
     if not any(columns):
         raise UnreadableFile("The first line is empty; a CSV export starts with its column names.")
+    if len(columns) == 1 and any(d in columns[0] for d in DELIMITERS):
+        raise UnreadableFile(
+            f"Each line of this file is one quoted text (the first is \"{columns[0][:60]}\"): a spreadsheet "
+            "re-saved it as a single column. Export the CSV again from the time tracker, or split that "
+            "column into columns before saving.")
+    dated = [c for c in columns if _DATE_OR_TIME.match(c)]
+    numbers = [c for c in columns if _NUMBER.match(c)]
+    if (dated or len(numbers) >= 2) and not any(header_key(c) in _KNOWN for c in columns):
+        shown = ", ".join(repr(c) for c in (dated + numbers)[:3])
+        raise UnreadableFile(f"The file has no header line: its first line is already data ({shown}). Export "
+                             "it again with the column names, or add them as the first line.")
     seen: dict[str, int] = {}
     for i, name in enumerate(columns, start=1):
         key = header_key(name)
@@ -74,8 +93,17 @@ def _check_header(columns: list[str]) -> None:
         seen[key] = i
 
 
+def refuse_summary(columns: list[str]) -> None:
+    """A summary report lists totals per project or client with no dates: not time entries."""
+    keys = {header_key(c) for c in columns}
+    if not keys & _DATED and keys & _TOTALS and keys & _GROUPS:
+        raise UnreadableFile("This is a summary report — export the Detailed report instead (a summary "
+                             "holds totals per project or client, not time entries with their dates).")
+
+
 def choose_spec(columns: list[str], fmt: str = "auto") -> FormatSpec:
     """The named spec (checked against the columns) or the best-scoring one."""
+    refuse_summary(columns)
     if fmt != "auto":
         if fmt not in SPECS:
             raise UnknownFormat(columns, f"Unknown format {fmt!r}; choose one of {', '.join(FORMAT_NAMES)}.")

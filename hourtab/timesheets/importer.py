@@ -38,15 +38,32 @@ from hourtab.errors import Conflict
 from hourtab.retainers.assign import entries_changed
 from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
-from hourtab.timesheets.errors import MAX_LISTED_ERRORS, CsvTooLarge, RowsRejected, TimesheetError
+from hourtab.timesheets.coverage import coverage_of, covered_ids
+from hourtab.timesheets.diff import build_diff
+from hourtab.timesheets.errors import (
+    MAX_LISTED_ERRORS,
+    AmbiguousDateOrder,
+    CsvTooLarge,
+    RowsRejected,
+    TimesheetError,
+    UnknownFormat,
+)
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES, read_timesheet
+from hourtab.timesheets.removal import confirm_removal as confirm_removal  # kept importable from here
 from hourtab.timesheets.report import ReadReport
+from hourtab.timesheets.zone import upload_zone
 
 #: Fields whose difference makes a stored entry "changed" (identity fields are in the fingerprint).
 COMPARED = ("duration_s", "description", "client", "project", "task", "tags", "billable", "start_at", "end_at",
             "local_date", "user_name", "timezone")
+
+
+#: What each upload status means, as the import history says it.
+UPLOAD_STATES = {"imported": "imported", "staged": "waiting for your confirmation",
+                 "bad_rows": "waiting: some rows are bad", "needs_date_order": "waiting for a date order",
+                 "needs_mapping": "waiting for a column mapping", "refused": "refused"}
 
 
 @dataclass
@@ -60,6 +77,8 @@ class ImportResult:
     skipped: int = 0
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
+    #: The row-by-row diff (see ``diff.build_diff``), for a dry run's report.
+    diff: dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         return {"new": self.new, "unchanged": self.unchanged, "changed": self.changed,
@@ -88,14 +107,16 @@ class ImportOptions:
 
 def read_for_account(session: Session, account: Account, data: bytes, options: ImportOptions,
                      max_bytes: int | None = DEFAULT_MAX_BYTES):
-    """``read_timesheet`` with the account's time zone and saved profile filled in."""
+    """``read_timesheet`` with the upload's time zone (see ``zone``) and saved profile filled in."""
     mapping, unit, order = options.mapping, options.duration_unit, options.date_order
     if options.profile:
         profile = get_profile(session, account, options.profile)
         mapping, unit, order = profile.mapping, profile.duration_unit, order or profile.date_order
-    return read_timesheet(data, format=options.format, date_order=order,
-                          timezone=options.timezone or account.timezone or "UTC",
-                          mapping=mapping, duration_unit=unit, max_bytes=max_bytes)
+    zone = upload_zone(session, account, options.timezone, options.retainer_id)
+    frame, report = read_timesheet(data, format=options.format, date_order=order, timezone=zone.name,
+                                   mapping=mapping, duration_unit=unit, max_bytes=max_bytes)
+    report.timezone_why = zone.why
+    return frame, report
 
 
 def import_file(session: Session, account: Account, data: bytes, filename: str, *, format: str = "auto",  # noqa: A002
@@ -139,41 +160,16 @@ def import_upload(session: Session, account: Account, upload_id: int, options: I
                   max_bytes: int | None = DEFAULT_MAX_BYTES) -> ImportResult:
     """Confirm a staged upload: import it with the options chosen on the preview page."""
     upload = get_owned(session, Upload, account.id, upload_id)
-    if upload.status != "staged":
+    if upload.status == "imported":
         raise Conflict("This upload was already imported; upload the file again to re-import it.")
     frame, report = read_for_account(session, account, upload.content, options, max_bytes)
     _refuse_unless_allowed(report, options.skip_invalid)
     return _apply(session, account, upload, frame, report, options)
 
 
-def confirm_removal(session: Session, account: Account, upload_id: int | None = None,
-                    entry_ids: list[int] | None = None) -> int:
-    """Mark missing-upstream entries as removed (all, those an upload found, or the listed ids)."""
-    query = select_owned(TimeEntry, account.id).where(TimeEntry.status == "missing_upstream")
-    if entry_ids is not None:
-        query = query.where(TimeEntry.id.in_(entry_ids))
-    if upload_id is not None:
-        get_owned(session, Upload, account.id, upload_id)
-        flagged = select(TimeEntryChange.entry_id).where(TimeEntryChange.account_id == account.id,
-                                                         TimeEntryChange.upload_id == upload_id,
-                                                         TimeEntryChange.kind == "missing_upstream")
-        query = query.where(TimeEntry.id.in_(flagged))
-    entries = list(session.scalars(query))
-    now = utcnow()
-    for entry in entries:
-        session.add(TimeEntryChange(account_id=account.id, entry_id=entry.id, upload_id=upload_id,
-                                    kind="removed", old_values={"status": entry.status}, changed_at=now))
-        entry.status = "removed"
-        entry.updated_at = now
-    session.flush()
-    if entries:
-        entries_changed(session, account.id)
-    return len(entries)
-
-
 def list_uploads(session: Session, account: Account, limit: int = 100) -> list[Upload]:
-    query = (select_owned(Upload, account.id).where(Upload.status == "imported")
-             .order_by(Upload.created_at.desc(), Upload.id.desc()).limit(limit))
+    """Every upload, newest first: imported ones and those waiting for a choice or refused."""
+    query = select_owned(Upload, account.id).order_by(Upload.created_at.desc(), Upload.id.desc()).limit(limit)
     return list(session.scalars(query))
 
 
@@ -252,6 +248,7 @@ class _Plan:
     unchanged: int
     missing: pd.DataFrame
     notes: list[str]
+    scope: str = ""
 
 
 def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> _Plan:
@@ -265,24 +262,60 @@ def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadR
     differs = ((matched["content_hash"].to_numpy() != old["content_hash"].astype("str").to_numpy())
                | (old["status"].to_numpy() != "active")) if len(matched) else np.zeros(0, bool)
     notes: list[str] = []
+    scope = ""
     if report.errors:
         missing = existing.iloc[0:0]
         notes.append("Entries missing from this file were not looked for, because some of its rows were skipped.")
     else:
-        users = set(frame["user_name"].str.strip().str.lower().unique().tolist())
-        first, last = frame["local_date"].min(), frame["local_date"].max()
+        covers = coverage_of(frame, report.format)
         candidates = existing.loc[(existing["status"] == "active") & (existing["source_format"] == report.format)
-                                  & (existing["local_date"] >= first) & (existing["local_date"] <= last)
+                                  & (existing["local_date"] >= covers.first) & (existing["local_date"] <= covers.last)
                                   & ~_isin(existing["fingerprint"], frame["fingerprint"])]
-        missing = candidates.loc[candidates["user_name"].fillna("").str.strip().str.lower().isin(users)]
+        keep = covered_ids(session, account.id, [int(i) for i in candidates["id"]], covers)
+        missing = candidates.loc[candidates["id"].isin(keep)]
+        scope = covers.describe()
     return _Plan(new=new, changed_new=matched.loc[differs], changed_old=old.loc[differs],
-                 unchanged=int((~differs).sum()), missing=missing, notes=notes)
+                 unchanged=int((~differs).sum()), missing=missing, notes=notes, scope=scope)
+
+
+def _diff(session: Session, plan: _Plan, report: ReadReport) -> dict[str, Any]:
+    return build_diff(session, plan.new, plan.changed_new, [int(i) for i in plan.changed_old["id"]],
+                      [int(i) for i in plan.missing["id"]], report.timezone, plan.scope)
+
+
+def preview_upload(session: Session, account: Account, upload_id: int, options: ImportOptions,
+                   max_bytes: int | None = DEFAULT_MAX_BYTES) -> tuple[pd.DataFrame, ReadReport, dict[str, Any]]:
+    """What confirming would do, row by row; reads only (the preview is a GET)."""
+    upload = get_owned(session, Upload, account.id, upload_id)
+    frame, report = read_for_account(session, account, upload.content, options, max_bytes)
+    if report.entries == 0:
+        return frame, report, build_diff(session, frame, frame, [], [], report.timezone, "")
+    return frame, report, _diff(session, _plan(session, account, frame, report), report)
+
+
+def assess_upload(session: Session, account: Account, upload: Upload, options: ImportOptions,
+                  max_bytes: int | None = DEFAULT_MAX_BYTES) -> None:
+    """Record why a staged upload waits (or that it was refused), for the import history."""
+    try:
+        _, report = read_for_account(session, account, upload.content, options, max_bytes)
+    except UnknownFormat as e:
+        upload.status, upload.explanation = "needs_mapping", str(e)
+    except AmbiguousDateOrder as e:
+        upload.status, upload.explanation = "needs_date_order", str(e)
+    except TimesheetError as e:
+        upload.status, upload.explanation = "refused", str(e)
+    else:
+        upload.status = "bad_rows" if report.errors else "staged"
+        upload.explanation = report.explanation
+        upload.format = report.format
+    session.flush()
 
 
 def _classify_only(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> ImportResult:
     plan = _plan(session, account, frame, report)
     return ImportResult(report=report, new=len(plan.new), unchanged=plan.unchanged, changed=len(plan.changed_new),
-                        missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes)
+                        missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes,
+                        diff=_diff(session, plan, report))
 
 
 def _skipped_rows(report: ReadReport) -> int:
@@ -375,6 +408,7 @@ def _json_safe(value: Any) -> Any:
 def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
            options: ImportOptions) -> ImportResult:
     plan = _plan(session, account, frame, report)
+    upload.diff = _diff(session, plan, report)
     now = utcnow()
     if len(plan.new):
         _insert_new(session, plan.new, account.id, upload.id, now)

@@ -38,7 +38,8 @@ class Upload(AccountOwned, Base):
     content: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
     size_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
     sha256: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
-    #: "staged" while previewed in the browser, "imported" once confirmed.
+    #: "imported" once confirmed; before that, why it waits: "staged" (ready), "bad_rows",
+    #: "needs_date_order", "needs_mapping", or "refused" (the file cannot be read as entries).
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="imported")
     format: Mapped[str] = mapped_column(String(32), nullable=False, default="")
     explanation: Mapped[str] = mapped_column(Text, nullable=False, default="")
@@ -59,6 +60,8 @@ class Upload(AccountOwned, Base):
     #: The rows left out when the consultant chose "import the valid rows" (line, column, value, message).
     skipped_rows: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
     warnings: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    #: The rows the import added, changed (field: old → new) and flagged for removal, as previewed.
+    diff: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class TimeEntry(AccountOwned, Base):

@@ -117,7 +117,7 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     def column_cells(name: str) -> pa.Array:
         """A column's cells, trimmed once per read (every parser below would trim them again)."""
         if name not in trimmed:
-            trimmed[name] = (V._strings(table.column(index[name]).combine_chunks()) if n
+            trimmed[name] = (V.trim(table.column(index[name]).combine_chunks()) if n
                              else pa.array([], pa.string()))
         return trimmed[name]
 
@@ -230,12 +230,17 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
 
     if duration is None:
         seconds = span
+        if "start_time" in time_cols and "end_time" in time_cols:
+            duration_style = f"from {time_cols['start_time'][0]} to {time_cols['end_time'][0]}"
         problems.add(~has_end, time_cols.get("end_time", time_cols.get("start_time", ("", None)))[0],
                      "start or end time is missing", "a start and an end time", None)
     else:
         if spec.duration_unit(duration_col) == "kimai" and _looks_like_seconds(dur_cells, span, has_end):
             duration = V.decimal_duration(dur_cells, unit_seconds=1)
-            duration_style = "seconds"
+            agree = int(((np.abs(duration.values - span) <= TOLERANCE_S) & has_end).sum())
+            duration_style = (f"in whole seconds ({agree} of {int(has_end.sum())} agree with "
+                              f"{time_cols['start_time'][0]} to {time_cols['end_time'][0]})"
+                              if has_end.any() else "in whole seconds")
         use_span = duration.empty & has_end
         seconds = np.where(use_span, span, duration.values)
         problems.add(duration.empty & ~has_end, duration_col, "the duration is missing",
@@ -334,13 +339,16 @@ def _parse_duration(arr: pa.Array, unit: str) -> tuple[V.Parsed, str]:
 
 
 def _looks_like_seconds(arr: pa.Array, span: np.ndarray, has_end: np.ndarray) -> bool:
-    """Kimai before 2.28 wrote durations as whole seconds: integers that match start to end."""
+    """Kimai's export writes whole seconds (older versions and the API); decided from the entry
+    rows: whole numbers that fit start to end better as seconds than as hours."""
     if not pc.all(pc.or_(pc.match_substring_regex(arr, r"^\d+$"), pc.equal(arr, ""))).as_py():
         return False
     as_int = V.decimal_duration(arr, unit_seconds=1).values
-    if (as_int > 24).any():
-        return True
-    return bool(has_end.any() and (np.abs(as_int - span)[has_end] <= TOLERANCE_S).mean() > 0.5)
+    if not has_end.any():
+        return bool((as_int > 24).any())
+    as_seconds = (np.abs(as_int - span) <= TOLERANCE_S)[has_end].mean()
+    as_hours = (np.abs(as_int * 3600 - span) <= TOLERANCE_S)[has_end].mean()
+    return bool(as_seconds >= as_hours and (as_seconds > 0 or (as_int > 24).any()))
 
 
 def _decide_order(parts: V.DateParts, requested: str | None) -> tuple[str | None, str, str]:

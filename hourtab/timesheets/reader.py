@@ -17,9 +17,23 @@ from hourtab.timesheets.identity import add_fingerprints
 from hourtab.timesheets.mapped import mapped_spec
 from hourtab.timesheets.normalise import normalise
 from hourtab.timesheets.report import ReadReport, describe
+from hourtab.timesheets.spec import FormatSpec
 from hourtab.timesheets.table import read_body
+from hourtab.timesheets.totals import drop_total_rows
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+#: Fields that date and time an entry: a row that ends before one of them is refused, not padded.
+ESSENTIAL = ("date", "start_date", "start", "start_time", "end_date", "end_time", "end", "duration")
+CLOCKIFY_BY_DAY = ("This is a Clockify summary by day: each row is one day's total, and project and client "
+                   "are absent, so these hours cannot be split by client or project (export the Detailed "
+                   "report for that).")
+
+
+def optional_columns(spec: FormatSpec, columns: list[str]) -> frozenset[int]:
+    """Columns a row may leave out at its end (a writer that drops trailing empty fields)."""
+    found = spec.resolve(columns)
+    essential = {found[f] for f in ESSENTIAL if f in found}
+    return frozenset(i for i, name in enumerate(columns) if name not in essential)
 
 
 def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None = None,  # noqa: A002
@@ -34,8 +48,11 @@ def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None 
     decoded = to_utf8(data)
     header = sniff_header(decoded.head())
     spec = mapped_spec(mapping, header.columns, duration_unit) if mapping else choose_spec(header.columns, format)
-    body = read_body(decoded.utf8, header.columns, header.delimiter)
-    report = ReadReport(format=spec.name, format_label=spec.label, explanation="", encoding=decoded.encoding,
+    body = read_body(decoded.utf8, header.columns, header.delimiter, optional_columns(spec, header.columns))
+    body, total_notes = drop_total_rows(body, header.columns, spec)
+    by_day = spec.name == "clockify-shared" and not {"client", "project"} & set(spec.resolve(header.columns))
+    label = "Clockify summary report (by day)" if by_day else spec.label
+    report = ReadReport(format=spec.name, format_label=label, explanation="", encoding=decoded.encoding,
                         delimiter=header.delimiter, columns=header.columns, timezone=timezone,
                         rows=body.table.num_rows + len(body.issues), blank_rows=body.blank_rows)
     if report.rows == 0:
@@ -54,9 +71,9 @@ def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None 
         frame = add_fingerprints(frame)
     describe(frame, report)
     report.errors = body.issues + result.issues
-    report.warnings = result.warnings
+    report.warnings = [CLOCKIFY_BY_DAY] * by_day + total_notes + body.notes + result.warnings
     report.date_order = result.date_order
-    parts = [spec.label, f"dates {result.date_style}", result.time_style, f"durations {result.duration_style}",
+    parts = [label, f"dates {result.date_style}", result.time_style, f"durations {result.duration_style}",
              f"{decoded.encoding}, {DELIMITER_NAMES[header.delimiter]}-separated"] + result.details
     report.explanation = ", ".join(p for p in parts if p)
     return frame, report

@@ -9,7 +9,7 @@ import pandas as pd
 
 from hourtab.timesheets.errors import MAX_LISTED_ERRORS, RowIssue
 
-#: The public JSON keys of ``hourtab csv inspect --json``, in order (issue 3).
+#: The public JSON keys of ``hourtab csv inspect --json``, in order (a documented shape: add keys, never rename).
 INSPECT_KEYS = ("format", "encoding", "delimiter", "rows", "entries", "total_seconds", "total_hours",
                 "first_date", "last_date", "clients", "projects", "warnings", "errors")
 
@@ -39,6 +39,8 @@ class ReadReport:
     errors: list[RowIssue] = field(default_factory=list)
     date_order: str | None = None
     blank_rows: int = 0
+    #: Why the times were read in ``timezone`` (chosen, the retainer's, the account's).
+    timezone_why: str = ""
 
     @property
     def total_hours(self) -> float:
@@ -62,7 +64,8 @@ class ReadReport:
     def as_dict(self) -> dict[str, Any]:
         """Everything, for storing with the upload and for the preview page."""
         return {**self.as_json(), "format_label": self.format_label, "explanation": self.explanation,
-                "columns": self.columns, "timezone": self.timezone, "date_order": self.date_order,
+                "columns": self.columns, "timezone": self.timezone, "timezone_why": self.timezone_why,
+                "date_order": self.date_order,
                 "error_count": len(self.errors), "blank_rows": self.blank_rows}
 
 

@@ -60,6 +60,13 @@ class FormatSpec:
         if self.marks and not any(m in keys for m in self.marks):
             return 0
         found = self.resolve(columns)
-        if not all(r in found for r in self.required):
+        if not all(r in found for r in self.required) or not has_time_source(found):
             return 0
         return len(found)
+
+
+def has_time_source(found: dict[str, str]) -> bool:
+    """An entry's length comes from a duration column, or from its start and end."""
+    starts = any(f in found for f in ("start", "start_time"))
+    ends = any(f in found for f in ("end", "end_time"))
+    return "duration" in found or (starts and ends)

@@ -21,8 +21,7 @@ import pyarrow.csv as pcsv
 from hourtab.timesheets.errors import RowIssue, UnreadableFile
 
 BLOCK_SIZE = 1 << 22
-#: pyarrow's reader threads pay off with cores to spare; on two shared cores they cost more than
-#: they save (measured with bench/import_csv.py: 0.60 s single-threaded vs 0.73 s threaded).
+#: pyarrow's reader threads pay off only with cores to spare; on two cores they cost more than they save.
 USE_THREADS = (os.cpu_count() or 1) > 2
 
 
@@ -32,14 +31,16 @@ class Body:
     lines: np.ndarray          # physical line where each row starts (header is line 1)
     issues: list[RowIssue] = field(default_factory=list)
     blank_rows: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
-def read_body(utf8: bytes, columns: list[str], delimiter: str) -> Body:
+def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[int] = frozenset()) -> Body:
+    """The rows under the header; ``optional`` columns may be missing at the end of a row."""
     names = [f"c{i}" for i in range(len(columns))]
-    bad_rows: list[tuple[int, int, str]] = []
+    bad_rows: list[int] = []
 
     def _invalid(row) -> str:
-        bad_rows.append((row.expected_columns, row.actual_columns, row.text or ""))
+        bad_rows.append(row.actual_columns)
         return "skip"
 
     try:
@@ -53,25 +54,54 @@ def read_body(utf8: bytes, columns: list[str], delimiter: str) -> Body:
                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowException) as e:
-        issues = _scan_structure(utf8, len(columns), delimiter, columns)
-        if issues:
-            return Body(pa.table({n: pa.array([], pa.string()) for n in names}), np.zeros(0, np.int64), issues)
-        raise UnreadableFile(f"The file could not be read as CSV: {e}") from e
-
+        body = _scan(utf8, columns, delimiter, optional)
+        if not body.issues:
+            raise UnreadableFile(f"The file could not be read as CSV: {e}") from e
+        return _without_blank(body)
+    if bad_rows:  # rare: read again with the csv module, which names each bad row's line
+        return _without_blank(_scan(utf8, columns, delimiter, optional))
     table = table.combine_chunks()
-    if bad_rows:
-        lines, issues = _lines_by_scan(utf8, len(columns), delimiter, columns)
-        if len(lines) != table.num_rows:  # the two parsers disagree: trust neither, refuse clearly
-            raise UnreadableFile("The file's rows could not be counted consistently; "
-                                 "check for unbalanced quotes.")
-    else:
-        lines, issues = _lines_fast(utf8, table), []
-    blank = _blank_mask(table)
-    if blank.any():
-        keep = ~blank
-        table = table.filter(pa.array(keep))
-        lines = lines[keep]
-    return Body(table, lines, issues, int(blank.sum()))
+    lines, inside = _lines_fast(utf8, table)
+    body = Body(table, lines)
+    if inside:
+        body = _without_swallowed(body, columns, delimiter)
+    return _without_blank(body)
+
+
+def _without_blank(body: Body) -> Body:
+    blank = _blank_mask(body.table)
+    if not blank.any():
+        return body
+    keep = ~blank
+    return Body(body.table.filter(pa.array(keep)), body.lines[keep], body.issues, int(blank.sum()), body.notes)
+
+
+def _swallowed(cell: str, delimiter: str, ncols: int) -> bool:
+    """A cell that holds whole rows: an unclosed quote ran on past the end of its line."""
+    return "\n" in cell and any(part.count(delimiter) >= max(2, ncols // 2) for part in cell.splitlines())
+
+
+def _without_swallowed(body: Body, columns: list[str], delimiter: str) -> Body:
+    """Rows with an unclosed quote become issues (line and column) instead of merged rows."""
+    ncols = len(columns)
+    bad = np.zeros(body.table.num_rows, bool)
+    issues = list(body.issues)
+    for i, col in enumerate(body.table.columns):
+        multi = np.flatnonzero(pc.match_substring(col, "\n").to_numpy(zero_copy_only=False) & ~bad)
+        for row, cell in zip(multi, col.take(pa.array(multi)).to_pylist(), strict=True):
+            if _swallowed(cell, delimiter, ncols):
+                bad[row] = True
+                issues.append(_unclosed_issue(int(body.lines[row]), columns[i], cell))
+    if not bad.any():
+        return body
+    issues.sort(key=lambda issue: issue.line or 0)
+    return Body(body.table.filter(pa.array(~bad)), body.lines[~bad], issues, body.blank_rows, body.notes)
+
+
+def _unclosed_issue(line: int, column: str, cell: str) -> RowIssue:
+    return RowIssue(line=line, column=column, value=cell.split("\n", 1)[0][:80],
+                    message=f"a quoted field is not closed on its line, so line {line + 1} was read into it",
+                    expected="a closing quote before the end of the line")
 
 
 def _blank_mask(table: pa.Table) -> np.ndarray:
@@ -85,21 +115,24 @@ def _blank_mask(table: pa.Table) -> np.ndarray:
     return mask
 
 
-def _lines_fast(utf8: bytes, table: pa.Table) -> np.ndarray:
-    """Line numbers when every row parsed: row i starts after the newlines inside earlier rows."""
+def _lines_fast(utf8: bytes, table: pa.Table) -> tuple[np.ndarray, bool]:
+    """Line numbers when every row parsed (row i starts after the newlines inside earlier rows),
+    and whether any cell holds a newline."""
     n = table.num_rows
     newline = b"\n" if b"\n" in utf8 else b"\r"
     header_end = utf8.find(newline)
-    total_newlines = int(np.count_nonzero(np.frombuffer(utf8, np.uint8) == newline[0]))  # twice bytes.count's speed
+    total_newlines = utf8.count(newline)
     trailing = 1 if utf8[-1:] in (b"\r", b"\n") else 0
     base = np.arange(n, dtype=np.int64) + 2
     if total_newlines - trailing == n and utf8[:header_end].count(b'"') % 2 == 0:
-        return base
+        return base, False
     inside = np.zeros(n, np.int64)
     sep = newline.decode()
     for col in table.columns:
         inside += pc.count_substring(col, sep).to_numpy(zero_copy_only=False)
-    return base + np.concatenate([[0], np.cumsum(inside)[:-1]]) if n else base
+    if not n:
+        return base, False
+    return base + np.concatenate([[0], np.cumsum(inside)[:-1]]), bool(inside.any())
 
 
 def _records(utf8: bytes, delimiter: str):
@@ -117,28 +150,61 @@ def _records(utf8: bytes, delimiter: str):
         yield start, [], str(e)
 
 
-def _lines_by_scan(utf8: bytes, ncols: int, delimiter: str, columns: list[str]) -> tuple[np.ndarray, list[RowIssue]]:
+def _scan(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[int]) -> Body:
+    """The slow, exact reading: every record through the csv module, bad ones as issues."""
+    ncols = len(columns)
     lines: list[int] = []
+    rows: list[list[str]] = []
     issues: list[RowIssue] = []
+    padded = 0
     last_line = utf8.rstrip(b"\r\n").count(b"\n") + 1
+    text = utf8.decode("utf-8", "replace")
     for start, row, error in _records(utf8, delimiter):
         if error:
-            issues.append(_quote_issue(start, error))
+            issues.append(_quote_issue(start, error, text, delimiter, columns, last_line))
             break
-        if len(row) == ncols or not row:
-            lines.append(start)
-        else:
+        if not row:
+            row = [""] * ncols
+        elif len(row) < ncols and set(range(len(row), ncols)) <= optional:
+            row = row + [""] * (ncols - len(row))
+            padded += 1
+        if len(row) != ncols:
             issues.append(_field_count_issue(start, row, ncols, columns, start >= last_line))
-    return np.asarray(lines, np.int64), issues
+            continue
+        swallowed = next((i for i, cell in enumerate(row) if _swallowed(cell, delimiter, ncols)), None)
+        if swallowed is not None:
+            issues.append(_unclosed_issue(start, columns[swallowed], row[swallowed]))
+            continue
+        lines.append(start)
+        rows.append(row)
+    names = [f"c{i}" for i in range(ncols)]
+    table = pa.table({n: pa.array([r[i] for r in rows], pa.string()) for i, n in enumerate(names)})
+    notes = [f"{padded} row{'s' if padded != 1 else ''} ended before the last column{'s' if ncols > 1 else ''} "
+             "(trailing empty fields left out); the missing optional fields were read as empty"] if padded else []
+    return Body(table, np.asarray(lines, np.int64), issues, notes=notes)
 
 
-def _scan_structure(utf8: bytes, ncols: int, delimiter: str, columns: list[str]) -> list[RowIssue]:
-    return _lines_by_scan(utf8, ncols, delimiter, columns)[1]
-
-
-def _quote_issue(line: int, error: str) -> RowIssue:
-    return RowIssue(line=line, column="", value="", message=f"a quoted field is not closed properly ({error})",
+def _quote_issue(line: int, error: str, text: str, delimiter: str, columns: list[str], last: int) -> RowIssue:
+    physical = text.splitlines()
+    physical = physical[line - 1] if line - 1 < len(physical) else ""
+    index = _open_quote_field(physical, delimiter)
+    column = columns[index] if index is not None and index < len(columns) else ""
+    swallowed = f"; lines {line + 1} to {last} were read into it" if last > line else ""
+    return RowIssue(line=line, column=column, value=physical[:80],
+                    message=f"a quoted field is not closed properly ({error}){swallowed}",
                     expected="every opening quote closed on the same row (is the file cut short?)")
+
+
+def _open_quote_field(line: str, delimiter: str) -> int | None:
+    """Which field of ``line`` opens a quote that the line never closes."""
+    field_index, quoted, opened = 0, False, None
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+            opened = field_index if quoted else opened
+        elif ch == delimiter and not quoted:
+            field_index += 1
+    return opened if quoted else None
 
 
 def _field_count_issue(line: int, row: list[str], ncols: int, columns: list[str], is_last: bool) -> RowIssue:

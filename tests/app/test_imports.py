@@ -93,7 +93,10 @@ def test_unknown_csv_mapping_profile_size_limit_and_isolation(app, logged_in):
     assert r.status_code == 302 and "/mapping" in r.headers["Location"]
     mapping_url = r.headers["Location"]
     form = client.get(mapping_url).get_data(as_text=True)
-    assert 'name="m_duration"' in form and '<option value="Hours">' in form
+    # suggested from the names and values: Day is the date, Hours a decimal duration, What the description
+    assert '<option value="Hours" selected>Hours (e.g. 1.5)</option>' in form
+    assert '<option value="Day" selected>' in form and '<option value="hours" selected>' in form
+    assert re.search(r"<td>Hours</td><td[^>]*>1\.5</td><td>Duration</td>", form)
     r = post_form(client, mapping_url, {"m_date": "Day", "m_duration": "Hours", "m_description": "What",
                                         "duration_unit": "hours", "profile_name": "Timesheet v1"})
     html = client.get(r.headers["Location"]).get_data(as_text=True)
@@ -131,6 +134,15 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json"])
     out = json.loads(r.stdout)
     assert (out["new"], out["changed"], out["unchanged"]) == (0, 0, 217)
+    lines = TOGGL.read_text().splitlines(keepends=True)
+    client_two = [line for line in lines[1:] if ",Client 2," in line]
+    edited = tmp_path / "client2.csv"
+    edited.write_text("".join([lines[0], *client_two[1:]]).replace("Misc updates", "Misc updates (v2)", 1))
+    r = runner.invoke(cli, ["import", str(edited), "--account", "cli@example.com", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "description: Misc updates → Misc updates (v2)" in r.output
+    assert re.search(r"not in the export  2017-08-01 Client 2 / Project \w+ · .+ · \d+:\d\d:\d\d", r.output)
+    assert "1 entries" in r.output and "client Client 2" in r.output and "Client 1 /" not in r.output
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com"])
     assert r.exit_code == 2 and "--date-order" in r.output
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com", "--date-order", "mdy"])
@@ -162,3 +174,10 @@ def test_demo_loader_imports_real_samples_once(app):
         assert session.scalar(from_samples) == 217 + 99
         assert session.scalar(select(func.count(Upload.id)).where(Upload.filename.in_(names))) == 2
 
+
+def test_empty_file_is_refused_inside_the_upload_form(app, logged_in):
+    r = upload(logged_in, b"", "empty.csv")
+    html = r.get_data(as_text=True)
+    assert r.status_code == 400 and 'id="upload-error"' in html and "The file is empty." in html
+    assert 'id="upload-form"' in html  # the form is still there to try again
+    assert count(app, Upload) == 0

@@ -10,6 +10,7 @@ from hourtab.db import transaction
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import TimesheetError
 from hourtab.timesheets.importer import import_file
+from tests.conftest import DATA
 from tests.hourtab.timesheets.conftest import sample
 from tests.hourtab.timesheets.test_importer import snapshot
 
@@ -24,9 +25,20 @@ NASTY = [b",", b";", b"\t", b'"', b"\n", b"\r\n", b"\x00", b"\xff\xfe", b"\xef\x
          b"31/02/2024", b"25:61:61", b"-01:00:00", b"\xc3", b"%PDF", b"2.000,0", b"AM", b"\\"]
 
 
+#: Hand-made exports with totals rows, short rows and a bad quote (tests/data/exports).
+EXPORTS = ["kimai_seconds_with_footer.csv", "toggl_short_rows.csv", "toggl_unclosed_quote.csv",
+           "clockify_summary_by_day.csv"]
+
+
+def seed(draw) -> bytes:
+    if draw(st.booleans()):
+        return sample(draw(st.sampled_from(SAMPLES)))
+    return (DATA / "exports" / draw(st.sampled_from(EXPORTS))).read_bytes()
+
+
 @st.composite
 def mangled(draw) -> bytes:
-    data = bytearray(sample(draw(st.sampled_from(SAMPLES))))
+    data = bytearray(seed(draw))
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["insert", "delete", "truncate", "duplicate_line", "replace"]))
         pos = draw(st.integers(0, max(len(data) - 1, 0)))

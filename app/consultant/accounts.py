@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
+from urllib.parse import urlsplit
+
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required, login_user, logout_user
 
@@ -17,10 +20,21 @@ LOGIN_WINDOW_S = 60
 
 
 def _safe_next(target: str | None) -> str:
-    """Only same-site relative paths, so ``?next=`` cannot send anyone to another host."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return url_for("consultant.dashboard")
+    """A same-site path, or the dashboard: ``?next=`` must never lead to another host.
+
+    Browsers and header writers drop or reinterpret control characters, whitespace and
+    backslashes (``/%09/evil`` arrives as a tab and leaves as ``//evil``), so any of them refuses the target outright
+    rather than being cleaned up into something else.
+    """
+    fallback = url_for("consultant.dashboard")
+    if not target or len(target) > 2000:
+        return fallback
+    if any(c == "\\" or c.isspace() or unicodedata.category(c)[0] in "CZ" for c in target):
+        return fallback
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/") or parts.path.startswith("//"):
+        return fallback
+    return target
 
 
 @bp.route("/signup", methods=["GET", "POST"])

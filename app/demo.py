@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
-from hourtab import accounts
+from hourtab import accounts, sessions
 from hourtab.db import transaction
 
 DEMO_EMAIL = "demo@hourtab.example"
@@ -27,6 +27,7 @@ def load_demo(session: Session) -> tuple[str, str]:
         else:
             account.password_hash = accounts._hasher.hash(password)
             account.password_changed_at = accounts.utcnow()
+            sessions.revoke_all(session, account.id)
         for loader in LOADERS:
             loader(session, account)
     return DEMO_EMAIL, password

@@ -15,6 +15,7 @@ from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import Integer, String, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from hourtab import sessions
 from hourtab.db import Base, UTCDateTime, utcnow
 from hourtab.errors import Conflict, InvalidInput, NotFound
 
@@ -126,6 +127,7 @@ def change_password(session: Session, account: Account, current: str, new: str) 
     check_password_strength(new)
     account.password_hash = _hasher.hash(new)
     account.password_changed_at = utcnow()
+    sessions.revoke_all(session, account.id)
 
 
 def set_plan(session: Session, email: str, plan: str) -> Account:

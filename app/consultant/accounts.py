@@ -1,4 +1,4 @@
-"""/signup, /login, /logout, /account/password."""
+"""/signup, /login, /logout, /account/password, /account/sessions/revoke."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import unicodedata
 from urllib.parse import urlsplit
 
 from flask import current_app, flash, redirect, render_template, request, url_for
-from flask_login import login_required, login_user, logout_user
+from flask_login import login_required
 
-from app.auth import CurrentAccount, account
+from app.auth import account, log_in, log_out
 from app.consultant import bp
 from app.db import get_db
 from app.forms import LoginForm, PasswordForm, SignupForm
@@ -52,7 +52,7 @@ def signup():
             field.errors.append(str(e))
             status = 409 if isinstance(e, Conflict) else 400
         else:
-            login_user(CurrentAccount(new))
+            log_in(new)
             flash("Welcome to HourTab.")
             return redirect(url_for("consultant.dashboard"))
     elif request.method == "POST":
@@ -81,7 +81,7 @@ def login():
                 if found is None:
                     ratelimit.record(db, "login", keys, LOGIN_WINDOW_S)
             if found is not None:
-                login_user(CurrentAccount(found))
+                log_in(found)
                 return redirect(_safe_next(request.args.get("next")))
             form.form_errors.append("That e-mail and password do not match an account.")
             status = 401
@@ -92,8 +92,16 @@ def login():
 
 @bp.route("/logout", methods=["POST"])
 def logout():
-    logout_user()
+    log_out()
     flash("You are logged out.")
+    return redirect(url_for("consultant.login"))
+
+
+@bp.route("/account/sessions/revoke", methods=["POST"])
+@login_required
+def logout_everywhere():
+    log_out(everywhere=True)
+    flash("Every session of this account is logged out, this one included.")
     return redirect(url_for("consultant.login"))
 
 
@@ -112,7 +120,7 @@ def change_password():
             form.form_errors.append(str(e))
             status = 400
         else:
-            login_user(CurrentAccount(me))
+            log_in(me)
             flash("Your password is changed; other sessions are logged out.")
             return redirect(url_for("consultant.dashboard"))
     elif request.method == "POST":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import unicodedata
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -55,12 +56,26 @@ class Account(Base):
 
 
 def normalize_email(email: str) -> str:
-    """Validate syntax only (no DNS lookups: the machine may be offline) and lower-case it."""
+    """The one canonical spelling of an address, used to store, find and rate-limit accounts.
+
+    Unicode NFKC first (full-width ``ＥＸＡＭＰＬＥ`` is ``EXAMPLE``), then syntax and IDNA
+    processing of the domain by email-validator (no DNS lookups: the machine may be offline),
+    then case-folding. Any two spellings that reach the same account share one key.
+    """
+    text = unicodedata.normalize("NFKC", (email or "").strip())
     try:
-        result = validate_email((email or "").strip(), check_deliverability=False)
+        result = validate_email(text, check_deliverability=False)
     except EmailNotValidError as e:
         raise InvalidInput(f"That e-mail address is not valid: {e}") from e
-    return result.normalized.lower()
+    return unicodedata.normalize("NFKC", result.normalized.casefold())
+
+
+def login_key(email: str) -> str:
+    """Rate-limit key for a typed-in address: the account's canonical spelling when it has one."""
+    try:
+        return normalize_email(email)
+    except InvalidInput:
+        return unicodedata.normalize("NFKC", (email or "").strip()).casefold()[:320]
 
 
 def check_password_strength(password: str) -> None:

@@ -64,29 +64,29 @@ def signup():
 def login():
     form = LoginForm()
     status = 200
-    if request.method == "POST":
+    if form.validate_on_submit():
         db = get_db()
-        keys = [f"ip:{request.remote_addr}"]
-        if form.email.data:
-            keys.append(f"email:{form.email.data.strip().lower()}")
+        keys = [f"ip:{request.remote_addr}", f"email:{accounts.login_key(form.email.data)}"]
+        with transaction(db):
+            attempt = ratelimit.take(db, "login", keys, LOGIN_WINDOW_S)
         try:
-            ratelimit.check(db, "login", keys, int(current_app.config["LOGIN_LIMIT"]), LOGIN_WINDOW_S)
+            ratelimit.admit(db, "login", keys, int(current_app.config["LOGIN_LIMIT"]), LOGIN_WINDOW_S)
         except LimitExceeded as e:
-            db.rollback()
+            with transaction(db):
+                ratelimit.release(db, attempt)
             form.form_errors.append(str(e))
             return render_template("consultant/login.html", form=form), 429, {"Retry-After": str(e.retry_after)}
-        if form.validate_on_submit():
-            with transaction(db):
-                found = accounts.authenticate(db, form.email.data, form.password.data)
-                if found is None:
-                    ratelimit.record(db, "login", keys, LOGIN_WINDOW_S)
+        with transaction(db):
+            found = accounts.authenticate(db, form.email.data, form.password.data)
             if found is not None:
-                log_in(found)
-                return redirect(_safe_next(request.args.get("next")))
-            form.form_errors.append("That e-mail and password do not match an account.")
-            status = 401
-        else:
-            status = 400
+                ratelimit.release(db, attempt)  # only failed log-ins count against the limit
+        if found is not None:
+            log_in(found)
+            return redirect(_safe_next(request.args.get("next")))
+        form.form_errors.append("That e-mail and password do not match an account.")
+        status = 401
+    elif request.method == "POST":
+        status = 400
     return render_template("consultant/login.html", form=form), status
 
 

@@ -13,7 +13,7 @@ import unicodedata
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import Integer, String, func, select
+from sqlalchemy import Integer, String, func, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from hourtab import sessions
@@ -143,6 +143,19 @@ def change_password(session: Session, account: Account, current: str, new: str) 
     account.password_hash = _hasher.hash(new)
     account.password_changed_at = utcnow()
     sessions.revoke_all(session, account.id)
+
+
+def lock_account(session: Session, account_id: int) -> None:
+    """Hold the account's row until the transaction ends, so that check-then-write on its behalf is serial.
+
+    PostgreSQL takes a row lock (``SELECT … FOR UPDATE``). SQLite ignores ``FOR UPDATE`` and its
+    driver runs plain reads outside any transaction, so there a no-op ``UPDATE`` takes the
+    database's write lock instead, before anything is counted.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(update(Account).where(Account.id == account_id).values(id=Account.id))
+    else:
+        session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
 
 
 def set_plan(session: Session, email: str, plan: str) -> Account:

@@ -20,7 +20,7 @@ import pandas as pd
 from sqlalchemy import bindparam, delete, exists, func, insert, literal_column, select
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account
+from hourtab.accounts import Account, lock_account
 from hourtab.errors import InvalidInput, NotFound
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
@@ -147,6 +147,8 @@ def active_count(session: Session, account_id: int) -> int:
 
 
 def _check_plan(session: Session, account: Account) -> None:
+    """Refuse one more active retainer beyond the plan; the account stays locked until commit."""
+    lock_account(session, account.id)
     limit = account.retainer_limit
     if active_count(session, account.id) >= limit:
         plural = "retainer" if limit == 1 else "retainers"

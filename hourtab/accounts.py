@@ -19,6 +19,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from hourtab import sessions
 from hourtab.db import Base, UTCDateTime, utcnow
 from hourtab.errors import Conflict, InvalidInput, NotFound
+from hourtab.text import xml_safe
 
 MIN_PASSWORD_LENGTH = 10
 _hasher = PasswordHasher()
@@ -112,7 +113,7 @@ def create_account(session: Session, email: str, password: str, plan: str = Plan
     if find_account(session, email) is not None:
         raise Conflict("An account with that e-mail already exists.")
     account = Account(email=email, password_hash=_hasher.hash(password), plan=plan,
-                      display_name=display_name.strip())
+                      display_name=xml_safe(display_name).strip())
     session.add(account)
     session.flush()
     return account

@@ -29,6 +29,7 @@ from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
 from hourtab.scoping import get_owned, select_owned
+from hourtab.text import xml_safe
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 
 #: 24 random bytes = 192 bits from ``secrets``; URL-safe base64 gives 32 characters.
@@ -133,7 +134,7 @@ def _touch(retainer: Retainer) -> None:
 
 
 def _clean_name(value: str, what: str) -> str:
-    value = " ".join((value or "").split())
+    value = " ".join(xml_safe(value).split())
     if not value:
         raise InvalidInput(f"Give the retainer a {what}.")
     if len(value) > 200:
@@ -247,7 +248,7 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
         raise InvalidInput("A top-up adds hours: give a positive number.")
     if seconds == 0:
         raise InvalidInput("An adjustment of zero hours changes nothing.")
-    reason = " ".join((reason or "").split())
+    reason = " ".join(xml_safe(reason).split())
     if not reason:
         raise InvalidInput("Give a reason: the client sees it next to the hours.")
     if len(reason) > 500:

@@ -21,7 +21,13 @@ EXPORT_SUFFIXES = (".csv", ".json", ".jsonl", ".parquet")
 def load_runs(path: str | Path, *, max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
               max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[RunEvidence]:
     """Every run the input holds (a UI chart export may hold several; everything else one)."""
-    path = Path(path)
+    runs = _load_runs(Path(path), max_archive_bytes=max_archive_bytes, max_members=max_members)
+    for run in runs:
+        run.strip_forbidden_text()
+    return runs
+
+
+def _load_runs(path: Path, *, max_archive_bytes: int, max_members: int) -> list[RunEvidence]:
     if not path.exists():
         raise InvalidEvidence(f"{path} does not exist")
     if path.is_dir():
@@ -38,7 +44,8 @@ def load_runs(path: str | Path, *, max_archive_bytes: int = archives.DEFAULT_MAX
             exports = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in EXPORT_SUFFIXES
                        and not p.name.startswith(("wandb-", "requirements"))]
             if not any(root.rglob("run-*.wandb")) and len(exports) == 1 and not _has_legacy(root):
-                return load_runs(exports[0])
+                return _load_runs(exports[0], max_archive_bytes=max_archive_bytes,
+                                  max_members=max_members)
             return [read_run_folder(root)]
     if name.endswith(".csv"):
         table = read_csv_table(path)

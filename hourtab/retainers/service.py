@@ -21,6 +21,7 @@ from sqlalchemy import bindparam, delete, exists, func, insert, literal_column, 
 from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account, lock_account
+from hourtab.bounds import MAX_RATE, check_date
 from hourtab.errors import InvalidInput, NotFound
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
@@ -69,9 +70,12 @@ def _int(value, what: str) -> int | None:
     if value is None or str(value).strip() == "":
         return None
     try:
-        return int(str(value).strip())
+        number = int(str(value).strip())
     except ValueError as e:
         raise InvalidTerms(f"{what} must be a whole number, not {value!r}.") from e
+    if abs(number) > 1_000_000:
+        raise InvalidTerms(f"{what} must be a whole number up to 1,000,000, not {value!r}.")
+    return number
 
 
 def _date(value) -> dt.date:
@@ -102,6 +106,8 @@ def parse_terms(data: TermsInput) -> Terms:
             rate = Decimal(str(data.overage_rate).strip())
         except InvalidOperation as e:
             raise InvalidTerms(f"The overage rate must be a number, not {data.overage_rate!r}.") from e
+        if not rate.is_finite() or abs(rate) > MAX_RATE:
+            raise InvalidTerms(f"The overage rate must be a number up to {MAX_RATE:,}, not {data.overage_rate!r}.")
     return Terms(
         allotment_s=hours_to_seconds(data.hours, "hours per period"), start=start, period=period,
         reset_day=reset_day, timezone=(data.timezone or "UTC").strip(), rollover=rollover,
@@ -254,6 +260,7 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
     if len(reason) > 500:
         raise InvalidInput("The reason is too long (500 characters at most).")
     on_date = on if isinstance(on, dt.date) else _date(on)
+    check_date(on_date, "the date")
     credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
                             seconds=seconds, reason=reason)
     session.add(credit)

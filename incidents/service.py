@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hourtab import jsonbounded
 from hourtab.blobs import BlobStore
 from hourtab.bounds import check_date
 from hourtab.db import utcnow
@@ -130,9 +131,11 @@ def read_profile(path: Path) -> tuple[str, dict[str, Any]]:
         raise InvalidEvidence(f"{path} is not a file")
     if path.suffix == ".json":
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = jsonbounded.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             document = None
+        except jsonbounded.TooDeep as e:
+            raise InvalidEvidence(f"{path.name}: {e}; refused.") from e
         if isinstance(document, dict) and document.get("schema") == "hourtab.repro.profile":
             return path.name, document
     return path.name, inspect_profile(path).to_dict()

@@ -60,7 +60,8 @@ def ingest_upload(session: Session, account_id: int, path: Path, original_name: 
         return list(existing)
     if not path.name.lower().endswith(suffix):
         raise ValueError(f"save the upload under a name ending in {suffix} before ingesting it")
-    runs = load_runs(path, max_archive_bytes=max_archive_bytes, max_members=max_members)
+    runs = load_runs(path, max_archive_bytes=max_archive_bytes, max_members=max_members,
+                     display_name=original_name)
     prefix = f"evidence/{account_id}/{sha}"
     written: list[str] = []
     try:

@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import requests
@@ -84,3 +85,43 @@ def hostile_run(tmp_path_factory) -> dict:
                    timeout=240)
     file = next(root.rglob("run-*.wandb"))
     return {"file": file, "dir": file.parent, "clean_name": "bad $\\frac{$ run"}
+
+
+def rewrite_wandb(src: Path, dst: Path, edit) -> Path:
+    """Copy a real ``.wandb`` file record by record, passing each decoded record through ``edit``."""
+    from wandb.proto.wandb_internal_pb2 import Record
+
+    from incidents.wandb.framing import iter_records, write_records
+
+    warnings: list[str] = []
+    records = [Record.FromString(payload) for _, payload in iter_records(src, warnings)]
+    assert not warnings
+    with open(dst, "wb") as f:
+        write_records(f, (edit(r).SerializeToString() for r in records))
+    return dst
+
+
+def upload(client, name: str, data: bytes, url: str = "/evidence"):
+    """Upload ``data`` as a file called ``name`` through the evidence form, as a browser would."""
+    import io
+
+    from tests.conftest import csrf_token
+
+    token = csrf_token(client, url)
+    return client.post(url, data={"csrf_token": token, "file": (io.BytesIO(data), name)},
+                       content_type="multipart/form-data")
+
+
+def stored_evidence(app) -> tuple[int, list[str]]:
+    """How many evidence rows the database holds, and every blob file kept on disk."""
+    from sqlalchemy import func, select
+
+    from incidents.evidence_models import Evidence
+
+    with app.app_context():
+        from app.db import get_db
+
+        rows = get_db().scalar(select(func.count(Evidence.id)))
+    blobs = Path(app.config["DATA_DIR"]) / "blobs"
+    return rows, sorted(str(p.relative_to(blobs)) for p in blobs.rglob("*") if p.is_file()) \
+        if blobs.exists() else []

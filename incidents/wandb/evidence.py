@@ -42,6 +42,14 @@ KINDS: tuple[str, ...] = ("run", "history_export", "system_export", "ui_csv")
 HISTOGRAM_COLUMNS = ["key", "kind", "tensor", "step", "bins", "counts"]
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, str):
+        return xml_safe(value)
+    if isinstance(value, list):
+        return [xml_safe(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
 def empty_history() -> pd.DataFrame:
     return pd.DataFrame(index=pd.Index([], dtype="int64", name="_step"))
 
@@ -82,7 +90,7 @@ class RunEvidence:
         self.run_id, self.name, self.project, self.state = (
             xml_safe(self.run_id), xml_safe(self.name), xml_safe(self.project), xml_safe(self.state))
         self.tags = [xml_safe(str(t)) for t in self.tags]
-        self.environment = {k: xml_safe(v) if isinstance(v, str) else v for k, v in self.environment.items()}
+        self.environment = {k: _plain(v) for k, v in self.environment.items()}
         self.warnings = [xml_safe(w) for w in self.warnings]
         for frame in (self.history, self.system):
             frame.columns = [xml_safe(str(c)) for c in frame.columns]

@@ -118,7 +118,8 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
                                         "file; refused, nothing was written")
                 add(info.name, info.size, info.isdir())
     except (tarfile.TarError, EOFError, OSError) as e:
-        raise InvalidEvidence(f"{path.name} is not a readable .zip or .tar.gz archive ({e})") from e
+        detail = "" if "\n" in str(e) else f" ({_reason(e)})"   # tarfile lists every method it tried
+        raise InvalidEvidence(f"{path.name} is not a readable .zip or .tar.gz archive{detail}") from e
     return members
 
 

@@ -33,7 +33,7 @@ class UnsafeArchive(InvalidEvidence):
     """The archive was refused; nothing from it was written."""
 
 
-class DamagedArchive(InvalidEvidence):
+class DamagedArchive(UnsafeArchive):
     """The archive's own checks failed while reading it (CRC, sizes, compressed stream)."""
 
 

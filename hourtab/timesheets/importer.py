@@ -34,10 +34,16 @@ from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
 from hourtab.db import utcnow
-from hourtab.errors import Conflict
+from hourtab.errors import Conflict, NotFound
 from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
-from hourtab.timesheets.errors import MAX_LISTED_ERRORS, CsvTooLarge, RowsRejected, TimesheetError
+from hourtab.timesheets.errors import (
+    MAX_LISTED_ERRORS,
+    CsvTooLarge,
+    RowsRejected,
+    TimesheetError,
+    UnknownRetainer,
+)
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES, read_timesheet
@@ -88,6 +94,7 @@ class ImportOptions:
 def read_for_account(session: Session, account: Account, data: bytes, options: ImportOptions,
                      max_bytes: int | None = DEFAULT_MAX_BYTES):
     """``read_timesheet`` with the account's time zone and saved profile filled in."""
+    _check_retainer(session, account, options.retainer_id)
     mapping, unit, order = options.mapping, options.duration_unit, options.date_order
     if options.profile:
         profile = get_profile(session, account, options.profile)
@@ -95,6 +102,20 @@ def read_for_account(session: Session, account: Account, data: bytes, options: I
     return read_timesheet(data, format=options.format, date_order=order,
                           timezone=options.timezone or account.timezone or "UTC",
                           mapping=mapping, duration_unit=unit, max_bytes=max_bytes)
+
+
+def _check_retainer(session: Session, account: Account, retainer_id: int | None) -> None:
+    """An upload may only be recorded against one of the importing account's own retainers."""
+    if retainer_id is None:
+        return
+    from hourtab.retainers.models import Retainer  # the retainers package builds on timesheets
+
+    if not 0 < retainer_id < 2**63:
+        raise UnknownRetainer(retainer_id)
+    try:
+        get_owned(session, Retainer, account.id, retainer_id)
+    except NotFound as e:
+        raise UnknownRetainer(retainer_id) from e
 
 
 def import_file(session: Session, account: Account, data: bytes, filename: str, *, format: str = "auto",  # noqa: A002

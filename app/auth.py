@@ -1,29 +1,37 @@
-"""Flask-Login wiring: the session cookie carries the account id; the domain knows nothing of it."""
+"""Flask-Login wiring: the session cookie carries a server-side session token; the domain knows nothing of it."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import hmac
 
-from flask import Flask, redirect, request, url_for
-from flask_login import LoginManager, UserMixin, current_user
+from flask import Flask, current_app, redirect, request, url_for
+from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
 
 from app.db import get_db
+from hourtab import sessions
 from hourtab.accounts import Account
+from hourtab.db import transaction
 
 login_manager = LoginManager()
 
 
 class CurrentAccount(UserMixin):
-    """Adapter between Flask-Login and the domain's ``Account`` (which must not import Flask)."""
+    """Adapter between Flask-Login and the domain's ``Account`` (which must not import Flask).
 
-    def __init__(self, account: Account) -> None:
+    Its id, which Flask-Login keeps in the signed cookie, is the server-side session's token
+    plus a stamp of the password hash.
+    """
+
+    def __init__(self, account: Account, token: str) -> None:
         self.account = account
-        self.id = f"{account.id}:{session_stamp(account)}"
+        self.token = token
+        self.id = f"{token}:{session_stamp(account)}"
 
 
 def session_stamp(account: Account) -> str:
-    """Part of the session id that changes with every password change, ending other sessions.
+    """Part of the session id that changes with every password change, even one made outside the app.
 
     Derived from the password hash (a fresh salt each time), not from a timestamp, which two changes
     within one second would share; hashed again so the cookie reveals nothing about the hash.
@@ -31,22 +39,54 @@ def session_stamp(account: Account) -> str:
     return hashlib.sha256(account.password_hash.encode()).hexdigest()[:20]
 
 
+def lifetimes() -> sessions.Lifetimes:
+    cfg = current_app.config
+    return sessions.Lifetimes(absolute=dt.timedelta(days=float(cfg["SESSION_MAX_DAYS"])),
+                              idle=dt.timedelta(hours=float(cfg["SESSION_IDLE_HOURS"])))
+
+
+def log_in(account: Account) -> None:
+    """Open a server-side session for the account and put its token in the cookie."""
+    db = get_db()
+    with transaction(db):
+        token = sessions.start(db, account.id)
+    login_user(CurrentAccount(account, token))
+
+
+def log_out(everywhere: bool = False) -> None:
+    """End this session (or every session of the account) on the server, then forget the cookie."""
+    if current_user.is_authenticated:
+        db = get_db()
+        with transaction(db):
+            if everywhere:
+                sessions.revoke_all(db, current_user.account.id)
+            else:
+                sessions.revoke(db, current_user.token)
+    logout_user()
+
+
+def _load(user_id: str) -> CurrentAccount | None:
+    token, _, stamp = (user_id or "").partition(":")
+    db = get_db()
+    row = sessions.resolve(db, token, lifetimes())
+    if row is None:
+        return None
+    account = db.get(Account, row.account_id)
+    if account is None or not hmac.compare_digest(session_stamp(account), stamp):
+        return None
+    if sessions.needs_touch(row):
+        # Bookkeeping for the idle limit, at most once a minute per session.
+        with transaction(db):
+            sessions.touch(db, row)
+    return CurrentAccount(account, token)
+
+
 def init_app(app: Flask) -> None:
     login_manager.init_app(app)
     login_manager.login_view = "consultant.login"
     login_manager.login_message = "Please log in to see that page."
     login_manager.session_protection = "basic"
-
-    @login_manager.user_loader
-    def _load(user_id: str) -> CurrentAccount | None:
-        try:
-            pk, stamp = user_id.split(":")
-            account = get_db().get(Account, int(pk))
-        except (ValueError, TypeError):
-            return None
-        if account is None or not hmac.compare_digest(session_stamp(account), stamp):
-            return None
-        return CurrentAccount(account)
+    login_manager.user_loader(_load)
 
     @login_manager.unauthorized_handler
     def _unauthorized():

@@ -1,6 +1,6 @@
 """Imports every model module so ``Base.metadata`` knows every table (Alembic, tests)."""
 
-from hourtab import accounts, ratelimit  # noqa: F401
+from hourtab import accounts, ratelimit, sessions  # noqa: F401
 from hourtab.db import Base
 from hourtab.retainers import models as retainer_models  # noqa: F401
 from hourtab.timesheets import models as timesheet_models  # noqa: F401

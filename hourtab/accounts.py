@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import unicodedata
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from argon2 import PasswordHasher
@@ -16,8 +17,10 @@ from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import ForeignKey, Integer, String, func, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from hourtab import sessions
 from hourtab.db import Base, UTCDateTime, utcnow
 from hourtab.errors import Conflict, InvalidInput, NotFound
+from hourtab.text import xml_safe
 
 MIN_PASSWORD_LENGTH = 10
 _hasher = PasswordHasher()
@@ -84,12 +87,26 @@ class PlanRequest(Base):
 
 
 def normalize_email(email: str) -> str:
-    """Validate syntax only (no DNS lookups: the machine may be offline) and lower-case it."""
+    """The one canonical spelling of an address, used to store, find and rate-limit accounts.
+
+    Unicode NFKC first (full-width ``ＥＸＡＭＰＬＥ`` is ``EXAMPLE``), then syntax and IDNA
+    processing of the domain by email-validator (no DNS lookups: the machine may be offline),
+    then case-folding. Any two spellings that reach the same account share one key.
+    """
+    text = unicodedata.normalize("NFKC", (email or "").strip())
     try:
-        result = validate_email((email or "").strip(), check_deliverability=False)
+        result = validate_email(text, check_deliverability=False)
     except EmailNotValidError as e:
         raise InvalidInput(f"That e-mail address is not valid: {e}") from e
-    return result.normalized.lower()
+    return unicodedata.normalize("NFKC", result.normalized.casefold())
+
+
+def login_key(email: str) -> str:
+    """Rate-limit key for a typed-in address: the account's canonical spelling when it has one."""
+    try:
+        return normalize_email(email)
+    except InvalidInput:
+        return unicodedata.normalize("NFKC", (email or "").strip()).casefold()[:320]
 
 
 def check_password_strength(password: str) -> None:
@@ -126,7 +143,7 @@ def create_account(session: Session, email: str, password: str, plan: str = Plan
     if find_account(session, email) is not None:
         raise Conflict("An account with that e-mail already exists.")
     account = Account(email=email, password_hash=_hasher.hash(password), plan=plan,
-                      display_name=display_name.strip())
+                      display_name=xml_safe(display_name).strip())
     session.add(account)
     session.flush()
     return account
@@ -161,6 +178,20 @@ def reset_password(session: Session, account: Account, new: str) -> None:
     check_password_strength(new)
     account.password_hash = _hasher.hash(new)
     account.password_changed_at = utcnow()
+    sessions.revoke_all(session, account.id)
+
+
+def lock_account(session: Session, account_id: int) -> None:
+    """Hold the account's row until the transaction ends, so that check-then-write on its behalf is serial.
+
+    PostgreSQL takes a row lock (``SELECT … FOR UPDATE``). SQLite ignores ``FOR UPDATE`` and its
+    driver runs plain reads outside any transaction, so there a no-op ``UPDATE`` takes the
+    database's write lock instead, before anything is counted.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(update(Account).where(Account.id == account_id).values(id=Account.id))
+    else:
+        session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
 
 
 def set_plan(session: Session, email: str, plan: str) -> Account:

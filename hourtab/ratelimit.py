@@ -51,5 +51,35 @@ def record(session: Session, bucket: str, keys: list[str], window_s: int,
     session.add_all(RateEvent(bucket=bucket, key=key, at=now) for key in keys)
 
 
+def take(session: Session, bucket: str, keys: list[str], window_s: int,
+         now: dt.datetime | None = None) -> list[int]:
+    """Record an attempt on every key *before* deciding whether it may go ahead; returns the event ids.
+
+    Checking first and recording afterwards lets simultaneous requests all pass the check before
+    any of them is recorded. Recorded first and committed, each attempt is visible to every later
+    ``admit``; the last of any group of admitted attempts to count sees all of them, so no more
+    than ``limit`` are ever admitted, on SQLite and PostgreSQL alike. The caller commits, then
+    calls ``admit``.
+    """
+    now = now or utcnow()
+    session.execute(delete(RateEvent).where(
+        RateEvent.bucket == bucket, RateEvent.at <= now - dt.timedelta(seconds=window_s)))
+    events = [RateEvent(bucket=bucket, key=key, at=now) for key in keys]
+    session.add_all(events)
+    session.flush()
+    return [e.id for e in events]
+
+
+def admit(session: Session, bucket: str, keys: list[str], limit: int, window_s: int,
+          now: dt.datetime | None = None) -> None:
+    """Raise ``LimitExceeded`` when, counting the attempt just taken, a key has more than ``limit``."""
+    check(session, bucket, keys, limit + 1, window_s, now)
+
+
+def release(session: Session, event_ids: list[int]) -> None:
+    """Forget attempts that turned out not to count (refused before evaluation, or successful)."""
+    session.execute(delete(RateEvent).where(RateEvent.id.in_(event_ids)))
+
+
 def reset(session: Session, bucket: str, keys: list[str]) -> None:
     session.execute(delete(RateEvent).where(RateEvent.bucket == bucket, RateEvent.key.in_(keys)))

@@ -8,11 +8,13 @@ wrote if the limit is crossed.
 
 from __future__ import annotations
 
+import lzma
 import os
 import shutil
 import stat
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -29,6 +31,18 @@ LINK_HINT = ("Archive the run folder itself (wandb/offline-run-…), or follow l
 
 class UnsafeArchive(InvalidEvidence):
     """The archive was refused; nothing from it was written."""
+
+
+class DamagedArchive(UnsafeArchive):
+    """The archive's own checks failed while reading it (CRC, sizes, compressed stream)."""
+
+
+#: What zipfile, tarfile and their decompressors raise on damaged input.
+_DAMAGE = (zipfile.BadZipFile, tarfile.TarError, zlib.error, lzma.LZMAError, EOFError, NotImplementedError)
+
+
+def _reason(error: BaseException) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -83,7 +97,11 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
         members.append(member)
 
     if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as z:
+        try:
+            z = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+            raise DamagedArchive(f"{path.name} is a damaged .zip archive ({e}); nothing was kept") from e
+        with z:
             infos = z.infolist()
             if len(infos) > max_members:
                 raise UnsafeArchive(f"archive has more than {max_members:,} members; refused, nothing was written")
@@ -106,7 +124,8 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
                                         "file; refused, nothing was written")
                 add(info.name, info.size, info.isdir())
     except (tarfile.TarError, EOFError, OSError) as e:
-        raise InvalidEvidence(f"{path.name} is not a readable .zip or .tar.gz archive ({e})") from e
+        detail = "" if "\n" in str(e) else f" ({_reason(e)})"   # tarfile lists every method it tried
+        raise InvalidEvidence(f"{path.name} is not a readable .zip or .tar.gz archive{detail}") from e
     return members
 
 
@@ -127,9 +146,13 @@ def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,
             with tarfile.open(path, "r:*") as t:
                 for info, member in zip(_iter_tar(t), members, strict=True):
                     written = _write(member, dest, lambda i=info: t.extractfile(i), written, max_bytes)
+    except _DAMAGE as e:          # a flipped CRC, a size the header understates, a cut-off stream
+        shutil.rmtree(dest, ignore_errors=True)
+        raise DamagedArchive(f"{path.name} is a damaged archive ({_reason(e)}); nothing was kept") from e
     except OSError as e:          # e.g. a file and a folder of the same name
         shutil.rmtree(dest, ignore_errors=True)
-        raise UnsafeArchive(f"archive could not be unpacked safely ({e.strerror}); nothing was kept") from e
+        raise UnsafeArchive(f"archive could not be unpacked safely ({e.strerror or _reason(e)}); "
+                            "nothing was kept") from e
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hourtab import jsonbounded
 from incidents.errors import EvidenceNotFound, InvalidEvidence
 
 MAX_BYTES = 512 * 2**20
@@ -82,9 +83,11 @@ def inspect_profile(path: str | Path) -> ProfileInspection:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            document = json.loads(text)
+            document = jsonbounded.loads(text)
         except json.JSONDecodeError as e:
             raise InvalidProfile(f"{path.name}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from e
+        except jsonbounded.TooDeep as e:
+            raise InvalidProfile(f"{path.name}: {e}; refused.") from e
         if isinstance(document, dict) and document.get("schema") == PROFILE_SCHEMA:
             return _inspect_hourtab_profile(path, document)
         if isinstance(document, dict) and "traceEvents" in document:

@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hourtab import jsonbounded
 from hourtab.accounts import Account
 from hourtab.blobs import BlobStore
+from hourtab.bounds import check_date
 from hourtab.db import utcnow
-from hourtab.errors import NotFound
+from hourtab.errors import InvalidInput, NotFound
 from hourtab.scoping import get_owned, select_owned
+from hourtab.text import xml_safe
 from incidents import store
 from incidents.errors import EvidenceNotFound, InvalidEvidence
 from incidents.evidence_models import Evidence
@@ -63,8 +66,15 @@ def _unique_slug(session: Session, account_id: int, title: str) -> str:
     return slug
 
 
+def _check_date(value: dt.date | None, what: str) -> None:
+    try:
+        check_date(value, what)
+    except InvalidInput as e:
+        raise InvalidIncident(str(e)) from e
+
+
 def create_incident(session: Session, account_id: int, title: str, retainer_id: int | None = None) -> Incident:
-    title = (title or "").strip()
+    title = xml_safe(title).strip()
     if not title or len(title) > 200:
         raise InvalidIncident("An incident needs a title of 1 to 200 characters.")
     if retainer_id is not None:
@@ -117,9 +127,11 @@ def read_profile(path: Path) -> tuple[str, dict[str, Any]]:
         raise InvalidEvidence(f"{path} is not a file")
     if path.suffix == ".json":
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = jsonbounded.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             document = None
+        except jsonbounded.TooDeep as e:
+            raise InvalidEvidence(f"{path.name}: {e}; refused.") from e
         if isinstance(document, dict) and document.get("schema") == "hourtab.repro.profile":
             return path.name, document
     return path.name, inspect_profile(path).to_dict()
@@ -142,7 +154,7 @@ def attach_run(session: Session, incident: Incident, evidence_id: int, role: str
 
 def attach_profile(session: Session, incident: Incident, name: str, document: dict[str, Any]) -> IncidentEvidence:
     text = json.dumps(document, sort_keys=True, default=str, allow_nan=False)
-    link = IncidentEvidence(role="profile", profile_name=name[:300], profile=json.loads(text),
+    link = IncidentEvidence(role="profile", profile_name=xml_safe(name)[:300], profile=json.loads(text),
                             profile_sha256=hashlib.sha256(text.encode()).hexdigest())
     incident.evidence.append(link)
     incident.touch()
@@ -236,23 +248,23 @@ class Edits:
 
 def update_incident(session: Session, incident: Incident, edits: Edits) -> Incident:
     if edits.title is not None:
-        title = edits.title.strip()
+        title = xml_safe(edits.title).strip()
         if not title or len(title) > 200:
             raise InvalidIncident("An incident needs a title of 1 to 200 characters.")
         incident.title = title
     if edits.environment is not None:
-        incident.environment = edits.environment.strip()[:500]
+        incident.environment = xml_safe(edits.environment).strip()[:500]
     if edits.sections is not None:
         unknown = set(edits.sections) - set(SECTIONS)
         if unknown:
             raise InvalidIncident(f"Unknown sections {sorted(unknown)}; allowed: {', '.join(SECTIONS)}.")
-        incident.sections = {**(incident.sections or {}), **{k: v[:50_000] for k, v in edits.sections.items()}}
+        incident.sections = {**(incident.sections or {}), **{k: xml_safe(v)[:50_000] for k, v in edits.sections.items()}}
     if edits.fix_before is not None:
-        incident.fix_before = edits.fix_before[:20_000]
+        incident.fix_before = xml_safe(edits.fix_before)[:20_000]
     if edits.fix_after is not None:
-        incident.fix_after = edits.fix_after[:20_000]
+        incident.fix_after = xml_safe(edits.fix_after)[:20_000]
     if edits.log_entry is not None:
-        text = edits.log_entry.strip()
+        text = xml_safe(edits.log_entry).strip()
         incident.log_entry_edited = bool(text)
         incident.log_entry = text[:5000]
     incident.touch()
@@ -266,6 +278,8 @@ def add_action(session: Session, incident: Incident, text: str, owner: str = "",
                kind: str = "prevent") -> ActionItem:
     if kind not in ACTION_KINDS:
         raise InvalidIncident(f"Kind must be one of {', '.join(ACTION_KINDS)}, not {kind!r}.")
+    text, owner = xml_safe(text), xml_safe(owner)
+    _check_date(due, "the due date ('due')")
     if not text.strip():
         raise InvalidIncident("An action item needs a description.")
     item = ActionItem(text=text.strip()[:500], owner=owner.strip()[:200], due=due, kind=kind)
@@ -276,6 +290,8 @@ def add_action(session: Session, incident: Incident, text: str, owner: str = "",
 
 
 def add_event(session: Session, incident: Incident, at: dt.datetime | None, text: str) -> TimelineEvent:
+    text = xml_safe(text)
+    _check_date(at, "the time ('at')")
     if not text.strip():
         raise InvalidIncident("A timeline event needs a description.")
     event = TimelineEvent(key=f"manual:{secrets.token_hex(6)}", at=at, text=text.strip()[:500], manual=True)

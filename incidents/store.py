@@ -76,7 +76,7 @@ def ingest_path(session: Session, account_id: int, path: Path, blobs: BlobStore,
                                .order_by(Evidence.part)).all()
     if existing:
         return [(row, None) for row in existing]
-    runs = load_runs(path, **limits)
+    runs = load_runs(path, display_name=original_name, **limits)
     blobs = joined(session, blobs)  # a rollback removes what this wrote
     prefix = f"evidence/{account_id}/{sha}"
     upload_key = f"{prefix}/upload{suffix}"

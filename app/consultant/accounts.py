@@ -1,18 +1,20 @@
-"""/signup, /login, /logout, /account/password, /account/settings, /account/plan."""
+"""/signup, /login, /logout, /account/password, /account/sessions/revoke, /account/settings, /account/plan."""
 
 from __future__ import annotations
 
+import unicodedata
 from functools import cache
+from urllib.parse import urlsplit
 from zoneinfo import available_timezones
 
 from flask import current_app, flash, redirect, render_template, request, url_for
-from flask_login import login_required, login_user, logout_user
+from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
 
-from app.auth import CurrentAccount, account
+from app.auth import account, log_in, log_out
 from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
@@ -42,10 +44,21 @@ class SettingsForm(FlaskForm):
 
 
 def _safe_next(target: str | None) -> str:
-    """Only same-site relative paths, so ``?next=`` cannot send anyone to another host."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return url_for("consultant.dashboard")
+    """A same-site path, or the dashboard: ``?next=`` must never lead to another host.
+
+    Browsers and header writers drop or reinterpret control characters, whitespace and
+    backslashes (``/%09/evil`` arrives as a tab and leaves as ``//evil``), so any of them refuses the target outright
+    rather than being cleaned up into something else.
+    """
+    fallback = url_for("consultant.dashboard")
+    if not target or len(target) > 2000:
+        return fallback
+    if any(c == "\\" or c.isspace() or unicodedata.category(c)[0] in "CZ" for c in target):
+        return fallback
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/") or parts.path.startswith("//"):
+        return fallback
+    return target
 
 
 @bp.route("/signup", methods=["GET", "POST"])
@@ -63,7 +76,7 @@ def signup():
             field.errors.append(str(e))
             error = e
         else:
-            login_user(CurrentAccount(new))
+            log_in(new)
             flash("Welcome to HourTab.")
             return redirect(url_for("consultant.dashboard"))
     return render_template("consultant/signup.html", form=form), *form_status(error)
@@ -73,34 +86,42 @@ def signup():
 def login():
     form = LoginForm()
     error = None
-    if request.method == "POST":
+    if form.validate_on_submit():
         db = get_db()
-        keys = [f"ip:{request.remote_addr}"]
-        if form.email.data:
-            keys.append(f"email:{form.email.data.strip().lower()}")
+        keys = [f"ip:{request.remote_addr}", f"email:{accounts.login_key(form.email.data)}"]
+        with transaction(db):
+            attempt = ratelimit.take(db, "login", keys, LOGIN_WINDOW_S)
         try:
-            ratelimit.check(db, "login", keys, int(current_app.config["LOGIN_LIMIT"]), LOGIN_WINDOW_S)
+            ratelimit.admit(db, "login", keys, int(current_app.config["LOGIN_LIMIT"]), LOGIN_WINDOW_S)
         except LimitReached as e:
-            db.rollback()
+            with transaction(db):
+                ratelimit.release(db, attempt)
             form.form_errors.append(str(e))
             return render_template("consultant/login.html", form=form), *form_status(e)
-        if form.validate_on_submit():
-            with transaction(db):
-                found = accounts.authenticate(db, form.email.data, form.password.data)
-                if found is None:
-                    ratelimit.record(db, "login", keys, LOGIN_WINDOW_S)
+        with transaction(db):
+            found = accounts.authenticate(db, form.email.data, form.password.data)
             if found is not None:
-                login_user(CurrentAccount(found))
-                return redirect(_safe_next(request.args.get("next")))
-            error = Unauthorized("That e-mail and password do not match an account.")
-            form.form_errors.append(str(error))
+                ratelimit.release(db, attempt)  # only failed log-ins count against the limit
+        if found is not None:
+            log_in(found)
+            return redirect(_safe_next(request.args.get("next")))
+        error = Unauthorized("That e-mail and password do not match an account.")
+        form.form_errors.append(str(error))
     return render_template("consultant/login.html", form=form), *form_status(error)
 
 
 @bp.route("/logout", methods=["POST"])
 def logout():
-    logout_user()
+    log_out()
     flash("You are logged out.")
+    return redirect(url_for("consultant.login"))
+
+
+@bp.route("/account/sessions/revoke", methods=["POST"])
+@login_required
+def logout_everywhere():
+    log_out(everywhere=True)
+    flash("Every session of this account is logged out, this one included.")
     return redirect(url_for("consultant.login"))
 
 
@@ -119,7 +140,7 @@ def change_password():
             form.form_errors.append(str(e))
             error = e
         else:
-            login_user(CurrentAccount(me))
+            log_in(me)
             flash("Your password is changed; other sessions are logged out.")
             return redirect(url_for("consultant.dashboard"))
     return render_template("consultant/password.html", form=form), *form_status(error)

@@ -6,7 +6,6 @@ to the editor; the report preview and PDF use the same templates as the public p
 
 from __future__ import annotations
 
-import datetime as dt
 import tempfile
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from app.extensions import blobs
+from app.formvalues import form_date, form_datetime, form_id, form_ids
 from hourtab.db import transaction
 from hourtab.scoping import select_owned
 from incidents import service, store
@@ -39,10 +39,9 @@ def incidents_list():
 
     db, me = get_db(), account()
     if request.method == "POST":
-        retainer = request.form.get("retainer_id") or None
+        retainer = form_id("retainer_id")
         with transaction(db):
-            incident = service.create_incident(db, me.id, request.form.get("title", ""),
-                                               int(retainer) if retainer else None)
+            incident = service.create_incident(db, me.id, request.form.get("title", ""), retainer)
         return _back(incident.id)
     retainers = db.scalars(select_owned(Retainer, me.id).order_by(Retainer.name)).all()
     return render_template("consultant/incidents/list.html", incidents=service.list_incidents(db, me.id),
@@ -76,7 +75,7 @@ def incident_attach(incident_id: int):
     incident = _incident(incident_id)
     with transaction(db):
         if request.form.get("evidence_id"):
-            service.attach_run(db, incident, int(request.form["evidence_id"]), request.form.get("role", ""))
+            service.attach_run(db, incident, form_id("evidence_id"), request.form.get("role", ""))
         elif request.files.get("profile"):
             upload = request.files["profile"]
             name = Path(upload.filename or "profile.json").name[:200]
@@ -104,7 +103,7 @@ def incident_entries(incident_id: int):
     db = get_db()
     incident = _incident(incident_id)
     with transaction(db):
-        ids = [int(i) for i in request.form.getlist("entry_id")]
+        ids = form_ids("entry_id")
         if request.form.get("action") == "remove":
             for i in ids:
                 service.unassign_entry(db, incident, i)
@@ -142,9 +141,7 @@ def incident_timeline(incident_id: int):
         if request.form.get("key"):
             service.set_hidden(db, incident, request.form["key"], request.form.get("hidden") == "1")
         else:
-            at = request.form.get("at", "").strip()
-            when = dt.datetime.fromisoformat(at).replace(tzinfo=dt.UTC) if at else None
-            service.add_event(db, incident, when, request.form.get("text", ""))
+            service.add_event(db, incident, form_datetime("at"), request.form.get("text", ""))
     return _back(incident_id, "timeline")
 
 
@@ -152,10 +149,10 @@ def incident_timeline(incident_id: int):
 @login_required
 def incident_actions(incident_id: int):
     db = get_db()
-    due = request.form.get("due", "").strip()
+    due = form_date("due")
     with transaction(db):
         service.add_action(db, _incident(incident_id), request.form.get("text", ""), request.form.get("owner", ""),
-                           dt.date.fromisoformat(due) if due else None, request.form.get("kind", "prevent"))
+                           due, request.form.get("kind", "prevent"))
     return _back(incident_id, "actions")
 
 

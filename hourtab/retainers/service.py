@@ -17,7 +17,8 @@ import pandas as pd
 from sqlalchemy import delete, exists, func, select
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account
+from hourtab.accounts import Account, lock_account
+from hourtab.bounds import MAX_RATE, check_date
 from hourtab.errors import InvalidInput, NotFound
 from hourtab.retainers.assign import match_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
@@ -29,6 +30,7 @@ from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
 from hourtab.retainers.versions import add_version, schedule_change, terms_schedule
 from hourtab.scoping import get_owned, select_owned
+from hourtab.text import xml_safe
 from hourtab.timesheets.models import TimeEntry, Upload
 
 #: 24 random bytes = 192 bits from ``secrets``; URL-safe base64 gives 32 characters.
@@ -68,9 +70,12 @@ def _int(value, what: str) -> int | None:
     if value is None or str(value).strip() == "":
         return None
     try:
-        return int(str(value).strip())
+        number = int(str(value).strip())
     except ValueError as e:
         raise InvalidTerms(f"{what} must be a whole number, not {value!r}.") from e
+    if abs(number) > 1_000_000:
+        raise InvalidTerms(f"{what} must be a whole number up to 1,000,000, not {value!r}.")
+    return number
 
 
 def _date(value) -> dt.date:
@@ -101,6 +106,8 @@ def parse_terms(data: TermsInput) -> Terms:
             rate = Decimal(str(data.overage_rate).strip())
         except InvalidOperation as e:
             raise InvalidTerms(f"The overage rate must be a number, not {data.overage_rate!r}.") from e
+        if not rate.is_finite() or abs(rate) > MAX_RATE:
+            raise InvalidTerms(f"The overage rate must be a number up to {MAX_RATE:,}, not {data.overage_rate!r}.")
     return Terms(
         allotment_s=hours_to_seconds(data.hours, "hours per period"), start=start, period=period,
         reset_day=reset_day, timezone=(data.timezone or "UTC").strip(), rollover=rollover,
@@ -137,7 +144,7 @@ def _apply_terms(retainer: Retainer, terms: Terms) -> None:
 
 
 def _clean_name(value: str, what: str) -> str:
-    value = " ".join((value or "").split())
+    value = " ".join(xml_safe(value).split())
     if not value:
         raise InvalidInput(f"Give the retainer a {what}.")
     if len(value) > 200:
@@ -151,6 +158,8 @@ def active_count(session: Session, account_id: int) -> int:
 
 
 def _check_plan(session: Session, account: Account) -> None:
+    """Refuse one more active retainer beyond the plan; the account stays locked until commit."""
+    lock_account(session, account.id)
     limit = account.retainer_limit
     if active_count(session, account.id) >= limit:
         plural = "retainer" if limit == 1 else "retainers"
@@ -274,12 +283,13 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
         raise InvalidInput("A top-up adds hours: give a positive number.")
     if seconds == 0:
         raise InvalidInput("An adjustment of zero hours changes nothing.")
-    reason = " ".join((reason or "").split())
+    reason = " ".join(xml_safe(reason).split())
     if not reason:
         raise InvalidInput("Give a reason: the client sees it next to the hours.")
     if len(reason) > 500:
         raise InvalidInput("The reason is too long (500 characters at most).")
     on_date = on if isinstance(on, dt.date) else _date(on)
+    check_date(on_date, "the date")
     credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
                             seconds=seconds, reason=reason)
     session.add(credit)

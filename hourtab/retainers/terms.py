@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from hourtab.bounds import EARLIEST, LATEST, MAX_HOURS, MAX_RATE
 from hourtab.errors import InvalidInput
 from hourtab.retainers.units import HOUR, format_hours
 
@@ -61,6 +62,8 @@ def hours_to_seconds(hours: str | int | Decimal, what: str = "hours") -> int:
         raise InvalidTerms(f"{what.capitalize()} must be a number of hours, not {hours!r}.") from e
     if not value.is_finite():
         raise InvalidTerms(f"{what.capitalize()} must be a number of hours, not {hours!r}.")
+    if abs(value) > MAX_HOURS:
+        raise InvalidTerms(f"{what.capitalize()} must be at most {MAX_HOURS:,} hours, not {hours!r}.")
     return int((value * HOUR).to_integral_value(rounding=ROUND_HALF_UP))
 
 
@@ -112,6 +115,8 @@ class Terms:
         object.__setattr__(self, "period", _choice(PeriodKind, self.period, "period"))
         object.__setattr__(self, "rollover", _choice(Rollover, self.rollover, "rollover"))
         object.__setattr__(self, "overage", _choice(Overage, self.overage, "overage handling"))
+        if not EARLIEST <= self.start <= LATEST:
+            raise InvalidTerms(f"The start date must be between {EARLIEST} and {LATEST}, not {self.start}.")
         if not isinstance(self.allotment_s, int) or self.allotment_s <= 0:
             raise InvalidTerms("Hours per period must be more than zero.")
         if self.allotment_s > 10_000 * HOUR:
@@ -136,6 +141,8 @@ class Terms:
         if self.overage is Overage.BILL:
             if self.overage_rate is None or Decimal(self.overage_rate) < 0:
                 raise InvalidTerms("Billing overage needs an hourly overage rate (zero or more).")
+            if Decimal(self.overage_rate) > MAX_RATE:
+                raise InvalidTerms(f"The overage rate must be at most {MAX_RATE:,}.")
             object.__setattr__(self, "overage_rate", Decimal(self.overage_rate))
 
     @property

@@ -89,6 +89,15 @@ class UnknownFormat(TimesheetError):
                          + " Map the columns to date, duration, … with an import profile.")
 
 
+class UnknownRetainer(TimesheetError):
+    """The retainer an upload is recorded for does not exist or belongs to another account."""
+
+    def __init__(self, retainer_id: int) -> None:
+        self.retainer_id = retainer_id
+        super().__init__(f"No retainer {retainer_id} in this account; nothing was imported. "
+                         "`hourtab ledger` and the Retainers page list your retainers' ids.")
+
+
 class MappingInvalid(TimesheetError):
     """A column mapping names columns the file lacks, or lacks the fields an entry needs."""
 

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
 from hourtab.db import insert_new_rows, utcnow
-from hourtab.errors import Conflict
+from hourtab.errors import Conflict, NotFound
 from hourtab.retainers.assign import entries_changed
 from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
@@ -47,6 +47,7 @@ from hourtab.timesheets.errors import (
     RowsRejected,
     TimesheetError,
     UnknownFormat,
+    UnknownRetainer,
 )
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import get_profile
@@ -108,6 +109,7 @@ class ImportOptions:
 def read_for_account(session: Session, account: Account, data: bytes, options: ImportOptions,
                      max_bytes: int | None = DEFAULT_MAX_BYTES):
     """``read_timesheet`` with the upload's time zone (see ``zone``) and saved profile filled in."""
+    _check_retainer(session, account, options.retainer_id)
     mapping, unit, order = options.mapping, options.duration_unit, options.date_order
     if options.profile:
         profile = get_profile(session, account, options.profile)
@@ -117,6 +119,20 @@ def read_for_account(session: Session, account: Account, data: bytes, options: I
                                    mapping=mapping, duration_unit=unit, max_bytes=max_bytes)
     report.timezone_why = zone.why
     return frame, report
+
+
+def _check_retainer(session: Session, account: Account, retainer_id: int | None) -> None:
+    """An upload may only be recorded against one of the importing account's own retainers."""
+    if retainer_id is None:
+        return
+    from hourtab.retainers.models import Retainer  # the retainers package builds on timesheets
+
+    if not 0 < retainer_id < 2**63:
+        raise UnknownRetainer(retainer_id)
+    try:
+        get_owned(session, Retainer, account.id, retainer_id)
+    except NotFound as e:
+        raise UnknownRetainer(retainer_id) from e
 
 
 def import_file(session: Session, account: Account, data: bytes, filename: str, *, format: str = "auto",  # noqa: A002

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hourtab.text import XML_FORBIDDEN_RE2
 from hourtab.timesheets import values as V
 from hourtab.timesheets.errors import AmbiguousDateOrder, DateReading, RowIssue, TimesheetError
 from hourtab.timesheets.spec import FormatSpec
@@ -256,6 +257,7 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     # --- text fields -----------------------------------------------------------------------------
     empty = pa.array([""] * n, pa.string())
     text = {f: (cells(f) if f in found else empty) for f in ("client", "project", "task", "description", "tags")}
+    text = {f: pc.replace_substring_regex(a, XML_FORBIDDEN_RE2, "") for f, a in text.items()}
     text["tags"] = pc.replace_substring_regex(text["tags"], r"\s*,\s*", ", ")
     if "user" in found:
         user = cells("user")
@@ -265,6 +267,7 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
             cells("last_name") if "last_name" in found else empty, " "))
     else:
         user = empty
+    user = pc.replace_substring_regex(user, XML_FORBIDDEN_RE2, "")
     if "billable" in found:
         yes, known = V.truthy(cells("billable"))
         billable = pd.arrays.BooleanArray(yes, ~known)

@@ -37,6 +37,8 @@ def _figure(width: float = 7.0, height: float = 2.6):
 
     matplotlib.rcParams["svg.hashsalt"] = "hourtab"
     matplotlib.rcParams["font.size"] = 8
+    # Run names and metric keys are the user's text: "$\\frac{$" must be drawn, never parsed as TeX.
+    matplotlib.rcParams["text.parse_math"] = False
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height))

@@ -10,13 +10,13 @@ a CSV written by pandas; the server's ``packedBins`` form is understood too).
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from hourtab import jsonbounded
 from incidents.errors import InvalidEvidence
 from incidents.wandb.evidence import RunEvidence, empty_histograms, empty_system
 from incidents.wandb.records import histogram_frame, histogram_kind, with_step_time
@@ -37,6 +37,7 @@ def read_table(path: Path) -> pd.DataFrame:
         if suffix == ".parquet":
             return pd.read_parquet(path)
         if suffix == ".jsonl":
+            jsonbounded.check_depth(path.read_bytes())
             return pd.read_json(path, lines=True, dtype=False)
         if suffix == ".json":
             return _read_json(path)
@@ -46,7 +47,7 @@ def read_table(path: Path) -> pd.DataFrame:
 
 
 def _read_json(path: Path) -> pd.DataFrame:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = jsonbounded.loads(path.read_text(encoding="utf-8"))
     if isinstance(data, list):
         return pd.DataFrame.from_records(data)
     if isinstance(data, dict) and {"columns", "data"} <= data.keys():
@@ -141,7 +142,7 @@ def _numeric(frame: pd.DataFrame) -> pd.DataFrame:
 def _cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith("{") and len(value) < _CELL_LIMIT:
         try:
-            return json.loads(value)
+            return jsonbounded.loads(value)
         except ValueError:
             try:
                 return ast.literal_eval(value)

@@ -26,6 +26,8 @@ from typing import Any
 
 import pandas as pd
 
+from hourtab.text import xml_safe
+
 #: Environment facts we extract, in display order.
 ENVIRONMENT_KEYS: tuple[str, ...] = (
     "python", "os", "host", "cpu", "cpu_count", "cpu_count_logical", "memory_bytes",
@@ -38,6 +40,14 @@ ENVIRONMENT_KEYS: tuple[str, ...] = (
 KINDS: tuple[str, ...] = ("run", "history_export", "system_export", "ui_csv")
 
 HISTOGRAM_COLUMNS = ["key", "kind", "tensor", "step", "bins", "counts"]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str):
+        return xml_safe(value)
+    if isinstance(value, list):
+        return [xml_safe(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def empty_history() -> pd.DataFrame:
@@ -74,6 +84,16 @@ class RunEvidence:
     warnings: list[str] = field(default_factory=list)
     #: Histogram tallies over the whole run, also counting any not kept in ``histograms``.
     histogram_counts: dict[str, int] = field(default_factory=dict)
+
+    def strip_forbidden_text(self) -> None:
+        """Remove characters XML 1.0 forbids from names shown in reports, feeds and PDFs."""
+        self.run_id, self.name, self.project, self.state = (
+            xml_safe(self.run_id), xml_safe(self.name), xml_safe(self.project), xml_safe(self.state))
+        self.tags = [xml_safe(str(t)) for t in self.tags]
+        self.environment = {k: _plain(v) for k, v in self.environment.items()}
+        self.warnings = [xml_safe(w) for w in self.warnings]
+        for frame in (self.history, self.system):
+            frame.columns = [xml_safe(str(c)) for c in frame.columns]
 
     @property
     def metrics(self) -> list[str]:

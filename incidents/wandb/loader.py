@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
+from hourtab import jsonbounded
 from incidents import archives
 from incidents.errors import InvalidEvidence
 from incidents.wandb.api_exports import is_api_table, read_api_export, read_table
@@ -19,9 +21,38 @@ EXPORT_SUFFIXES = (".csv", ".json", ".jsonl", ".parquet")
 
 
 def load_runs(path: str | Path, *, max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
-              max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[RunEvidence]:
-    """Every run the input holds (a UI chart export may hold several; everything else one)."""
+              max_members: int = archives.DEFAULT_MAX_MEMBERS, display_name: str | None = None) -> list[RunEvidence]:
+    """Every run the input holds (a UI chart export may hold several; everything else one).
+
+    ``display_name`` is what messages call the file (an upload's own name): the server-side path
+    it was saved under, and the folders archives are unpacked into, never appear in a message.
+    """
     path = Path(path)
+    shown = Path(display_name).name if display_name else None
+    try:
+        runs = _load_runs(path, max_archive_bytes=max_archive_bytes, max_members=max_members)
+    except (jsonbounded.TooDeep, RecursionError) as e:
+        detail = str(e) if isinstance(e, jsonbounded.TooDeep) else "JSON nested too deeply"
+        raise InvalidEvidence(f"{shown or path.name}: {detail}; refused") from e
+    except InvalidEvidence as e:
+        raise type(e)(own_names(str(e), path, shown)) from e
+    for run in runs:
+        run.strip_forbidden_text()
+        run.warnings = [own_names(w, path, shown) for w in run.warnings]
+    return runs
+
+
+_UNPACKED = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/hourtab-[\w.-]+/(?:x/)?")
+
+
+def own_names(message: str, path: Path, shown: str | None) -> str:
+    """``message`` naming files as their owner knows them, with no server-side folders."""
+    if shown:
+        message = message.replace(str(path), shown).replace(path.name, shown)
+    return _UNPACKED.sub("", message)
+
+
+def _load_runs(path: Path, *, max_archive_bytes: int, max_members: int) -> list[RunEvidence]:
     if not path.exists():
         raise InvalidEvidence(f"{path} does not exist")
     if path.is_dir():
@@ -38,7 +69,8 @@ def load_runs(path: str | Path, *, max_archive_bytes: int = archives.DEFAULT_MAX
             exports = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in EXPORT_SUFFIXES
                        and not p.name.startswith(("wandb-", "requirements"))]
             if not any(root.rglob("run-*.wandb")) and len(exports) == 1 and not _has_legacy(root):
-                return load_runs(exports[0])
+                return _load_runs(exports[0], max_archive_bytes=max_archive_bytes,
+                                  max_members=max_members)
             return [read_run_folder(root)]
     if name.endswith(".csv"):
         table = read_csv_table(path)

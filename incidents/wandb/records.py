@@ -9,7 +9,6 @@ run of a million steps never exists as a million Python dicts. Record kinds we u
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,8 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from wandb.proto.wandb_internal_pb2 import Record
 
+from hourtab import jsonbounded
+from incidents.errors import InvalidEvidence
 from incidents.wandb.columns import ColumnSet
 from incidents.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms
 from incidents.wandb.framing import iter_records
@@ -42,12 +43,25 @@ def iter_decoded(path: str | Path, warnings: list[str]) -> Iterator[tuple[int, R
             warnings.append(f"record at byte {offset} passed its checksum but is not a W&B record; skipped")
 
 
+class NoReadableRecord(InvalidEvidence):
+    """A ``.wandb`` file from which not one run, history or system record could be read."""
+
+
 def read_wandb_file(path: str | Path, *, histogram_limit: int = DEFAULT_HISTOGRAM_LIMIT) -> RunEvidence:
-    """Read one ``run-<id>.wandb`` file into a RunEvidence (history, system, histograms, facts)."""
+    """Read one ``run-<id>.wandb`` file into a RunEvidence (history, system, histograms, facts).
+
+    Damage is handled by one rule: a file with no readable run, history or system record is
+    refused (``NoReadableRecord``), since storing it would store an empty run; a damaged or
+    truncated file that still yields records is kept, with a warning naming each damaged place.
+    """
     folder = _Fold(histogram_limit)
     warnings: list[str] = []
     for _offset, record in iter_decoded(path, warnings):
         folder.feed(record)
+    if folder.empty:
+        why = f": {warnings[0]}" if warnings else " (it holds the header and nothing else)"
+        raise NoReadableRecord(f"{Path(path).name} has no readable run, history or system record{why}; "
+                               "refused")
     return folder.finish(warnings)
 
 
@@ -166,7 +180,7 @@ class _Fold:
             self.non_numeric.add(key)
             return None
         try:
-            value = json.loads(vj)
+            value = jsonbounded.loads(vj)
         except ValueError:
             self.non_numeric.add(key)
             return None
@@ -193,8 +207,8 @@ class _Fold:
                 self.hist_dropped += 1
                 continue
             try:
-                bins = np.asarray(json.loads(p.get("bins", "[]")), dtype=np.float64)
-                counts = np.asarray(json.loads(p.get("values", "[]")), dtype=np.float64)
+                bins = np.asarray(jsonbounded.loads(p.get("bins", "[]")), dtype=np.float64)
+                counts = np.asarray(jsonbounded.loads(p.get("values", "[]")), dtype=np.float64)
             except ValueError:
                 self.non_numeric.add(key)
                 continue
@@ -233,6 +247,10 @@ class _Fold:
         self.exit = {"exit_code": e.exit_code, "runtime": e.runtime}
 
     # -- assembling the model ---------------------------------------------------------------------
+    @property
+    def empty(self) -> bool:
+        return not len(self.history.index) and not self.run and not self.counts.get("stats")
+
     def finish(self, warnings: list[str]) -> RunEvidence:
         history = _history_frame(self.history)
         system = _system_frame(self.system)
@@ -338,7 +356,7 @@ def _parse_time(value: Any) -> dt.datetime | None:
 
 def _loads(value_json: str) -> Any:
     try:
-        return json.loads(value_json)
+        return jsonbounded.loads(value_json)
     except ValueError:
         return value_json
 

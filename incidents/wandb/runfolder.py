@@ -9,15 +9,15 @@ wandb 0.30 keep config, environment, summary, history and system metrics in JSON
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from hourtab import jsonbounded
 from incidents.errors import InvalidEvidence
 from incidents.wandb.evidence import RunEvidence
-from incidents.wandb.records import read_wandb_file
+from incidents.wandb.records import NoReadableRecord, read_wandb_file
 
 LEGACY_FILES = ("config.yaml", "wandb-metadata.json", "wandb-summary.json", "wandb-history.jsonl",
                 "wandb-events.jsonl")
@@ -63,7 +63,7 @@ def read_run_folder(path: Path) -> RunEvidence:
     logs = sorted(folder.glob("run-*.wandb"))
     if len(logs) > 1:
         raise InvalidEvidence(f"{folder.name} holds {len(logs)} .wandb files; expected one")
-    evidence = read_wandb_file(logs[0]) if logs else RunEvidence(kind="run")
+    evidence = _read_log(logs[0], folder) if logs else RunEvidence(kind="run")
     _fill_from_legacy(evidence, folder)
     _fill_from_requirements(evidence, folder)
     if not evidence.run_id:
@@ -71,6 +71,16 @@ def read_run_folder(path: Path) -> RunEvidence:
     if not evidence.name:
         evidence.name = evidence.run_id
     return evidence
+
+
+def _read_log(log: Path, folder: Path) -> RunEvidence:
+    """The folder's ``.wandb`` log; one with nothing readable is refused unless legacy files stand in."""
+    try:
+        return read_wandb_file(log)
+    except NoReadableRecord as e:
+        if not any(_legacy(folder, name) for name in LEGACY_FILES):
+            raise
+        return RunEvidence(kind="run", warnings=[str(e).removesuffix("; refused") + "; read the legacy files"])
 
 
 def _legacy(folder: Path, name: str) -> Path | None:
@@ -111,7 +121,7 @@ def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
 
 def _read_json(path: Path, warnings: list[str]) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonbounded.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         warnings.append(f"{path.name} is not valid JSON ({e}); ignored")
         return {}
@@ -124,7 +134,7 @@ def _read_jsonl(path: Path, warnings: list[str]):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = jsonbounded.loads(line)
             except ValueError:
                 warnings.append(f"{path.name} line {number} is not valid JSON; skipped")
                 continue

@@ -91,7 +91,8 @@ def rewrite_wandb(src: Path, dst: Path, edit) -> Path:
     """Copy a real ``.wandb`` file record by record, passing each decoded record through ``edit``."""
     from wandb.proto.wandb_internal_pb2 import Record
 
-    from incidents.wandb.framing import iter_records, write_records
+    from incidents.wandb.framing import iter_records
+    from tests.factories import write_records
 
     warnings: list[str] = []
     records = [Record.FromString(payload) for _, payload in iter_records(src, warnings)]

@@ -3,6 +3,10 @@
 Each poll re-reads the newest run folder's ``.wandb`` log (the reader stops cleanly at a record
 still being written) and observes it; a run folder that appears later becomes the one followed. A
 rule that fires is notified once per run, and a draft-incident command is attached to it.
+
+Re-reading is what keeps this simple, so it is kept cheap: an unchanged log is not read again, a
+run that has already raised its alert is not read again (there is nothing more to say about it),
+and the wait between polls grows to three times the last read when the log gets large.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from incidents.wandb.runfolder import is_run_folder, read_run_folder
 from incidents.watchdog.observe import Observation, observe
 
 SCHEMA = "hourtab.watchdog/1"
+RULES = ("watch_overhead",)
+DRAFT_NOTE = ("the draft's own diagnosis confirms the cause once it holds a measurement: add a run without "
+              "wandb.watch (--run baseline=RUN) or a profile (--profile profile.json from `hourtab repro`)")
 
 
 def run_folders(root: Path) -> list[Path]:
@@ -60,25 +67,38 @@ class Watchdog:
     notified: set[tuple[str, str]] = field(default_factory=set)
     followed: Path | None = None
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    last: Observation | None = None
+    read_s: float = 0.0
+    _stamp: tuple[Any, ...] | None = None
 
     def poll(self) -> Observation | None:
         """Look at the newest run once; notify a newly fired rule. None while there is nothing to read."""
         folder = newest_run(self.root)
         if folder is None:
             return None
-        self.followed = folder
+        if folder != self.followed:
+            self.followed, self.last, self._stamp = folder, None, None
+        logs = sorted(folder.glob("run-*.wandb"))
+        stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in logs)
+        done = self.last is not None and all((self.last.run_id, rule) in self.notified for rule in RULES)
+        if stamp == self._stamp or done:
+            return self.last
+        started = time.monotonic()
         try:
             run = read_run_folder(folder)
         except InvalidEvidence:  # the SDK has created the file but not yet written its header
             return None
         observation = observe(run, self.calibration)
+        self.read_s = time.monotonic() - started
+        self._stamp, self.last = stamp, observation
         finding = observation.finding
         key = (run.run_id or folder.name, finding.rule)
         if finding.fired and key not in self.notified:
             self.notified.add(key)
             alert = {"schema": SCHEMA, "run_id": key[0], "run_folder": str(folder),
                      "at_step": observation.last_step, "run_state": observation.state,
-                     **finding.to_dict(), "draft_incident": draft_command(folder, self.account, finding.rule)}
+                     **finding.to_dict(), "draft_incident": draft_command(folder, self.account, finding.rule),
+                     "draft_note": DRAFT_NOTE}
             self.alerts.append(alert)
             self.notify(alert)
         return observation
@@ -90,4 +110,4 @@ class Watchdog:
             observation = self.poll()
             if on_poll is not None:
                 on_poll(observation)
-            time.sleep(poll_s)
+            time.sleep(max(poll_s, 3 * self.read_s))

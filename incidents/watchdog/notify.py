@@ -23,7 +23,7 @@ class NotifyTargetInvalid(IncidentsError):
 def alert_text(alert: Alert) -> str:
     """The alert as lines for a terminal or a chat message."""
     return (f"[hourtab watchdog] {alert['rule']} fired on run {alert['run_id']} at step {alert['at_step']}: "
-            f"{alert['verdict']}\n  start a draft incident: {alert['draft_incident']}")
+            f"{alert['verdict']}\n  start a draft incident: {alert['draft_incident']}\n  ({alert['draft_note']})")
 
 
 def webhook(url: str, timeout: float = 10.0) -> Callable[[Alert], str | None]:

@@ -96,7 +96,7 @@ def test_baseline_run_raises_nothing(watched):
 
 def test_watch_all_every_step_is_flagged_within_50_steps_while_training(watched):
     assert watched["fired"]
-    (alert,) = watched["alerts"]  # one notification per run and rule, though it fires on every poll after
+    (alert,) = watched["alerts"]  # one notification per run and rule
     watch_folder = watched["folders"][1]
     assert alert["run_folder"] == str(watch_folder)  # the folder that appeared after the watchdog started
     assert watched["running"][alert["run_id"]] is True and alert["run_state"] == "unfinished"
@@ -107,6 +107,7 @@ def test_watch_all_every_step_is_flagged_within_50_steps_while_training(watched)
     assert alert["evidence"]["watch_share_source"].startswith("estimate: ")
     assert alert["draft_incident"].startswith("hourtab incident build --account YOU@EXAMPLE.COM --title ")
     assert alert["draft_incident"].endswith(f"--run incident={watch_folder}")
+    assert "--run baseline=RUN" in alert["draft_note"]
 
 
 def test_verdict_is_the_incident_reports(watched):

@@ -138,7 +138,7 @@ def device_findings(facts: ScriptFacts) -> list[AuditFinding]:
     if not facts.uses_cuda or not facts.model_names:
         return []
     unmoved = {n: line for n, line in facts.model_names.items() if n not in facts.moved}
-    if len(unmoved) < len(facts.model_names):
+    if not unmoved:
         return []
     name, line = next(iter(unmoved.items()))
     text = facts.lines[line - 1]

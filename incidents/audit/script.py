@@ -124,8 +124,10 @@ class _Collector(ast.NodeVisitor):
         if names and self._builds_model(value):
             for name in names:
                 self.facts.model_names.setdefault(name, node.end_lineno or node.lineno)
+            if any(isinstance(n, ast.keyword) and n.arg == "device_map" for n in ast.walk(value)):
+                self.facts.moved |= set(names)  # placed by accelerate
         if names and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                and value.func.attr in {"to", "cuda"} and _dotted(value.func.value) in names:
+                and value.func.attr in {"to", "cuda"}:  # model = model.to(device), X.from_pretrained(...).cuda()
             self.facts.moved |= set(names)
         if names and isinstance(value, ast.Call) and _dotted(value.func) in {"torch.device", "device"}:
             self.facts.device_name = names[0]

@@ -132,3 +132,34 @@ def test_bad_calibration_file_exits_2(tmp_path):
     bad.write_text('{"devices": {}}')
     result = CliRunner().invoke(cli, ["audit", str(script(tmp_path, "fixed_train")), "--calibration", str(bad)])
     assert result.exit_code == 2 and "not a calibration" in result.output and "Traceback" not in result.output
+
+
+def test_model_placed_by_device_map_or_cuda_is_not_flagged(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text('import torch\nfrom transformers import AutoModel\n'
+                    'model = AutoModel.from_pretrained("bert-base-uncased", device_map="auto")\n'
+                    'other = AutoModel.from_pretrained("bert-base-uncased").cuda()\n')
+    report = as_json(audit(str(path), "--json"))
+    assert report["findings"] == [] and report["model"]["name"] == "bert-base-uncased"
+
+
+def test_calibration_fit_recovers_a_line():
+    from incidents.repro.calibrate import fit
+
+    per_element, per_tensor = fit([(n, 20e-9 * n + 400e-6) for n in (1_024, 16_384, 262_144, 2_359_296)])
+    assert per_element == pytest.approx(20e-9) and per_tensor == pytest.approx(400e-6)
+
+
+def test_calibrate_refuses_a_folder_before_measuring(tmp_path):
+    result = CliRunner().invoke(cli, ["repro", "--calibrate", str(tmp_path)])
+    assert result.exit_code == 2 and "is a folder; give a file name" in result.output
+
+
+def test_model_left_on_the_cpu_is_flagged_once(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text('import torch\nfrom transformers import AutoModel\n'
+                    'moved = AutoModel.from_pretrained("bert-base-uncased").cuda()\n'
+                    'model = AutoModel.from_pretrained("bert-base-uncased")\nx = torch.zeros(2).cuda()\n')
+    result = audit(str(path), "--json")
+    assert result.exit_code == 1
+    assert [f["rule"] for f in as_json(result)["findings"]] == ["model_not_on_device"]

@@ -76,7 +76,12 @@ def observe(run: Any, calibration: Calibration) -> Observation:
     step_s, _ = signals.mean_step_time(run)
     system = getattr(run, "system", None)
     device = "cuda" if signals.gpu_columns(system) else "cpu"
-    share, source = _estimate_share(stats, calibration, interval, step_s, device)
+    if "fastwatch/step" in run.history.columns:
+        # incidents.fastwatch logs the same histograms at a fraction of wandb.watch's cost: the
+        # calibration does not apply, so only measurements (a baseline, a profile) can blame it.
+        share, source = None, None
+    else:
+        share, source = _estimate_share(stats, calibration, interval, step_s, device)
     facts = signals.profile_facts({"watch_share": share}, source) if share is not None else None
     finding = watch_overhead(Subject(run, stats, None, facts))
     history = run.history

@@ -171,3 +171,31 @@ def test_refused_input_exits_2(tmp_path):
     assert bad.exit_code == 2 and "--notify takes stdout or an http(s) webhook URL" in bad.output
     empty = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once"])
     assert empty.exit_code == 0 and "No W&B run to read" in empty.output
+
+
+def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
+    """A run that logged through incidents.fastwatch has the same histograms, not wandb.watch's cost."""
+    pytest.importorskip("transformers")
+    import torch
+
+    from incidents import fastwatch
+    from incidents.audit.cost import load
+    from incidents.wandb import load_run
+    from incidents.watchdog import observe
+    from tests.incidents.wandb_runs import offline_wandb
+
+    with offline_wandb(tmp_path):
+        import wandb
+
+        run = wandb.init(project="watchdog-fastwatch")
+        model = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.Tanh(), torch.nn.Linear(12, 2))
+        handle = fastwatch.watch(model, log="all", log_freq=1, run=run)
+        for _ in range(4):
+            model(torch.randn(5, 6)).sum().backward()
+            handle.flush()
+            run.log({"loss": 1.0})
+        fastwatch.unwatch(model)
+        run.finish()
+    evidence = load_run(next((tmp_path / "wandb").glob("offline-run-*")))
+    seen = observe(evidence, load())
+    assert seen.histogram_interval == 1 and seen.estimated_share is None and not seen.finding.fired

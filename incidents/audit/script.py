@@ -89,7 +89,8 @@ def read_script(path: Path) -> ScriptFacts:
     try:
         tree = ast.parse(text, filename=path.name)
     except SyntaxError as e:
-        raise ScriptUnreadable(f"{path.name}:{e.lineno}:{e.offset}: does not parse: {e.msg}.") from e
+        where = f"{path.name}:{e.lineno}:{e.offset}" if e.lineno else path.name
+        raise ScriptUnreadable(f"{where}: does not parse: {e.msg}.") from e
     except ValueError as e:  # null bytes
         raise ScriptUnreadable(f"{path.name}: does not parse: {e}.") from e
     facts = ScriptFacts(path, text.splitlines())

@@ -163,3 +163,10 @@ def test_model_left_on_the_cpu_is_flagged_once(tmp_path):
     result = audit(str(path), "--json")
     assert result.exit_code == 1
     assert [f["rule"] for f in as_json(result)["findings"]] == ["model_not_on_device"]
+
+
+def test_null_bytes_are_refused_in_one_line(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_bytes(b"import wandb\x00\n")
+    result = CliRunner().invoke(cli, ["audit", str(path)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and result.output.startswith("Error: train.py: ")

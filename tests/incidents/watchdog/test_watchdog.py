@@ -187,7 +187,7 @@ def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
     with offline_wandb(tmp_path):
         import wandb
 
-        run = wandb.init(project="watchdog-fastwatch")
+        run = wandb.init(project="watchdog-fastwatch", dir=str(tmp_path))  # explicit: wandb keeps its first dir
         model = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.Tanh(), torch.nn.Linear(12, 2))
         handle = fastwatch.watch(model, log="all", log_freq=1, run=run)
         for _ in range(4):

@@ -35,11 +35,22 @@ import click
 @click.option("--threads", type=int, help="torch CPU threads (default: torch's choice less the cores other processes keep busy).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for weights and batches.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--calibrate", "calibrate_to", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+              help="Instead: measure wandb.watch's histogram cost per element and per tensor here (CPU, and GPU "
+                   "when present) for `hourtab audit`; kept in the data dir, or written to PATH.")
 def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out: Path, device: str,
           layers: int | None, hidden: int | None, heads: int | None, seq_len: int | None,
           batch_size: int | None, num_labels: int | None, project_steps: int, profile_steps: int,
-          threads: int | None, seed: int, no_progress: bool) -> None:
+          threads: int | None, seed: int, no_progress: bool, calibrate_to: str | None) -> None:
     """Measure what wandb.watch costs a BERT training step on this machine, against a baseline."""
+    if calibrate_to is not None:
+        from incidents.repro.calibrate import calibrate_and_store, summary_lines
+
+        path, calibration = calibrate_and_store(calibrate_to or None, device=device, threads=threads)
+        threads_used = calibration["machine"]["torch_threads"]
+        click.echo("\n".join([f"Calibration of wandb.watch histograms (torch threads: {threads_used}):",
+                              *summary_lines(calibration), f"Wrote {path}."]))
+        return
     from incidents.repro.model import PRESETS
     from incidents.repro.modes import DEFAULT_MODES, parse_modes
     from incidents.repro.runner import ReproSettings, run_repro

@@ -46,6 +46,7 @@ class FastWatch:
         self.last_step: tuple[int, dict[str, TensorSummary]] | None = None
         self._errors: list[str] = []
         self._closed = False
+        self._removed = False
         self._finalizer: weakref.finalize | None = None
         self._want_grads = log in ("gradients", "all")
         named = list(model.named_parameters())
@@ -57,7 +58,8 @@ class FastWatch:
         self._params = [(f"parameters/{n}", p) for n, p in named] if log in ("parameters", "all") else []
         self._kinds = (("gradients",) if self._want_grads else ()) + (("parameters",) if self._params else ())
         self._worker = LogWorker(run, self._logged)
-        self._passes = BackwardPasses([p for _, p in trainable], log_freq, self._on_grad, self._on_end)
+        self._passes = BackwardPasses([p for _, p in trainable], log_freq,
+                                      self._on_grad if self._want_grads else None, self._on_end)
 
     @property
     def hook_seconds(self) -> float:
@@ -82,6 +84,7 @@ class FastWatch:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Block until every histogram computed so far has been handed to ``run.log``."""
+        self._passes.end_open()
         return self._worker.flush(timeout)
 
     def remove(self) -> None:
@@ -93,9 +96,11 @@ class FastWatch:
         self._close(wait=True)
 
     def _close(self, wait: bool) -> None:
-        if self._closed:
+        if self._removed:
             return
-        self._closed = True
+        if wait and not self._closed:
+            self._passes.end_open()
+        self._removed = self._closed = True
         self._passes.remove()
         if self._finalizer is not None:
             self._finalizer.detach()
@@ -119,8 +124,6 @@ class FastWatch:
 
     def _on_end(self, current: Pass) -> None:
         if self._closed:
-            if self._errors:  # a hook failed during this pass; removing hooks is safe only now
-                self._passes.remove()
             return
         with torch.profiler.record_function("hourtab.fastwatch.step"):
             self._guard(lambda: self._finish_pass(current))
@@ -143,7 +146,7 @@ class FastWatch:
     def _guard(self, work: Any) -> None:
         """Run hook work; a failure is reported and stops the watch rather than breaking training.
 
-        The hooks are removed at the end of the pass, not here: autograd may be iterating them now.
+        The hooks stay (doing nothing) until ``unwatch``: autograd may be iterating them now.
         """
         try:
             work()

@@ -323,11 +323,11 @@ def test_unwatch_and_garbage_collection_remove_the_hooks(shared_run):
     model = mlp()
     weight = model[0].weight
     handle = fastwatch.watch(model, log="all", log_freq=1, run=shared_run)
-    assert len(weight._backward_hooks) == 1
+    assert weight._backward_hooks and weight._post_accumulate_grad_hooks
     with pytest.raises(fastwatch.FastWatchError, match="already watched"):
         fastwatch.watch(model, run=shared_run)
     fastwatch.unwatch(model)
-    assert not weight._backward_hooks and not handle.active
+    assert not weight._backward_hooks and not weight._post_accumulate_grad_hooks and not handle.active
     model(torch.randn(2, 6)).sum().backward()
     assert handle.passes == 0
     with pytest.warns(RuntimeWarning, match="not watched"):
@@ -343,21 +343,21 @@ def test_unwatch_and_garbage_collection_remove_the_hooks(shared_run):
 
 
 def test_backward_that_raises_leaves_nothing_behind(shared_run):
-    from incidents.fastwatch.passes import MAX_OPEN_PASSES
-
     model = mlp()
     handle = fastwatch.watch(model, log="gradients", log_freq=1, run=shared_run)
+    raised = 5
     try:
-        for _ in range(2 * MAX_OPEN_PASSES):
+        for _ in range(raised):
             hidden = model[0](torch.randn(2, 6))
             hidden.register_hook(lambda g: (_ for _ in ()).throw(RuntimeError("boom")))
             with pytest.raises(RuntimeError, match="boom"):
                 model[2](torch.tanh(hidden)).sum().backward()
         model(torch.randn(2, 6)).sum().backward()
         handle.flush()
-        assert len(handle._passes._open) < MAX_OPEN_PASSES
-        assert handle.passes == 2 * MAX_OPEN_PASSES + 1 and handle.last_step[0] == handle.passes
-        assert handle.errors == []
+        assert handle._passes.current is None  # nothing of the raised passes is held
+        assert handle.passes == raised + 1 and handle.last_step[0] == handle.passes
+        assert handle.logging_steps == raised + 1  # what the raised passes got is logged, as wandb.watch does
+        assert len(handle.last_step[1]) == 4 and handle.errors == []
     finally:
         fastwatch.unwatch(model)
 
@@ -429,7 +429,7 @@ def test_run_finish_flushes_and_detaches(tmp_path):
             warnings.simplefilter("error")
             run.finish()
     assert handle.histograms_logged == 8 and not handle.active and handle.errors == []
-    assert not model[0].weight._backward_hooks
+    assert not model[0].weight._backward_hooks and not model[0].weight._post_accumulate_grad_hooks
 
 
 @pytest.mark.gpu

@@ -1,0 +1,38 @@
+"""``hourtab audit``: a pre-flight check of a training script (read, never run)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("audit")
+@click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--params", type=click.IntRange(min=1), help="The model's parameter count, when the script does not say.")
+@click.option("--tensors", type=click.IntRange(min=1), help="The model's parameter tensors (with --params).")
+@click.option("--run-steps", type=click.IntRange(min=1), default=11_250, show_default=True,
+              help="Training steps of the planned run, for the predicted total.")
+@click.option("--calibration", type=click.Path(path_type=Path, dir_okay=False),
+              help="A calibration file from `hourtab repro --calibrate` (default: the data dir's, else the shipped one).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def audit(script: Path, params: int | None, tensors: int | None, run_steps: int, calibration: Path | None,
+          as_json: bool) -> None:
+    """Find what will slow a training script's steps (wandb.watch, profiler, loaders, syncs) before it runs.
+
+    Exits 1 when a finding is warn or error (usable in CI), 2 when the script cannot be read.
+    """
+    from incidents.audit import audit_script, render_text
+    from incidents.audit.cost import load
+
+    # An unreadable script or calibration is refused input: the root group prints it and exits 2.
+    report = audit_script(script, params=params, tensors=tensors, run_steps=run_steps,
+                          calibration=load(calibration) if calibration else None)
+    click.echo(json.dumps(report, indent=2) if as_json else render_text(report))
+    if report["flagged"]:
+        sys.exit(1)
+
+
+commands: list[click.Command] = [audit]

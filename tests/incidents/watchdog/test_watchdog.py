@@ -1,0 +1,201 @@
+"""``hourtab watchdog`` on real offline W&B runs written, while it watches, by a child training process.
+
+One watchdog is started on an empty ``wandb`` folder. A baseline run (no watch) is written and
+finished: no alert. Then a run with ``wandb.watch(log="all", log_freq=1)`` appears — a folder that did
+not exist when the watchdog started — and must be flagged while the child is still training. Tiny
+BERT, one torch thread, short sequences (two shared cores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from app.cli import cli
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+CHILD = Path(__file__).with_name("child_train.py")
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def start_child(root: Path, mode: str, steps: int, stop: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, str(CHILD), str(root), mode, str(steps), str(stop)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory):
+    """Run the scenario once; the tests read what happened."""
+    pytest.importorskip("transformers")
+    from incidents.audit.cost import load
+    from incidents.watchdog import Watchdog
+
+    base = tmp_path_factory.mktemp("watchdog")
+    root = base / "wandb-home"
+    root.mkdir()
+    alerts: list[dict] = []
+    seen: list[tuple[str, str, int | None]] = []
+    child_running: dict[str, bool] = {}
+    children: dict[str, subprocess.Popen] = {}
+
+    def on_alert(alert: dict) -> None:
+        child = children.get("watch")
+        child_running[alert["run_id"]] = child is not None and child.poll() is None
+        alerts.append(alert)
+
+    dog = Watchdog(root, load(), on_alert)
+    stop = threading.Event()
+    thread = threading.Thread(target=dog.follow, kwargs={
+        "poll_s": 0.5, "stop": stop.is_set,
+        "on_poll": lambda o: o is not None and seen.append((o.run_id, o.state, o.last_step))})
+    thread.start()
+    try:
+        baseline = start_child(root, "baseline", 12, base / "stop-baseline")
+        assert baseline.wait(timeout=300) == 0, baseline.stderr.read().decode()[-2000:]
+        assert wait_for(lambda: any(state == "finished" for _, state, _ in seen), 30)
+        baseline_alerts = list(alerts)
+
+        children["watch"] = start_child(root, "watch", 200, base / "stop-watch")
+        fired = wait_for(lambda: bool(alerts), 300)
+        (base / "stop-watch").touch()
+        assert children["watch"].wait(timeout=120) == 0, children["watch"].stderr.read().decode()[-2000:]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        for child in children.values():
+            if child.poll() is None:
+                child.kill()
+    folders = sorted(p for p in (root / "wandb").iterdir() if p.name.startswith("offline-run-"))
+    return {"root": root, "alerts": alerts, "baseline_alerts": baseline_alerts, "fired": fired,
+            "running": child_running, "folders": folders, "seen": seen}
+
+
+def test_baseline_run_raises_nothing(watched):
+    assert watched["baseline_alerts"] == []
+    assert len(watched["folders"]) == 2
+
+
+def test_watch_all_every_step_is_flagged_within_50_steps_while_training(watched):
+    assert watched["fired"]
+    (alert,) = watched["alerts"]  # one notification per run and rule
+    watch_folder = watched["folders"][1]
+    assert alert["run_folder"] == str(watch_folder)  # the folder that appeared after the watchdog started
+    assert watched["running"][alert["run_id"]] is True and alert["run_state"] == "unfinished"
+    assert alert["rule"] == "watch_overhead" and alert["fired"] is True
+    assert alert["at_step"] is not None and alert["at_step"] <= 50
+    assert alert["verdict"].startswith('wandb.watch(log="all", log_freq=1) is the cause: histograms of 41 tensors '
+                                       "every 1 step; ")
+    assert alert["evidence"]["watch_share_source"].startswith("estimate: ")
+    assert alert["draft_incident"].startswith("hourtab incident build --account YOU@EXAMPLE.COM --title ")
+    assert alert["draft_incident"].endswith(f"--run incident={watch_folder}")
+    assert "--run baseline=RUN" in alert["draft_note"]
+
+
+def test_verdict_is_the_incident_reports(watched):
+    """On the same evidence, the incident report's diagnosis words the verdict exactly as the watchdog."""
+    from incidents.audit.cost import load
+    from incidents.diagnosis import diagnose
+    from incidents.wandb import load_run
+    from incidents.watchdog import observe
+
+    run = load_run(watched["folders"][1])
+    seen = observe(run, load())
+    evidence = seen.finding.evidence
+    report = next(f for f in diagnose(run, profile={"watch_share": evidence["watch_share"]},
+                                      profile_source=evidence["watch_share_source"]) if f.rule == "watch_overhead")
+    assert seen.finding.fired and report.fired and report.verdict == seen.finding.verdict
+
+
+def test_once_json_on_each_run(watched):
+    baseline, watch = watched["folders"]
+    quiet = CliRunner().invoke(cli, ["watchdog", str(baseline), "--once", "--json"])
+    assert quiet.exit_code == 0, quiet.output
+    doc = json.loads(quiet.output)
+    assert doc["alerts"] == [] and doc["observation"]["histogram_steps"] == 0
+    assert doc["observation"]["state"] == "finished" and doc["observation"]["step_s"] > 0
+    loud = CliRunner().invoke(cli, ["watchdog", str(watch), "--once", "--json", "--account", "me@example.com"])
+    assert loud.exit_code == 1
+    doc = json.loads(loud.output)
+    assert [a["rule"] for a in doc["alerts"]] == ["watch_overhead"]
+    assert "--account me@example.com" in doc["alerts"][0]["draft_incident"]
+
+
+def test_webhook_receives_the_alert(watched):
+    received: list[dict] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/hook"
+        result = CliRunner().invoke(cli, ["watchdog", str(watched["root"]), "--once", "--notify", url])
+    finally:
+        server.shutdown()
+        thread.join()
+    assert result.exit_code == 1
+    assert [r["rule"] for r in received] == ["watch_overhead"] and "[hourtab watchdog]" in received[0]["text"]
+
+
+def test_refused_input_exits_2(tmp_path):
+    missing = CliRunner().invoke(cli, ["watchdog", str(tmp_path / "nope"), "--once"])
+    assert missing.exit_code == 2 and missing.output.strip() == "Error: nope: no such folder."
+    bad = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", "pager"])
+    assert bad.exit_code == 2 and "--notify takes stdout or an http(s) webhook URL" in bad.output
+    empty = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once"])
+    assert empty.exit_code == 0 and "No W&B run to read" in empty.output
+
+
+def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
+    """A run that logged through incidents.fastwatch has the same histograms, not wandb.watch's cost."""
+    pytest.importorskip("transformers")
+    import torch
+
+    from incidents import fastwatch
+    from incidents.audit.cost import load
+    from incidents.wandb import load_run
+    from incidents.watchdog import observe
+    from tests.incidents.wandb_runs import offline_wandb
+
+    with offline_wandb(tmp_path):
+        import wandb
+
+        run = wandb.init(project="watchdog-fastwatch", dir=str(tmp_path))  # explicit: wandb keeps its first dir
+        model = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.Tanh(), torch.nn.Linear(12, 2))
+        handle = fastwatch.watch(model, log="all", log_freq=1, run=run)
+        for _ in range(4):
+            model(torch.randn(5, 6)).sum().backward()
+            handle.flush()
+            run.log({"loss": 1.0})
+        fastwatch.unwatch(model)
+        run.finish()
+    evidence = load_run(next((tmp_path / "wandb").glob("offline-run-*")))
+    seen = observe(evidence, load())
+    assert seen.histogram_interval == 1 and seen.estimated_share is None and not seen.finding.fired

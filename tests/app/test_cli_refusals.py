@@ -46,6 +46,8 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("incident", "build"): ["--account", "ada@example.com", "--title", "T", "--run", "incident={tmp}/notes.txt"],
     ("incident", "diagnose"): ["{tmp}/notes.txt"],
     ("incident", "render"): ["999999", "--pdf", "{tmp}/out.pdf"],
+    ("audit",): ["{tmp}/binary.csv"],
+    ("watchdog",): ["{tmp}/no-such-folder", "--once"],
 }
 
 

@@ -13,13 +13,18 @@ import re
 from functools import cache
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from hourtab.errors import InvalidInput, NotFound
 from hourtab.pdf import PdfMeta, meta_tags, render_pdf
 from hourtab.resources import templates_dir
 from hourtab.retainers.headline import hours_formatter
 from hourtab.retainers.ledger import Ledger
+from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
+from hourtab.retainers.periods import periods_through
 from hourtab.retainers.report import RetainerInfo, entry_lines
+from hourtab.timesheets.models import TimeEntry
 
 MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
@@ -45,6 +50,33 @@ def statement_indices(ledger: Ledger, month: str) -> list[int]:
     if not found:
         raise NotFound(f"No period of this retainer starts in {month}.")
     return found
+
+
+def month_status(session: Session, retainer: Retainer, month: str, today: dt.date) -> str | None:
+    """``"closed"`` or ``"open"`` for a month in which periods of the retainer start, else ``None``.
+
+    Answered from the terms and two indexed maxima, without building the ledger, so that a request
+    for a month with no period costs a fraction of a millisecond instead of a full render. The
+    ledger runs through today or the latest entry or credit, whichever is later; so does this.
+    """
+    year, mon = parse_month(month)
+    first = dt.date(year, mon, 1)
+    terms = retainer.terms()
+    if (year, mon) < (terms.start.year, terms.start.month):
+        return None
+    last_day = today
+    if first > today:
+        latest_entry = session.scalar(
+            select(func.max(TimeEntry.local_date)).join(retainer_entries, retainer_entries.c.entry_id == TimeEntry.id)
+            .where(retainer_entries.c.retainer_id == retainer.id))
+        latest_credit = session.scalar(select(func.max(RetainerCredit.on_date))
+                                       .where(RetainerCredit.retainer_id == retainer.id))
+        # An entry's day in the retainer's zone can be a day after its tracker's local date.
+        last_day = max([today, *(d + dt.timedelta(days=1) for d in (latest_entry, latest_credit) if d)])
+    starting = [p for p in periods_through(terms, last_day) if (p.start.year, p.start.month) == (year, mon)]
+    if not starting:
+        return None
+    return "closed" if all(p.end <= today for p in starting) else "open"
 
 
 def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> str:

@@ -222,15 +222,30 @@ def hours_csv(token: str):
 
 @bp.route("/h/<token>/statement/<month>.pdf")
 def hours_statement(token: str, month: str):
-    from hourtab.statements import parse_month, statement_pdf
+    from app.public import statement_guard
+    from hourtab.statements import month_status, parse_month, statement_pdf
+
+    parse_month(month)
+    stamp = _stamp_or_404(token)
+    today = now().astimezone(ZoneInfo(stamp.timezone)).date()
+    status = month_status(get_db(), get_db().get(Retainer, stamp.retainer_id), month, today)
+    if status is None:
+        raise _miss()
 
     def render(stamp: Stamp) -> Rendered:
-        parse_month(month)
+        statement_guard.charge_render()
         report = _report(stamp, all_text=True)
-        pdf = statement_pdf(report.info, report.ledger, month, report.as_of)
+        try:
+            pdf = statement_pdf(report.info, report.ledger, month, report.as_of)
+        except NotFound:  # month_status errs on the side of rendering at the ledger's edge
+            raise _miss() from None
         name = f"statement-{_slug(report.info.name)}-{month}.pdf"
         return Rendered(pdf, "application/pdf", (("Content-Disposition", f'inline; filename="{name}"'),))
 
+    if status == "closed":
+        key = (token, stamp.retainer_id, stamp.revision, stamp.marks, month)
+        rendered = statement_guard.closed_statement(key, lambda: render(stamp))
+        return Response(rendered.body, mimetype=rendered.mimetype, headers=list(rendered.headers))
     return _serve(token, f"pdf:{month}", render)
 
 

@@ -28,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from incidents.errors import EvidenceNotFound, InvalidEvidence
+from incidents.profile_ranges import WATCH_RANGE_PREFIXES, step_ranges, watch_config
 
 MAX_BYTES = 512 * 2**20
 PROFILE_SCHEMA = "hourtab.repro.profile"
-#: Labelled ranges that are watch work: wandb's (as labelled by the reproducer) and HourTab's fastwatch.
-WATCH_RANGE_PREFIXES = ("wandb.watch", "hourtab.fastwatch", "fastwatch")
 #: Ops wandb.watch issues per tensor; used only when no watch range is labelled.
 WATCH_OPS = frozenset({"aten::histc", "aten::isfinite", "aten::min", "aten::max", "aten::item",
                        "aten::_local_scalar_dense", "aten::clone"})
@@ -59,6 +58,10 @@ class ProfileInspection:
     warnings: list[str] = field(default_factory=list)
     mode: str | None = None
     device_busy_ms: float | None = None
+    #: What labelled the steps (``ProfilerStep#``, ``train_step``…); None when steps are unknown.
+    step_label: str | None = None
+    #: Watch configuration read from labelled per-tensor ranges (see ``profile_ranges.watch_config``).
+    watch: dict[str, Any] | None = None
 
     @property
     def watch_share(self) -> float | None:
@@ -69,7 +72,8 @@ class ProfileInspection:
                 "watch_share": self.watch_share, "forward_ms": self.forward_ms,
                 "backward_ms": self.backward_ms, "optimizer_ms": self.optimizer_ms,
                 "device_busy_ms": self.device_busy_ms, "mode": self.mode,
-                "top_ops": self.top_ops, "warnings": self.warnings}
+                "top_ops": self.top_ops, "warnings": self.warnings, "step_label": self.step_label,
+                "watch": self.watch}
 
 
 def inspect_profile(path: str | Path) -> ProfileInspection:
@@ -180,7 +184,7 @@ def inspect_key_averages_table(text: str, source: str = "table") -> ProfileInspe
     by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_name[row["name"]].append(row)
-    step_rows = by_name.get("ProfilerStep*", [])
+    step_rows = by_name.get("ProfilerStep*", []) or [r for r in rows if _USER_STEP_ROW.match(r["name"])]
     steps = sum(r["calls"] for r in step_rows) if step_rows else None
     if steps is None:
         warnings.append("No ProfilerStep* row (profiled without a schedule): the number of steps is unknown.")
@@ -206,6 +210,8 @@ def inspect_key_averages_table(text: str, source: str = "table") -> ProfileInspe
                              warnings=warnings, **phases,
                              device_busy_ms=totals.get("CUDA") or totals.get("Device"))
 
+
+_USER_STEP_ROW = re.compile(r"^(train(ing)?[_ .-]?step|train[_ .-]?batch)$", re.IGNORECASE)
 
 _HEURISTIC_WARNING = ("No wandb.watch ranges are labelled in this capture: watch work is estimated from the ops "
                       "wandb.watch issues (aten::histc, isfinite, min, max, item, clone, device-to-host "
@@ -260,15 +266,16 @@ def inspect_chrome_trace(events: Any, source: str = "trace") -> ProfileInspectio
     warnings: list[str] = []
     host = [e for e in complete if e.get("cat", "cpu_op") in _HOST_CATEGORIES]
     device = [e for e in complete if e.get("cat") in _DEVICE_CATEGORIES]
-    step_events = [e for e in host if e["name"].startswith("ProfilerStep#")]
+    step_events, step_label = step_ranges(host)
     if step_events:
         steps = len(step_events)
-        total_ms = sum(e["dur"] for e in step_events) / 1000.0
+        total_ms = _union_ms(step_events)
     else:
         steps = None
         spans = [(e["ts"], e["ts"] + e["dur"]) for e in host or complete]
         total_ms = (max(b for _, b in spans) - min(a for a, _ in spans)) / 1000.0
-        warnings.append("No ProfilerStep# ranges: the total is the span of the trace and steps are unknown.")
+        warnings.append("No ProfilerStep# or train_step ranges: the total is the span of the trace and steps "
+                        "are unknown.")
     labelled = [e for e in host if e["name"].startswith(WATCH_RANGE_PREFIXES)]
     if labelled:
         watch_ms = _union_ms(labelled)
@@ -285,7 +292,8 @@ def inspect_chrome_trace(events: Any, source: str = "trace") -> ProfileInspectio
         warnings.append(f"The trace has {len(device)} device events: device_busy_ms is the time at least one "
                         "kernel or copy ran; shares use the host timeline.")
     return ProfileInspection("chrome-trace", steps, total_ms, min(watch_ms, total_ms), top_ops=top,
-                             warnings=warnings, device_busy_ms=device_busy, **phases)
+                             warnings=warnings, device_busy_ms=device_busy, step_label=step_label,
+                             watch=watch_config(host, step_events), **phases)
 
 
 def _is_number(value: Any) -> bool:

@@ -70,6 +70,8 @@ def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
     threshold = max(STUCK_SHARE * m["scale"], NOISE_Z * m["stderr"])
     steps = [int(loss.index[0]), int(loss.index[-1])]
     evidence = {"metric": column, "start": start, "end": end, "change": change, "range": m["spread"],
+                # Kept for the JSON shape; the verdict is judged on change against range and noise instead.
+                "relative_drop": round((start - end) / abs(start), 4) if start else None,
                 "noise": m["noise"], "threshold": threshold, "steps": steps,
                 "source": f"{subject.run_label} history {column} (median of first {m['head']} and last "
                           f"{m['tail']} points; range and noise over all {len(loss)})",

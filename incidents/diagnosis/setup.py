@@ -231,8 +231,8 @@ def device_type(run: Any) -> str | None:
     env = getattr(run, "environment", {}) or {}
     if env.get("gpu_count") or env.get("gpu_name"):
         return "cuda"
-    if env.get("cpu") or env.get("cpu_count"):
-        return "cpu"
+    if env.get("cpu") or env.get("cpu_count") or str(env.get("torch") or "").endswith("+cpu"):
+        return "cpu"    # a CPU-only torch build cannot have trained on a GPU
     return None
 
 

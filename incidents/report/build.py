@@ -145,10 +145,11 @@ def build_report(inputs: ReportInput) -> Report:
     subject_run = inputs.run("incident") or next((r.run for r in inputs.runs), None)
     profile = inputs.profile
     findings: list[Finding] = []
+    subject = None
     if subject_run is not None:
         findings = diagnose(subject_run, inputs.run("baseline"), profile.document if profile else None,
                             profile.name if profile else "profile")
-        subject = prepare(subject_run, None, profile.document if profile else None,
+        subject = prepare(subject_run, inputs.run("baseline"), profile.document if profile else None,
                           profile.name if profile else "profile")
         if subject.profile_mismatch:
             missing.append(subject.profile_mismatch)
@@ -161,7 +162,7 @@ def build_report(inputs: ReportInput) -> Report:
                   charts.loss_curves(ordered)]
     missing += [c.missing for c in chart_list if c.missing]
     environment = inputs.environment or environment_line(inputs)
-    generated = logentry.generate(inputs, cmp, findings, environment)
+    generated = logentry.generate(inputs, cmp, findings, environment, subject)
     strip = kpis.kpi_strip(inputs, cmp)
     verification = kpis.verification(cmp)
     sources: dict[str, int] = {}

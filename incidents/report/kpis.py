@@ -81,7 +81,7 @@ def _runtime(run: Any) -> Figure:
     return Figure(fmt.duration(value), f"run {fmt.run_label(run)} · runtime (_runtime)", float(value))
 
 
-def _final_metric(run: Any) -> Figure:
+def final_metric(run: Any) -> Figure:
     if run is None:
         return missing("no run")
     history = getattr(run, "history", None)
@@ -174,8 +174,8 @@ def verification(cmp: Comparison) -> list[VerificationRow]:
         VerificationRow("Mean step time", cmp.before_step, cmp.after_step),
         VerificationRow("GPU utilisation", _gpu(before) if before is not None else none,
                         _gpu(after) if after is not None else none),
-        VerificationRow("Final metric", _final_metric(before) if before is not None else none,
-                        _final_metric(after) if after is not None else none),
+        VerificationRow("Final metric", final_metric(before) if before is not None else none,
+                        final_metric(after) if after is not None else none),
     ]
 
 

@@ -72,6 +72,11 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
     from incidents import service
 
     pairs = [_role_path(r) for r in runs]
+    for out in (pdf, html):
+        # Checked before anything is stored, so a typo in the folder leaves no draft behind.
+        if out is not None and not out.parent.is_dir():
+            raise click.ClickException(f"{out.parent} is not a folder: create it or choose another path for "
+                                       f"{out.name}.")
     with app_session() as (app, session), user_errors():
         account = get_account(session, email)
         blobs = _blobs(app)
@@ -107,11 +112,17 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
 @click.option("--json", "as_json", is_flag=True)
 def diagnose_cmd(path: Path, as_json: bool) -> None:
     """Run every diagnosis rule on one run folder or export; fired or not, each is reported."""
+    from app.cli.wandb import RefusedInput
     from incidents.diagnosis import diagnose
+    from incidents.errors import InvalidEvidence
     from incidents.wandb import load_run
 
+    try:
+        run = load_run(path)
+    except InvalidEvidence as e:
+        raise RefusedInput(str(e)) from e  # refused input exits 2, as `hourtab wandb inspect` does
     with user_errors():
-        findings = diagnose(load_run(path))
+        findings = diagnose(run)
     if as_json:
         click.echo(json.dumps({"diagnosis": [f.to_dict() for f in findings]}, indent=2, default=str))
         return

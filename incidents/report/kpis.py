@@ -143,7 +143,8 @@ def _lost_hours(cmp: Comparison) -> Kpi:
     gpus = int((getattr(run, "environment", {}) or {}).get("gpu_count") or 0)
     lost = max(0.0, runtime - expected) * max(gpus, 1) / 3600
     label = "GPU-hours lost" if gpus else "Compute-hours lost (CPU run)"
-    return Kpi(label, Figure(f"{lost:.2f} h", f"({fmt.duration(runtime)} − {run.steps:,} steps × "
+    text = f"{fmt.hours(lost * 3600)} h" if lost >= 0.05 else fmt.duration(lost * 3600)
+    return Kpi(label, Figure(text, f"({fmt.duration(runtime)} − {run.steps:,} steps × "
                                               f"{cmp.after_step.text}) × {max(gpus, 1)} device(s)", lost))
 
 

@@ -27,6 +27,7 @@ class _Notes:
         self.sources: list[str] = []
 
     def add(self, text: str, source: str | None = None) -> None:
+        text = fmt.clause(text)
         if not text:
             return
         if source:
@@ -45,8 +46,7 @@ def _project(inputs: ReportInput) -> str:
 
 
 def _first_sentence(text: str) -> str:
-    head = text.split(". ")[0].rstrip(".")
-    return head[:1].lower() + head[1:] if head[:2] != head[:2].upper() else head
+    return fmt.lower_first(text.split(". ")[0].rstrip("."))
 
 
 def _usable_profile(inputs: ReportInput, subject: Any) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
@@ -160,7 +160,7 @@ def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str
         first = fired[0]
         head, _, detail = first.verdict.partition(": ")
         evidence = _first_sentence(detail) if detail else _first_sentence(first.verdict)
-        return evidence, head[:1].lower() + head[1:] if detail else first.rule.replace("_", " ")
+        return evidence, fmt.lower_first(head) if detail else first.title.lower()
     numbers = (f"steps {cmp.slowdown.text} slower than {cmp.after_role} ({cmp.before_step.text} vs "
                f"{cmp.after_step.text})") if not cmp.slowdown.missing else "no anomaly in the attached evidence"
     return numbers, "no defect found by the automatic checks"
@@ -223,8 +223,9 @@ def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], envi
     seconds = engagement.total_seconds(inputs)
     if seconds:
         notes.add(f"{fmt.hours(seconds)}h")
-    head = f"{_project(inputs)} {inputs.title}".strip()
+    project = _project(inputs)
+    head = f"{project} — {fmt.clause(inputs.title)}" if project else fmt.clause(inputs.title)
     paragraph = f"{head}: " + "; ".join(notes.clauses) + "."
-    lines = [p.line + "." for p in engagement.phases(inputs)]
+    lines = [fmt.clause(p.line) + "." for p in engagement.phases(inputs)]
     footnotes = [f"[{i}] {source}" for i, source in enumerate(notes.sources, start=1)]
     return "\n".join([paragraph, *lines, *footnotes])

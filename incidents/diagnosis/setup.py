@@ -56,9 +56,8 @@ class WatchConfig:
     def text(self) -> str:
         if self.log is None and self.log_freq is None:
             return "watch configuration unknown"
-        log = f'log="{self.log}"' if self.log else "log unknown"
-        freq = f"log_freq={self.log_freq}" if self.log_freq else "log_freq unknown"
-        return f"{log}, {freq}"
+        parts = [f'log="{self.log}"' if self.log else "", f"log_freq={self.log_freq}" if self.log_freq else ""]
+        return ", ".join(p for p in parts if p)
 
 
 def _config_value(config: dict[str, Any], keys: tuple[str, ...]) -> Any:

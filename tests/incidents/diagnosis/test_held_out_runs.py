@@ -97,9 +97,10 @@ def held_out(tmp_path_factory):
         rl = _rl_run(root)
         watched = _train(root, "tiny-watched", {"batch_size": 32}, steps=20, watch=("all", 1))
         big_batch = _train(root, "baseline-batch-128", {"batch_size": 128}, steps=20)
+        every10 = _train(root, "watched-every-10", {"batch_size": 32}, steps=40, watch=("all", 10))
         wandb.teardown()
     return {"cpu": load_run(cpu), "rl": load_run(rl), "watched": load_run(watched),
-            "big_batch": load_run(big_batch)}
+            "big_batch": load_run(big_batch), "every10": load_run(every10)}
 
 
 def _rl_run(root: Path) -> Path:
@@ -203,10 +204,8 @@ def test_baseline_on_other_hardware_gives_no_slowdown_or_hours_lost(held_out):
     assert "×" not in report.log_entry.split(";")[1]
 
 
-def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(held_out, tmp_path):
-    """A real torch.profiler trace of a watched run, wandb's per-tensor work labelled, steps as train_step."""
-    from incidents.profiles import inspect_profile
-
+def _traced(tmp_path: Path, steps: int = 3) -> Path:
+    """A real torch.profiler trace of a watched MLP: wandb's per-tensor work labelled, steps as train_step."""
     model = _mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with offline_wandb(tmp_path):
@@ -222,7 +221,7 @@ def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(held_out
         history.log_tensor_stats = labelled
         try:
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-                for _ in range(3):
+                for _ in range(steps):
                     with torch.profiler.record_function("train_step"):
                         x = torch.randn(4, 8)
                         loss = model(x).sum()
@@ -234,9 +233,34 @@ def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(held_out
             run.finish()
     trace = tmp_path / "trace.json"
     prof.export_chrome_trace(str(trace))
-    result = inspect_profile(trace).to_dict()
+    return trace
+
+
+def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(tmp_path):
+    from incidents.profiles import inspect_profile
+
+    result = inspect_profile(_traced(tmp_path)).to_dict()
     assert result["steps"] == 3 and result["step_label"] == "train_step"
     assert result["watch"]["ranges"] == 3 * 8 and result["watch"]["log_freq"] == 1
     assert result["watch"]["histograms_per_logging_step"] == 8      # 4 tensors × (gradients + parameters)
     assert not any("No wandb.watch ranges are labelled" in w for w in result["warnings"])
     assert result["watch_ms"] > 0
+
+
+def test_a_trace_of_another_watch_configuration_is_scaled_and_called_an_estimate(held_out, tmp_path):
+    """The run logged every 10 steps; the trace was taken at log_freq=1: its share is not the run's."""
+    from incidents.profiles import inspect_profile
+
+    trace = inspect_profile(_traced(tmp_path)).to_dict()
+    run = held_out["every10"]
+    found = _by_rule(diagnose(run, None, trace, "trace.json"))
+    ev = found["watch_overhead"].evidence
+    assert ev["histogram_interval_steps"] == 10
+    assert "trace.json was taken with log_freq=1" in ev["profile_note"] and "own timing" in ev["profile_note"]
+    per_histogram = trace["watch_ms"] / trace["watch"]["logging_steps"] / 8
+    step_ms = run.history["step_time_s"].dropna().mean() * 1000
+    # Scaled: the trace's cost per histogram × 8 histograms every 10 steps, over this run's own step time.
+    assert ev["share_is_estimate"] is True and ev["watch_share_source"].startswith("estimate:")
+    assert ev["watch_share"] == pytest.approx(min(1.0, per_histogram * 0.8 / step_ms), rel=1e-6)
+    assert ev["watch_share"] != pytest.approx(trace["watch_share"])
+    assert ev["mean_step_source"].endswith("history step_time_s (mean)")

@@ -105,6 +105,10 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
     if not report.fired:
         click.echo("- no rule fired")
     click.echo("\n" + incident.log_entry)
+    from incidents.report.checks import publish_warnings
+
+    for warning in publish_warnings(report):
+        click.echo(f"Before publishing: {warning}", err=True)
 
 
 @incident_group.command("diagnose")

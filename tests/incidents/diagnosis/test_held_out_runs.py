@@ -57,8 +57,8 @@ def _train(root: Path, name: str, config: dict, steps: int = 60, watch: tuple[st
     return folder
 
 
-def _add_idle_gpus(folder: Path, gpus: int = 2) -> None:
-    """Append a GPU host's environment and idle-GPU stats to the SDK's own .wandb file."""
+def _add_idle_gpus(folder: Path, gpus: int = 2, util: float = 0.0, memory: float = 1.0) -> None:
+    """Append a GPU host's environment and GPU stats (idle by default) to the SDK's own .wandb file."""
     from wandb.proto import wandb_internal_pb2 as pb
 
     from incidents.wandb.framing import iter_records, write_records
@@ -79,8 +79,8 @@ def _add_idle_gpus(folder: Path, gpus: int = 2) -> None:
         st = pb.Record()
         st.stats.timestamp.FromSeconds(t0 + 5 * i)
         for g in range(gpus):
-            for key, value in ((f"gpu.{g}.gpu", 0.0 if i % 7 else 1.0),
-                               (f"gpu.{g}.memoryAllocated", float(rng.uniform(0.9, 1.2)))):
+            for key, value in ((f"gpu.{g}.gpu", util + (0.0 if i % 7 else 1.0)),
+                               (f"gpu.{g}.memoryAllocated", memory + float(rng.uniform(-0.1, 0.2)))):
                 item = st.stats.item.add()
                 item.key, item.value_json = key, json.dumps(value)
         extra.append(st.SerializeToString())
@@ -98,9 +98,12 @@ def held_out(tmp_path_factory):
         watched = _train(root, "tiny-watched", {"batch_size": 32}, steps=20, watch=("all", 1))
         big_batch = _train(root, "baseline-batch-128", {"batch_size": 128}, steps=20)
         every10 = _train(root, "watched-every-10", {"batch_size": 32}, steps=40, watch=("all", 10))
+        # A toy model on one A100 at ~22 %, its gradients watched rarely (every 60 steps: no watch cost).
+        toy = _train(root, "toy-on-a100", {"batch_size": 32, "device": "cuda"}, steps=130, watch=("gradients", 60))
+        _add_idle_gpus(toy, gpus=1, util=22.0, memory=30.0)
         wandb.teardown()
     return {"cpu": load_run(cpu), "rl": load_run(rl), "watched": load_run(watched),
-            "big_batch": load_run(big_batch), "every10": load_run(every10)}
+            "big_batch": load_run(big_batch), "every10": load_run(every10), "toy": load_run(toy)}
 
 
 def _rl_run(root: Path) -> Path:
@@ -137,6 +140,16 @@ def test_cpu_training_on_a_gpu_host_is_not_called_input_bound(held_out):
     assert placed.evidence["evidence_used"] == [placed.evidence["gpu_util_source"],
                                                 placed.evidence["gpu_memory_source"]]
     assert not found["gpu_underused"].fired
+
+
+def test_toy_model_on_a_big_gpu_is_under_used_with_low_confidence_not_input_bound(held_out):
+    found = _by_rule(diagnose(held_out["toy"]))
+    assert not found["input_bound"].fired and "model is small" in found["input_bound"].verdict
+    assert not found["model_not_on_gpu"].fired
+    under = found["gpu_underused"]
+    assert under.fired and under.confidence == 0.3
+    assert under.verdict.startswith("GPU under-used (model too small for the device?): 22% utilisation for a "
+                                    "178-parameter model on NVIDIA A100-SXM4-40GB")
 
 
 def test_rl_run_with_negative_climbing_policy_loss_gets_no_supervised_rule(held_out):

@@ -45,7 +45,7 @@ def _inputs(**kw) -> ReportInput:
 def test_log_entry_has_the_reference_form_and_phase_lines():
     report = build_report(_inputs(fix_after='wandb.watch(model, log="gradients", log_freq=100)'))
     head, *lines = report.log_entry.splitlines()
-    assert head.startswith("Acme ML slow training: wandb 0.31.0 • PyTorch 2.13.0 • Python 3.11")
+    assert head.startswith("Acme ML — slow training: wandb 0.31.0 • PyTorch 2.13.0 • Python 3.11")
     assert head.endswith("; 2.4h.")
     assert "4.00× slower than fixed (400.0 ms vs 100.0 ms) [1]" in head
     assert 'fix: wandb.watch(model, log="gradients", log_freq=100)' in head

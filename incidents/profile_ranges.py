@@ -9,6 +9,7 @@ Steps come from ``ProfilerStep#N`` ranges, else from the user's own ``record_fun
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 #: Labelled ranges that are watch work: any wandb range, and HourTab's fastwatch.
@@ -50,3 +51,19 @@ def watch_config(host: list[dict[str, Any]], steps: list[dict[str, Any]]) -> dic
             # Watch fired in every step → log_freq 1; in one of k steps → about k (a short trace is coarse).
             result["log_freq"] = max(1, round(len(steps) / len(logging)))
     return result
+
+
+def union_ms(events: Iterable[dict[str, Any]]) -> float:
+    """Wall time covered by at least one of ``events`` (overlaps and nesting counted once)."""
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events)
+    total, current_start, current_end = 0.0, None, None
+    for start, end in spans:
+        if current_end is None or start > current_end:
+            if current_end is not None:
+                total += current_end - current_start
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_end is not None:
+        total += current_end - current_start
+    return total / 1000.0

@@ -22,13 +22,12 @@ import json
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from incidents.errors import EvidenceNotFound, InvalidEvidence
-from incidents.profile_ranges import WATCH_RANGE_PREFIXES, step_ranges, watch_config
+from incidents.profile_ranges import USER_STEP, WATCH_RANGE_PREFIXES, step_ranges, union_ms, watch_config
 
 MAX_BYTES = 512 * 2**20
 PROFILE_SCHEMA = "hourtab.repro.profile"
@@ -184,7 +183,7 @@ def inspect_key_averages_table(text: str, source: str = "table") -> ProfileInspe
     by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_name[row["name"]].append(row)
-    step_rows = by_name.get("ProfilerStep*", []) or [r for r in rows if _USER_STEP_ROW.match(r["name"])]
+    step_rows = by_name.get("ProfilerStep*", []) or [r for r in rows if USER_STEP.match(r["name"])]
     steps = sum(r["calls"] for r in step_rows) if step_rows else None
     if steps is None:
         warnings.append("No ProfilerStep* row (profiled without a schedule): the number of steps is unknown.")
@@ -210,8 +209,6 @@ def inspect_key_averages_table(text: str, source: str = "table") -> ProfileInspe
                              warnings=warnings, **phases,
                              device_busy_ms=totals.get("CUDA") or totals.get("Device"))
 
-
-_USER_STEP_ROW = re.compile(r"^(train(ing)?[_ .-]?step|train[_ .-]?batch)$", re.IGNORECASE)
 
 _HEURISTIC_WARNING = ("No wandb.watch ranges are labelled in this capture: watch work is estimated from the ops "
                       "wandb.watch issues (aten::histc, isfinite, min, max, item, clone, device-to-host "
@@ -269,7 +266,7 @@ def inspect_chrome_trace(events: Any, source: str = "trace") -> ProfileInspectio
     step_events, step_label = step_ranges(host)
     if step_events:
         steps = len(step_events)
-        total_ms = _union_ms(step_events)
+        total_ms = union_ms(step_events)
     else:
         steps = None
         spans = [(e["ts"], e["ts"] + e["dur"]) for e in host or complete]
@@ -278,16 +275,16 @@ def inspect_chrome_trace(events: Any, source: str = "trace") -> ProfileInspectio
                         "are unknown.")
     labelled = [e for e in host if e["name"].startswith(WATCH_RANGE_PREFIXES)]
     if labelled:
-        watch_ms = _union_ms(labelled)
+        watch_ms = union_ms(labelled)
     else:
         watch_events = [e for e in host if e["name"] in WATCH_OPS]
         watch_events += [e for e in device if e.get("cat") == "gpu_memcpy" and "DtoH" in e["name"]]
-        watch_ms = _union_ms(watch_events)
+        watch_ms = union_ms(watch_events)
         warnings.append(_HEURISTIC_WARNING)
     is_watch = _is_watch_name
     phases = _trace_phases(host, step_events, warnings)
     top = _top_trace_ops(host, is_watch, bool(labelled))
-    device_busy = _union_ms(device) if device else None
+    device_busy = union_ms(device) if device else None
     if device:
         warnings.append(f"The trace has {len(device)} device events: device_busy_ms is the time at least one "
                         "kernel or copy ran; shares use the host timeline.")
@@ -300,27 +297,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _union_ms(events: Iterable[dict[str, Any]]) -> float:
-    """Wall time covered by at least one of ``events`` (overlaps and nesting counted once)."""
-    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events)
-    total, current_start, current_end = 0.0, None, None
-    for start, end in spans:
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
-            current_start, current_end = start, end
-        else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total / 1000.0
-
-
 def _trace_phases(host: list[dict[str, Any]], step_events: list[dict[str, Any]],
                   warnings: list[str]) -> dict[str, float | None]:
     labelled = {phase: [e for e in host if e["name"] == label] for phase, label in PHASE_LABELS.items()}
     if all(labelled.values()):
-        return {f"{phase}_ms": _union_ms(events) for phase, events in labelled.items()}
+        return {f"{phase}_ms": union_ms(events) for phase, events in labelled.items()}
     optimizer = [e for e in host if e["name"].startswith(("Optimizer.step#", "Optimizer.zero_grad#"))]
     backward = [e for e in host if e["name"].startswith("autograd::engine::evaluate_function")]
     forward_ms = None
@@ -334,8 +315,8 @@ def _trace_phases(host: list[dict[str, Any]], step_events: list[dict[str, Any]],
     warnings.append("Phases are not labelled (repro.forward/backward/optimizer): backward is the autograd engine's "
                     "ranges, optimizer the Optimizer.step/zero_grad ranges, forward each step's start to its "
                     "first backward range.")
-    return {"forward_ms": forward_ms, "backward_ms": _union_ms(backward) if backward else None,
-            "optimizer_ms": _union_ms(optimizer) if optimizer else None}
+    return {"forward_ms": forward_ms, "backward_ms": union_ms(backward) if backward else None,
+            "optimizer_ms": union_ms(optimizer) if optimizer else None}
 
 
 def _top_trace_ops(host: list[dict[str, Any]], is_watch: Any, labelled: bool) -> list[dict[str, Any]]:

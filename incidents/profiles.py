@@ -22,18 +22,16 @@ import json
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hourtab import jsonbounded
 from incidents.errors import EvidenceNotFound, InvalidEvidence
+from incidents.profile_ranges import USER_STEP, WATCH_RANGE_PREFIXES, step_ranges, union_ms, watch_config
 
 MAX_BYTES = 512 * 2**20
 PROFILE_SCHEMA = "hourtab.repro.profile"
-#: Labelled ranges that are watch work: wandb's (as labelled by the reproducer) and HourTab's fastwatch.
-WATCH_RANGE_PREFIXES = ("wandb.watch", "hourtab.fastwatch", "fastwatch")
 #: Ops wandb.watch issues per tensor; used only when no watch range is labelled.
 WATCH_OPS = frozenset({"aten::histc", "aten::isfinite", "aten::min", "aten::max", "aten::item",
                        "aten::_local_scalar_dense", "aten::clone"})
@@ -60,6 +58,10 @@ class ProfileInspection:
     warnings: list[str] = field(default_factory=list)
     mode: str | None = None
     device_busy_ms: float | None = None
+    #: What labelled the steps (``ProfilerStep#``, ``train_step``…); None when steps are unknown.
+    step_label: str | None = None
+    #: Watch configuration read from labelled per-tensor ranges (see ``profile_ranges.watch_config``).
+    watch: dict[str, Any] | None = None
 
     @property
     def watch_share(self) -> float | None:
@@ -70,7 +72,8 @@ class ProfileInspection:
                 "watch_share": self.watch_share, "forward_ms": self.forward_ms,
                 "backward_ms": self.backward_ms, "optimizer_ms": self.optimizer_ms,
                 "device_busy_ms": self.device_busy_ms, "mode": self.mode,
-                "top_ops": self.top_ops, "warnings": self.warnings}
+                "top_ops": self.top_ops, "warnings": self.warnings, "step_label": self.step_label,
+                "watch": self.watch}
 
 
 def inspect_profile(path: str | Path) -> ProfileInspection:
@@ -183,7 +186,7 @@ def inspect_key_averages_table(text: str, source: str = "table") -> ProfileInspe
     by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_name[row["name"]].append(row)
-    step_rows = by_name.get("ProfilerStep*", [])
+    step_rows = by_name.get("ProfilerStep*", []) or [r for r in rows if USER_STEP.match(r["name"])]
     steps = sum(r["calls"] for r in step_rows) if step_rows else None
     if steps is None:
         warnings.append("No ProfilerStep* row (profiled without a schedule): the number of steps is unknown.")
@@ -263,59 +266,45 @@ def inspect_chrome_trace(events: Any, source: str = "trace") -> ProfileInspectio
     warnings: list[str] = []
     host = [e for e in complete if e.get("cat", "cpu_op") in _HOST_CATEGORIES]
     device = [e for e in complete if e.get("cat") in _DEVICE_CATEGORIES]
-    step_events = [e for e in host if e["name"].startswith("ProfilerStep#")]
+    step_events, step_label = step_ranges(host)
     if step_events:
         steps = len(step_events)
-        total_ms = sum(e["dur"] for e in step_events) / 1000.0
+        total_ms = union_ms(step_events)
     else:
         steps = None
         spans = [(e["ts"], e["ts"] + e["dur"]) for e in host or complete]
         total_ms = (max(b for _, b in spans) - min(a for a, _ in spans)) / 1000.0
-        warnings.append("No ProfilerStep# ranges: the total is the span of the trace and steps are unknown.")
+        warnings.append("No ProfilerStep# or train_step ranges: the total is the span of the trace and steps "
+                        "are unknown.")
     labelled = [e for e in host if e["name"].startswith(WATCH_RANGE_PREFIXES)]
     if labelled:
-        watch_ms = _union_ms(labelled)
+        watch_ms = union_ms(labelled)
     else:
         watch_events = [e for e in host if e["name"] in WATCH_OPS]
         watch_events += [e for e in device if e.get("cat") == "gpu_memcpy" and "DtoH" in e["name"]]
-        watch_ms = _union_ms(watch_events)
+        watch_ms = union_ms(watch_events)
         warnings.append(_HEURISTIC_WARNING)
     is_watch = _is_watch_name
     phases = _trace_phases(host, step_events, warnings)
     top = _top_trace_ops(host, is_watch, bool(labelled))
-    device_busy = _union_ms(device) if device else None
+    device_busy = union_ms(device) if device else None
     if device:
         warnings.append(f"The trace has {len(device)} device events: device_busy_ms is the time at least one "
                         "kernel or copy ran; shares use the host timeline.")
     return ProfileInspection("chrome-trace", steps, total_ms, min(watch_ms, total_ms), top_ops=top,
-                             warnings=warnings, device_busy_ms=device_busy, **phases)
+                             warnings=warnings, device_busy_ms=device_busy, step_label=step_label,
+                             watch=watch_config(host, step_events), **phases)
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _union_ms(events: Iterable[dict[str, Any]]) -> float:
-    """Wall time covered by at least one of ``events`` (overlaps and nesting counted once)."""
-    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events)
-    total, current_start, current_end = 0.0, None, None
-    for start, end in spans:
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
-            current_start, current_end = start, end
-        else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total / 1000.0
-
-
 def _trace_phases(host: list[dict[str, Any]], step_events: list[dict[str, Any]],
                   warnings: list[str]) -> dict[str, float | None]:
     labelled = {phase: [e for e in host if e["name"] == label] for phase, label in PHASE_LABELS.items()}
     if all(labelled.values()):
-        return {f"{phase}_ms": _union_ms(events) for phase, events in labelled.items()}
+        return {f"{phase}_ms": union_ms(events) for phase, events in labelled.items()}
     optimizer = [e for e in host if e["name"].startswith(("Optimizer.step#", "Optimizer.zero_grad#"))]
     backward = [e for e in host if e["name"].startswith("autograd::engine::evaluate_function")]
     forward_ms = None
@@ -329,8 +318,8 @@ def _trace_phases(host: list[dict[str, Any]], step_events: list[dict[str, Any]],
     warnings.append("Phases are not labelled (repro.forward/backward/optimizer): backward is the autograd engine's "
                     "ranges, optimizer the Optimizer.step/zero_grad ranges, forward each step's start to its "
                     "first backward range.")
-    return {"forward_ms": forward_ms, "backward_ms": _union_ms(backward) if backward else None,
-            "optimizer_ms": _union_ms(optimizer) if optimizer else None}
+    return {"forward_ms": forward_ms, "backward_ms": union_ms(backward) if backward else None,
+            "optimizer_ms": union_ms(optimizer) if optimizer else None}
 
 
 def _top_trace_ops(host: list[dict[str, Any]], is_watch: Any, labelled: bool) -> list[dict[str, Any]]:

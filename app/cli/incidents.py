@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from app.cli.context import cli_session
+from hourtab.errors import InvalidInput
 
 
 def _kpis(report) -> dict:
@@ -63,6 +64,11 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
     from incidents import service
 
     pairs = [_role_path(r) for r in runs]
+    for out in (pdf, html):
+        # Checked before anything is stored, so a typo in the folder leaves no draft behind.
+        if out is not None and not out.parent.is_dir():
+            raise InvalidInput(f"{out.parent.name or out.parent} is not a folder: create it or choose another "
+                               f"path for {out.name}.")
     with cli_session() as cx:
         session = cx.session
         account = get_account(session, email)
@@ -85,6 +91,10 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
     if not report.fired:
         click.echo("- no rule fired")
     click.echo("\n" + incident.log_entry)
+    from incidents.report.checks import publish_warnings
+
+    for warning in publish_warnings(report):
+        click.echo(f"Before publishing: {warning}", err=True)
 
 
 @incident_group.command("diagnose")
@@ -95,6 +105,7 @@ def diagnose_cmd(path: Path, as_json: bool) -> None:
     from incidents.diagnosis import diagnose
     from incidents.wandb import load_run
 
+    # Unreadable evidence is refused input (exit 2), as for `hourtab wandb inspect`.
     findings = diagnose(load_run(path))
     if as_json:
         click.echo(json.dumps({"diagnosis": [f.to_dict() for f in findings]}, indent=2, default=str))

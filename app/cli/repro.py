@@ -33,6 +33,9 @@ import click
 @click.option("--profile-steps", default=2, show_default=True, type=int,
               help="Steps captured with torch.profiler per mode (the heaviest mode's capture is kept; 0: none).")
 @click.option("--threads", type=int, help="torch CPU threads (default: torch's choice less the cores other processes keep busy).")
+@click.option("--rounds", default=1, show_default=True, type=int,
+              help="Interleaved rounds of every mode (baseline, watch, fix, baseline, …); figures are per-mode "
+                   "medians and spreads over rounds.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for weights and batches.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option("--calibrate", "calibrate_to", is_flag=False, flag_value="", default=None, metavar="[PATH]",
@@ -41,7 +44,7 @@ import click
 def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out: Path, device: str,
           layers: int | None, hidden: int | None, heads: int | None, seq_len: int | None,
           batch_size: int | None, num_labels: int | None, project_steps: int, profile_steps: int,
-          threads: int | None, seed: int, no_progress: bool, calibrate_to: str | None) -> None:
+          threads: int | None, rounds: int, seed: int, no_progress: bool, calibrate_to: str | None) -> None:
     """Measure what wandb.watch costs a BERT training step on this machine, against a baseline."""
     if calibrate_to is not None:
         from incidents.repro.calibrate import calibrate_and_store, summary_lines
@@ -62,7 +65,7 @@ def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out
     settings = ReproSettings(
         spec=spec, modes=parse_modes(modes_text or DEFAULT_MODES), out=out, preset=preset, steps=steps,
         warmup=warmup, device=device, project_steps=project_steps, profile_steps=profile_steps, seed=seed,
-        threads=threads, progress=not no_progress,
+        threads=threads, progress=not no_progress, rounds=rounds,
         command=_command_line(click.get_current_context()),
     )
     profile = run_repro(settings)
@@ -74,7 +77,10 @@ def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out
         ratio = f"{mode['ratio_to_baseline']:.2f}× baseline" if mode["ratio_to_baseline"] else "no baseline"
         mean = f"{mode['mean_step_s'] * 1000:.1f} ms/step" if mode["mean_step_s"] else "not measured"
         hook = f", watch hooks {mode['hook_share'] * 100:.1f} % of the step" if mode["hook_share"] else ""
-        click.echo(f"  {mode['mode']:<24} {mean}, {ratio}{hook}")
+        cpu = f" (CPU time {mode['cpu_ratio_to_baseline']:.2f}×)" if mode.get("cpu_ratio_to_baseline") else ""
+        click.echo(f"  {mode['mode']:<24} {mean}, {ratio}{cpu}{hook}")
+    for note in profile["notes"]:
+        click.echo(f"Note: {note}")
     click.echo(f"Wrote {out / 'profile.json'} and {out / 'profile.md'} (measured on "
                f"{profile['machine']['hostname'] or 'this machine'}).")
     if profile["interrupted"]:

@@ -166,6 +166,13 @@ def incident_publish(incident_id: int):
             service.refresh_generated(db, incident, blobs(), account().display_name)
         service.publish(db, incident, request.form.get("publish") != "0")
     flash("Published." if incident.status == "published" else "Withdrawn: the writeup is a draft again.")
+    if incident.status == "published":
+        from incidents.report.build import build_report
+        from incidents.report.checks import publish_warnings
+
+        report = build_report(service.report_input(db, incident, blobs(), account().display_name))
+        for warning in publish_warnings(report):
+            flash(warning)
     return _back(incident_id)
 
 

@@ -7,6 +7,7 @@ fires when none of them did, as in the two-class method.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from incidents.diagnosis import gradients, overhead, progress
@@ -16,7 +17,7 @@ from incidents.diagnosis.subject import Subject, prepare
 __all__ = ["CLASSES", "RULES", "Finding", "Subject", "diagnose", "prepare"]
 
 #: Every rule name, in report order.
-RULES = ("watch_overhead", "input_bound", "exploding_gradients", "vanishing_gradients", "dead_layer",
+RULES = ("watch_overhead", "model_not_on_gpu", "input_bound", "gpu_underused", "exploding_gradients", "vanishing_gradients", "dead_layer",
          "static_parameters", "clean_but_stuck")
 
 #: Rules about correctness of training: when one fires, "stuck" is not a research question.
@@ -27,8 +28,17 @@ def diagnose(run: Any, baseline: Any | None = None, profile: dict[str, Any] | No
              profile_source: str = "profile") -> list[Finding]:
     """Run every rule on ``run`` (a RunEvidence), optionally against a baseline run and a profile."""
     subject = prepare(run, baseline, profile, profile_source)
-    findings = [overhead.watch_overhead(subject), overhead.input_bound(subject)]
+    findings = [overhead.watch_overhead(subject), overhead.model_not_on_gpu(subject), overhead.input_bound(subject),
+                overhead.gpu_underused(subject)]
     health = [rule(subject) for rule in _GRADIENT_RULES]
     findings += health
     findings.append(progress.clean_but_stuck(subject, [f.rule for f in health if f.fired]))
-    return findings
+    return [_with_evidence_used(f) for f in findings]
+
+
+def _with_evidence_used(finding: Finding) -> Finding:
+    """Every fired rule names the evidence it used (its ``*source`` fields when it did not list them)."""
+    if not finding.fired or finding.evidence.get("evidence_used"):
+        return finding
+    used = [str(v) for k, v in finding.evidence.items() if k.endswith("source") and v]
+    return replace(finding, evidence={**finding.evidence, "evidence_used": used or ["the run's watch histograms"]})

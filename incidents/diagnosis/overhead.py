@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from incidents.diagnosis import signals
+from incidents.diagnosis import setup, signals
 from incidents.diagnosis.findings import Finding, not_fired
 from incidents.diagnosis.subject import Subject
 
@@ -20,6 +20,8 @@ LARGE_MODEL = 10_000_000
 LOW_UTIL = 50.0
 HEAVY_SHARE = 0.20
 SLOWDOWN = 1.25
+IDLE_UTIL = 5.0      # % utilisation at or below which a GPU counts as idle
+IDLE_MEMORY = 5.0    # % of GPU memory allocated at or below which no model sits on it
 
 
 def _fix_options(subject: Subject) -> list[dict[str, Any]]:
@@ -53,20 +55,15 @@ def watch_overhead(subject: Subject) -> Finding:
     tensors = int(subject.stats["tensor"].nunique())
     params = signals.parameter_count(subject.stats)
     facts = subject.profile
-    share = facts.watch_share if facts else None
-    share_source = f"{facts.source} (hook_share of {facts.watch_mode['mode']})" \
-        if facts and facts.watch_mode else (facts.source if facts else None)
-    summary = getattr(subject.run, "summary", {}) or {}
-    if share is None and isinstance(summary.get("repro/hook_share"), int | float):
-        share, share_source = float(summary["repro/hook_share"]), f"{subject.run_label} summary repro/hook_share"
     step_s, step_source = signals.mean_step_time(subject.run)
-    if facts and facts.watch_mode and step_s is None:
+    share, share_source, estimated = _share(subject, facts, step_s)
+    if facts and facts.watch_mode and step_s is None and not subject.watch_configs_differ:
         step_s, step_source = facts.watch_mode["mean_step_s"], f"{facts.source} mode {facts.watch_mode['mode']}"
-    base_s, base_source = (signals.mean_step_time(subject.baseline) if subject.baseline is not None
-                           else (None, ""))
+    base_s, base_source = (signals.mean_step_time(subject.baseline)
+                           if subject.baseline is not None and subject.baseline_comparable else (None, ""))
     if base_s is not None:
         base_source = f"{getattr(subject.baseline, 'run_id', 'baseline')} {base_source}"
-    elif facts and facts.baseline_mode:
+    elif facts and facts.baseline_mode and not subject.watch_configs_differ and subject.baseline is None:
         base_s, base_source = facts.baseline_mode["mean_step_s"], f"{facts.source} mode baseline"
     slowdown = step_s / base_s if step_s and base_s else None
     util = signals.gpu_utilisation(getattr(subject.run, "system", None))
@@ -81,14 +78,29 @@ def watch_overhead(subject: Subject) -> Finding:
         "mean_step_s": step_s, "mean_step_source": f"{subject.run_label} {step_source}",
         "baseline_step_s": base_s, "baseline_source": base_source or None, "slowdown": slowdown,
     }
-    if subject.profile_mismatch:
-        evidence["profile_note"] = subject.profile_mismatch
+    evidence["share_is_estimate"] = estimated
+    notes = [subject.profile_mismatch] if subject.profile_mismatch else []
+    if subject.watch_configs_differ:
+        notes.append(f"{facts.source} was taken with {subject.profile_watch.text()}, this run logs "
+                     f'log="{log}", log_freq={interval}: the verdict uses this run\'s own timing'
+                     + (", and the profile's hook cost is scaled (labelled an estimate)" if estimated else ""))
+    blocking = [d.text() for d in subject.baseline_differences if d.blocking]
+    other = [d.text() for d in subject.baseline_differences if not d.blocking]
+    if blocking:
+        notes.append("the baseline run is not comparable (" + "; ".join(blocking) + "): no slowdown is computed "
+                     "against it")
+    if other:
+        notes.append("the baseline run differs (" + "; ".join(other) + "): the slowdown is less certain")
+    evidence["baseline_differences"] = [d.text() for d in subject.baseline_differences]
+    if notes:
+        evidence["profile_note"] = "; ".join(notes) + "."
+    evidence["evidence_used"] = _evidence_used(share_source, step_source, base_source, util, subject)
     if not frequent:
         return not_fired(rule, f"Watch histograms are logged every {interval or 'run'} steps (> {FREQUENT_STEPS} or "
                                "only once): too rarely to dominate step time.", **evidence)
     reasons = []
     if share is not None and share > HEAVY_SHARE:
-        reasons.append(f"{share:.0%} of step time was spent in watch work")
+        reasons.append(f"{'an estimated ' if estimated else ''}{share:.0%} of step time was spent in watch work")
     if slowdown is not None and slowdown >= SLOWDOWN:
         reasons.append(f"steps are {slowdown:.2f}× slower than the baseline")
     heuristic = params is not None and params > LARGE_MODEL and util is not None and util < LOW_UTIL
@@ -110,28 +122,148 @@ def watch_overhead(subject: Subject) -> Finding:
     by_share = share is not None and share > HEAVY_SHARE
     by_slowdown = slowdown is not None and slowdown >= SLOWDOWN
     confidence = 0.9 if by_share and by_slowdown else 0.75 if by_share or by_slowdown else 0.5
-    return Finding(rule, True, "engineering", verdict, evidence, confidence)
+    if other and by_slowdown:
+        confidence -= 0.15
+    if estimated and not by_slowdown:
+        confidence -= 0.15
+    return Finding(rule, True, "engineering", verdict, evidence, round(confidence, 2))
+
+
+def _share(subject: Subject, facts: Any, step_s: float | None) -> tuple[float | None, str | None, bool]:
+    """Watch share of step time: the run's own figure, the profile's when it matches, else scaled."""
+    summary = getattr(subject.run, "summary", {}) or {}
+    if isinstance(summary.get("repro/hook_share"), int | float):
+        return float(summary["repro/hook_share"]), f"{subject.run_label} summary repro/hook_share", False
+    if facts is None:
+        return None, None, False
+    if not subject.watch_configs_differ:
+        source = f"{facts.source} (hook_share of {facts.watch_mode['mode']})" if facts.watch_mode else facts.source
+        return facts.watch_share, source, False
+    if subject.scaled_hook is None or not step_s:
+        return None, None, False
+    hook_ms, how = subject.scaled_hook
+    return min(1.0, hook_ms / (step_s * 1000)), f"{how} ÷ this run's mean step", True
+
+
+def _evidence_used(share_source: str | None, step_source: str, base_source: str, util: float | None,
+                   subject: Subject) -> list[str]:
+    used = [f"{subject.run_label} watch histograms (interval, tensors)", f"{subject.run_label} {step_source}"]
+    if share_source:
+        used.append(share_source)
+    if base_source:
+        used.append(base_source)
+    if util is not None:
+        used.append(f"{subject.run_label} system.gpu.*.gpu")
+    return used
+
+
+def _watch_work(subject: Subject) -> str | None:
+    """Instrumentation that would explain an idle GPU: frequent watch histograms or a measured share."""
+    interval = subject.histogram_interval
+    if interval is not None and interval <= FREQUENT_STEPS:
+        return f"watch histograms every {interval} step{'s' if interval != 1 else ''}"
+    share = subject.profile.watch_share if subject.profile else None
+    summary = getattr(subject.run, "summary", {}) or {}
+    if share is None and isinstance(summary.get("repro/hook_share"), int | float):
+        share = float(summary["repro/hook_share"])
+    if share is not None and share > HEAVY_SHARE:
+        return f"{share:.0%} of step time in watch work"
+    return None
+
+
+def _gpu_evidence(subject: Subject) -> dict[str, Any]:
+    system = getattr(subject.run, "system", None)
+    env = getattr(subject.run, "environment", {}) or {}
+    return {"gpu_util_mean": signals.gpu_utilisation(system), "gpu_memory_percent": signals.gpu_memory_percent(system),
+            "gpu_count": env.get("gpu_count"), "gpu_name": env.get("gpu_name"),
+            "device_in_config": setup.device_type(subject.run) if (getattr(subject.run, "config", {}) or {})
+            .get("device") else None,
+            "parameters": setup.run_signature(subject.run, subject.stats).parameters,
+            "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu (steady state)",
+            "gpu_memory_source": f"{subject.run_label} system.gpu.*.memoryAllocated"}
+
+
+def _idle(ev: dict[str, Any]) -> bool:
+    memory = ev["gpu_memory_percent"]
+    return ev["gpu_util_mean"] is not None and ev["gpu_util_mean"] <= IDLE_UTIL and \
+        (memory is None or memory <= IDLE_MEMORY)
+
+
+def model_not_on_gpu(subject: Subject) -> Finding:
+    """Idle GPUs with near-empty memory: the model trained on the CPU (or another device)."""
+    rule = "model_not_on_gpu"
+    ev = _gpu_evidence(subject)
+    if ev["gpu_util_mean"] is None:
+        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics (CPU host, or system "
+                               "metrics not exported).", **ev)
+    if not _idle(ev):
+        return not_fired(rule, f"The GPU was in use ({ev['gpu_util_mean']:.0f}% utilisation"
+                               + (f", {ev['gpu_memory_percent']:.0f}% memory allocated" if ev["gpu_memory_percent"]
+                                  is not None else "") + ").", **ev)
+    gpus = f"{ev['gpu_count']} GPU{'s' if (ev['gpu_count'] or 1) != 1 else ''}" if ev["gpu_count"] else "the GPU"
+    memory = (f" and {ev['gpu_memory_percent']:.1f}% of GPU memory allocated" if ev["gpu_memory_percent"] is not None
+              else " (GPU memory not recorded)")
+    told = " The run's config says device=cpu." if ev["device_in_config"] == "cpu" else ""
+    ev["evidence_used"] = [ev["gpu_util_source"]] + ([ev["gpu_memory_source"]] if ev["gpu_memory_percent"]
+                                                      is not None else [])
+    return Finding(rule, True, "engineering",
+                   f"The model is not on the GPU: {gpus} sat idle ({ev['gpu_util_mean']:.1f}% utilisation{memory}), "
+                   f"so training ran on the CPU.{told} Move the model and batches to the device "
+                   "(model.to('cuda'), tensors .to('cuda')) or check the launcher's device setting.",
+                   ev, 0.85 if ev["gpu_memory_percent"] is not None else 0.6)
 
 
 def input_bound(subject: Subject) -> Finding:
-    """A GPU left idle with no watch work to blame points at the data pipeline."""
+    """A GPU in use but under-fed, with no instrumentation to blame, points at the data pipeline."""
     rule = "input_bound"
-    util = signals.gpu_utilisation(getattr(subject.run, "system", None))
+    ev = _gpu_evidence(subject)
+    util = ev["gpu_util_mean"]
+    ev["histogram_interval_steps"] = subject.histogram_interval
     if util is None:
         return not_fired(rule, "Not checked: this run has no GPU utilisation metrics (CPU run, or system "
-                               "metrics not exported).", gpu_util_mean=None)
-    interval = subject.histogram_interval
-    share = subject.profile.watch_share if subject.profile else None
-    watch_work = (interval is not None and interval <= FREQUENT_STEPS) or (share is not None and share > HEAVY_SHARE)
-    evidence = {"gpu_util_mean": util, "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu (steady state)",
-                "histogram_interval_steps": interval, "watch_share": share}
+                               "metrics not exported).", **ev)
     if util >= LOW_UTIL:
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}% (≥ {LOW_UTIL:.0f}%): not starved.", **evidence)
-    if watch_work:
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%, but frequent watch work explains it "
-                               "(see watch overhead).", **evidence)
-    confidence = 0.8 if util < 25 else 0.6
+        return not_fired(rule, f"GPU utilisation averaged {util:.0f}% (≥ {LOW_UTIL:.0f}%): not starved.", **ev)
+    if _idle(ev):
+        return not_fired(rule, "Not applicable: the GPU was idle with near-empty memory, so the model was not on "
+                               "it (see model not on GPU); an input pipeline cannot starve an unused device.", **ev)
+    work = _watch_work(subject)
+    if work:
+        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%, but instrumentation explains it ({work}; "
+                               "see watch overhead).", **ev)
+    if ev["parameters"] is not None and ev["parameters"] < LARGE_MODEL:
+        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%, but the model is small "
+                               f"({ev['parameters']:,} parameters): see GPU under-used.", **ev)
+    ev["evidence_used"] = [ev["gpu_util_source"]] + ([ev["gpu_memory_source"]] if ev["gpu_memory_percent"]
+                                                      is not None else []) + \
+        [f"{subject.run_label} watch histograms (none frequent)", "attached profile (no watch share)"
+         if subject.profile else "no profile attached"]
+    in_use = f"{ev['gpu_memory_percent']:.0f}% memory allocated" if ev["gpu_memory_percent"] is not None \
+        else "GPU memory not recorded"
+    confidence = (0.7 if util < 25 else 0.55) if ev["gpu_memory_percent"] is not None else 0.45
     return Finding(rule, True, "engineering",
-                   f"GPU utilisation averaged {util:.0f}% with no watch work to account for it: the input "
-                   "pipeline (data loading, decoding, host-side preprocessing, host-to-device copies) is "
-                   "likely starving the GPU.", evidence, confidence)
+                   f"GPU utilisation averaged {util:.0f}% with the model on the GPU ({in_use}) and no watch or "
+                   "other instrumentation work to account for it: the input pipeline (data loading, decoding, "
+                   "host-side preprocessing, host-to-device copies) is likely starving the GPU.", ev, confidence)
+
+
+def gpu_underused(subject: Subject) -> Finding:
+    """A small model on a big GPU leaves it partly idle: a sizing question, not a defect."""
+    rule = "gpu_underused"
+    ev = _gpu_evidence(subject)
+    util = ev["gpu_util_mean"]
+    if util is None:
+        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics.", **ev)
+    if util >= LOW_UTIL or _idle(ev):
+        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%: "
+                               + ("not under-used." if util >= LOW_UTIL else "idle, not under-used (see model "
+                                                                             "not on GPU)."), **ev)
+    if ev["parameters"] is None or ev["parameters"] >= LARGE_MODEL:
+        return not_fired(rule, "Not applicable: the model's size is unknown or large "
+                               "(see input bound).", **ev)
+    ev["evidence_used"] = [ev["gpu_util_source"], f"{subject.run_label} parameter count (watch histograms or config)"]
+    device = f" {ev['gpu_name']}" if ev["gpu_name"] else ""
+    return Finding(rule, True, "engineering",
+                   f"GPU under-used (model too small for the device?): {util:.0f}% utilisation for a "
+                   f"{ev['parameters']:,}-parameter model on{device or ' the GPU'}. Larger batches, several runs "
+                   "per GPU or a smaller device would use it better.", ev, 0.3)

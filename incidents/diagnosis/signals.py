@@ -86,6 +86,19 @@ def gpu_utilisation(system: pd.DataFrame, trim: float = 0.05) -> float | None:
     return None if math.isnan(value) else value
 
 
+def gpu_memory_percent(system: pd.DataFrame) -> float | None:
+    """Mean GPU memory allocated (% of the device), over all GPUs; None when not recorded."""
+    if system is None:
+        return None
+    cols = sorted(c for c in system.columns if re.fullmatch(r"system\.gpu\.\d+\.memoryAllocated", str(c)))
+    if not cols:
+        return None
+    values = system[cols].to_numpy(dtype="float64")
+    if not np.isfinite(values).any():
+        return None
+    return float(np.nanmean(values))
+
+
 def loss_column(history: pd.DataFrame) -> str | None:
     """The training loss: a well-known name first, then any column whose name ends in ``loss``."""
     if history is None or history.empty:

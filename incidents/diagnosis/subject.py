@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from incidents.diagnosis import signals
+from incidents.diagnosis import setup, signals
 
 
 @dataclass(frozen=True)
@@ -20,8 +20,14 @@ class Subject:
     stats: pd.DataFrame
     baseline: Any | None = None
     profile: signals.ProfileFacts | None = None
-    #: Why the profile was set aside (a different model), stated in the report; None when it fits.
+    #: Why the profile was set aside (another setup), stated in the report; None when it fits.
     profile_mismatch: str | None = None
+    #: The profile's watch configuration when it differs from the run's (its figures are then scaled).
+    profile_watch: setup.WatchConfig | None = None
+    #: Incident vs baseline differences (model, hardware, batch…); blocking ones forbid a slowdown.
+    baseline_differences: tuple[setup.Difference, ...] = ()
+    #: The profile's hook cost scaled to this run's watch configuration: (ms per step, how), or None.
+    scaled_hook: tuple[float, str] | None = None
 
     @property
     def run_label(self) -> str:
@@ -41,23 +47,35 @@ class Subject:
     def histogram_interval(self) -> int | None:
         return signals.histogram_interval(self.stats["step"].to_numpy()) if not self.stats.empty else None
 
+    @property
+    def baseline_comparable(self) -> bool:
+        """False when the baseline ran another model or on other hardware: no slowdown from it."""
+        return not any(d.blocking for d in self.baseline_differences)
+
+    @property
+    def watch_configs_differ(self) -> bool:
+        return self.profile_watch is not None
+
 
 def prepare(run: Any, baseline: Any | None = None, profile: dict[str, Any] | None = None,
             profile_source: str = "profile") -> Subject:
-    """Compute histogram statistics and read the profile, setting it aside if it is another model's."""
+    """Compute histogram statistics and check the profile and baseline are of the same setup."""
     stats = signals.histogram_stats(getattr(run, "histograms", None))
-    log = None
-    if not stats.empty:
-        kinds = set(stats["kind"].unique())
-        log = "all" if {"gradients", "parameters"} <= kinds else next(iter(kinds))
-    interval = signals.histogram_interval(stats["step"].to_numpy()) if not stats.empty else None
-    facts = signals.profile_facts(profile, profile_source, log, interval)
-    mismatch = None
-    if facts is not None and facts.parameter_tensors and not stats.empty:
-        run_tensors = stats[stats["kind"] == "gradients"]["tensor"].nunique() or stats["tensor"].nunique()
-        if run_tensors != facts.parameter_tensors:
-            mismatch = (f"{profile_source} profiles a different model ({facts.model_name or 'unnamed'}, "
-                        f"{facts.parameter_tensors} parameter tensors; this run's watch logged {run_tensors}), "
-                        "so its figures were not used")
+    label = getattr(run, "run_id", "") or "run"
+    watch = setup.run_watch(stats, f"{label} watch histograms")
+    facts = signals.profile_facts(profile, profile_source, watch.log, watch.log_freq)
+    mismatch, other_watch, estimate = None, None, None
+    if facts is not None:
+        run_sig = setup.run_signature(run, stats)
+        prof_sig = setup.profile_signature(profile, profile_source)
+        prof_watch = setup.profile_watch(profile, facts.watch_mode, profile_source)
+        differs = setup.signature_mismatch(run_sig, prof_sig, watch, prof_watch)
+        if differs:
+            mismatch = (f"{profile_source} is from a different setup (it profiles a different model: "
+                        f"{'; '.join(differs)}), so its figures were not used")
             facts = None
-    return Subject(run, stats, baseline, facts, mismatch)
+        elif not stats.empty and setup.watch_differs(watch, prof_watch):
+            other_watch = prof_watch
+            estimate = setup.scaled_hook_ms(profile, facts.watch_mode, prof_watch, watch)
+    differences = tuple(setup.differences(run, baseline)) if baseline is not None else ()
+    return Subject(run, stats, baseline, facts, mismatch, other_watch, differences, estimate)

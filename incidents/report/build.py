@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from incidents.diagnosis import Finding, diagnose, prepare
+from incidents.diagnosis import Finding, diagnose, prepare, setup, signals
 from incidents.report import charts, engagement, kpis, logentry, markdown, timeline
 from incidents.report import figures as fmt
 from incidents.report.environment import environment_line
@@ -39,6 +39,10 @@ class Attribution:
     top_ops: list[dict[str, Any]] = field(default_factory=list)
     watch_share: float | None = None
     note: str = ""
+    #: Model signature and watch configuration, as text; ``different_setup`` says why it is set aside.
+    signature: str = ""
+    watch: str = ""
+    different_setup: str = ""
 
 
 @dataclass
@@ -78,7 +82,27 @@ class Report:
         return self.sources.get(source) if source else None
 
 
-def _attribution(profile) -> Attribution:
+def _attribution(profile, run: Any) -> Attribution:
+    attribution = _attribution_figures(profile)
+    doc = profile.document
+    mode = next((m for m in attribution.modes if m.get("mode") == attribution.top_tensors_mode), None)
+    signature = setup.profile_signature(doc, profile.name)
+    watch = setup.profile_watch(doc, mode, profile.name)
+    attribution.signature = signature.text() if (signature.tensors or signature.parameters or signature.name) \
+        else "model not recorded"
+    attribution.watch = watch.text() + (f", {watch.histograms_per_logging_step} histograms per logging step"
+                                        if watch.histograms_per_logging_step else "")
+    if run is not None:
+        stats = signals.histogram_stats(getattr(run, "histograms", None))
+        differs = setup.signature_mismatch(setup.run_signature(run, stats), signature,
+                                           setup.run_watch(stats, "run"), watch)
+        if differs:
+            attribution.different_setup = "From a different setup: " + "; ".join(differs) + \
+                ". Its figures are not used in the verdicts."
+    return attribution
+
+
+def _attribution_figures(profile) -> Attribution:
     doc = profile.document
     if doc.get("modes"):
         machine = doc.get("machine") or {}
@@ -92,7 +116,9 @@ def _attribution(profile) -> Attribution:
                     key=lambda m: m.get("mean_step_s") or 0, default=None)
         return Attribution(profile.name, provenance, modes, list((heavy or {}).get("top_tensors") or [])[:10],
                            (heavy or {}).get("mode", ""), [], (heavy or {}).get("hook_share"))
-    return Attribution(profile.name, f"{doc.get('kind', 'profile')} with {doc.get('steps') or '?'} steps",
+    steps = (f"{doc['steps']} steps" + (f" (labelled {doc['step_label']})" if doc.get("step_label") else "")
+             if doc.get("steps") else "steps not labelled")
+    return Attribution(profile.name, f"{doc.get('kind', 'profile')} with {steps}",
                        top_ops=list(doc.get("top_ops") or [])[:10], watch_share=doc.get("watch_share"),
                        note="; ".join(doc.get("warnings") or []))
 
@@ -119,10 +145,11 @@ def build_report(inputs: ReportInput) -> Report:
     subject_run = inputs.run("incident") or next((r.run for r in inputs.runs), None)
     profile = inputs.profile
     findings: list[Finding] = []
+    subject = None
     if subject_run is not None:
         findings = diagnose(subject_run, inputs.run("baseline"), profile.document if profile else None,
                             profile.name if profile else "profile")
-        subject = prepare(subject_run, None, profile.document if profile else None,
+        subject = prepare(subject_run, inputs.run("baseline"), profile.document if profile else None,
                           profile.name if profile else "profile")
         if subject.profile_mismatch:
             missing.append(subject.profile_mismatch)
@@ -135,7 +162,7 @@ def build_report(inputs: ReportInput) -> Report:
                   charts.loss_curves(ordered)]
     missing += [c.missing for c in chart_list if c.missing]
     environment = inputs.environment or environment_line(inputs)
-    generated = logentry.generate(inputs, cmp, findings, environment)
+    generated = logentry.generate(inputs, cmp, findings, environment, subject)
     strip = kpis.kpi_strip(inputs, cmp)
     verification = kpis.verification(cmp)
     sources: dict[str, int] = {}
@@ -150,6 +177,6 @@ def build_report(inputs: ReportInput) -> Report:
              "warnings": list(r.run.warnings)[:5]} for r in inputs.runs]
     return Report(inputs, environment, strip, verification, cmp, findings,
                   fmt.run_label(subject_run) if subject_run is not None else "", timeline.merged(inputs),
-                  chart_list, [_attribution(p) for p in inputs.profiles], engagement.phases(inputs),
+                  chart_list, [_attribution(p, subject_run) for p in inputs.profiles], engagement.phases(inputs),
                   inputs.log_entry.strip() or generated, generated, sections, runs,
                   _config(subject_run) if subject_run is not None else [], missing, sources)

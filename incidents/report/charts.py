@@ -22,6 +22,14 @@ from incidents.wandb.downsample import minmax
 
 DENSE = 1500
 COLOURS = {"incident": "#c2410c", "baseline": "#2563eb", "fixed": "#15803d"}
+#: Line styles as well as colours, so identical curves (a fix that does not change training) stay visible.
+STYLES = {"incident": "-", "baseline": (0, (5, 3)), "fixed": (0, (1, 2))}
+WIDTHS = {"incident": 1.6, "baseline": 1.1, "fixed": 1.1}
+
+
+def plain(text: str) -> str:
+    """A label matplotlib shows as written: ``$`` would start mathtext (and a bad formula raises)."""
+    return text.replace("$", r"\$")
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,8 @@ def _uri(fig) -> str:
 
 def _plot(ax, x: np.ndarray, y: np.ndarray, role: str, label: str) -> None:
     x, y = minmax(x, y)
-    ax.plot(x, y, linewidth=0.9, color=COLOURS.get(role), label=label, rasterized=len(x) > DENSE)
+    ax.plot(x, y, linewidth=WIDTHS.get(role, 0.9), linestyle=STYLES.get(role, "-"), color=COLOURS.get(role),
+            label=plain(label), rasterized=len(x) > DENSE)
 
 
 def _label(role: str, run: Any) -> str:
@@ -115,17 +124,24 @@ def step_time_distribution(runs: list[tuple[str, Any]], profile_modes: list[dict
     if not series:
         return Chart("Step-time distribution", None, "", "No per-step times in the attached runs or profile.")
     fig, ax = _figure()
-    everything = np.concatenate([s[2] for s in series]) * 1000
+    seconds = np.concatenate([s[2] for s in series])
+    unit, factor = fmt.time_unit(float(np.median(seconds)))
+    everything = seconds * factor
     lo, hi = np.percentile(everything, 0.5), np.percentile(everything, 99.5)
-    bins = np.geomspace(max(lo, 1e-3), max(hi, lo * 1.01, 1e-3 * 1.01), 60)
+    floor = 1e-3 * factor
+    bins = np.geomspace(max(lo, floor), max(hi, lo * 1.01, floor * 1.01), 60)
     for role, label, values, _ in series:
-        ax.hist(values * 1000, bins=bins, histtype="stepfilled", alpha=0.35, color=COLOURS.get(role),
-                label=f"{label} (median {np.median(values) * 1000:.1f} ms)")
+        ax.hist(values * factor, bins=bins, histtype="step" if role != "incident" else "stepfilled",
+                alpha=0.9 if role != "incident" else 0.35, linestyle=STYLES.get(role, "-"), linewidth=1.2,
+                color=COLOURS.get(role), label=plain(f"{label} (median {fmt.step_time(float(np.median(values)))})"))
     ax.set_xscale("log")
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels on a log axis are many glyph paths
-    ax.set_xlabel("step time (ms, log scale)")
+    # Ticks at 1, 2 and 5 of each decade, written as plain numbers: a narrow range still gets labels.
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(f"step time ({unit}, log scale)")
     ax.set_ylabel("steps")
     ax.legend(loc="best", frameon=False)
     return Chart("Step-time distribution", _uri(fig), "; ".join(s[3] for s in series))

@@ -35,12 +35,20 @@ class Phase:
     def line(self) -> str:
         """``Investigated: profiled the watch hooks; compared with baseline — 1.5 h``."""
         verb = VERBS.get(self.name, f"Worked on {self.name}")
-        detail = "; ".join(_lower_first(i) for i in self.items[:4])
+        detail = "; ".join(_without_verb(_lower_first(i.strip().rstrip(".")), verb) for i in self.items[:4])
         return f"{verb}{': ' + detail if detail else ''} — {self.hours:.1f} h"
 
 
 def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+    from incidents.report.figures import lower_first
+
+    return lower_first(text)
+
+
+def _without_verb(item: str, verb: str) -> str:
+    """"Validated: validated the fix" → "Validated: the fix" (no doubled word after the separator)."""
+    first, _, rest = item.partition(" ")
+    return rest if first.lower() == verb.lower() and rest else item
 
 
 def phases(inputs: ReportInput) -> list[Phase]:

@@ -8,18 +8,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from incidents.diagnosis import signals
+from incidents.diagnosis import setup, signals
 from incidents.report.inputs import ReportInput
 
 
 def _params(inputs: ReportInput, run: Any) -> int | None:
+    """The run's own count (watch histograms) first; the profile's only when it is of the same model."""
+    stats = signals.histogram_stats(run.histograms) if run is not None else None
+    own = signals.parameter_count(stats) if stats is not None else None
+    if own is not None:
+        return own
     profile = inputs.profile
     model = (profile.document.get("model") or {}) if profile else {}
-    if isinstance(model.get("parameters"), int):
-        return model["parameters"]
+    if not isinstance(model.get("parameters"), int):
+        return None
     if run is not None:
-        return signals.parameter_count(signals.histogram_stats(run.histograms))
-    return None
+        signature = setup.profile_signature(profile.document, profile.name)
+        if setup.signature_mismatch(setup.run_signature(run, stats), signature,
+                                    setup.run_watch(stats, "run"), setup.profile_watch(profile.document, None, "")):
+            return None
+    return model["parameters"]
 
 
 def _short(n: int) -> str:

@@ -37,14 +37,38 @@ def duration(seconds: float | None) -> str:
 
 
 def step_time(seconds: float | None) -> str:
+    """ms under a second, s under two minutes, then min: never "328498.3 ms"."""
     if seconds is None or not math.isfinite(seconds):
         return "—"
-    return f"{seconds * 1000:.1f} ms" if seconds < 10 else f"{seconds:.1f} s"
+    if seconds < 1:
+        return f"{seconds * 1000:.1f} ms"
+    if seconds < 120:
+        return f"{seconds:.2f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+def time_unit(seconds: float) -> tuple[str, float]:
+    """The unit ``step_time`` would pick for ``seconds``, and its factor from seconds."""
+    return ("ms", 1000.0) if seconds < 1 else ("s", 1.0) if seconds < 120 else ("min", 1 / 60)
 
 
 def hours(seconds: float) -> str:
-    """0.1 h precision, the consulting norm."""
+    """0.1 h precision, the consulting norm, used for every hour figure on a page."""
     return f"{round(seconds / 3600, 1):.1f}"
+
+
+def lower_first(text: str) -> str:
+    """Lower-case a sentence's first letter to continue a clause, leaving acronyms (GPU, NaN) alone."""
+    if len(text) > 1 and text[0].isupper() and text[1].isupper():
+        return text
+    if len(text) > 1 and text[0].isupper() and not text[1].islower() and text[1].isalpha():
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def clause(text: str) -> str:
+    """A clause to join with "; ": no trailing full stop (no ".;" or "..")."""
+    return text.strip().rstrip(".").strip()
 
 
 def percent(value: float | None) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from incidents.diagnosis import signals
+from incidents.diagnosis import setup, signals
 from incidents.report import figures as fmt
 from incidents.report.figures import Figure, missing
 from incidents.report.inputs import ReportInput
@@ -45,6 +45,12 @@ class Comparison:
     after_step: Figure
     slowdown: Figure
     profile_name: str | None
+    #: Every recorded fact the two runs disagree on (model, batch, hardware…), shown beside the slowdown.
+    differences: tuple[Any, ...] = ()
+
+    @property
+    def comparable(self) -> bool:
+        return not any(d.blocking for d in self.differences)
 
 
 def _gpu(run: Any) -> Figure:
@@ -74,7 +80,7 @@ def _runtime(run: Any) -> Figure:
     return Figure(fmt.duration(value), f"run {fmt.run_label(run)} · runtime (_runtime)", float(value))
 
 
-def _final_metric(run: Any) -> Figure:
+def final_metric(run: Any) -> Figure:
     if run is None:
         return missing("no run")
     history = getattr(run, "history", None)
@@ -112,16 +118,23 @@ def compare(inputs: ReportInput) -> Comparison:
             after_step = Figure(fmt.step_time(base["mean_step_s"]), f"{profile.name} · mode baseline mean_step_s",
                                 base["mean_step_s"])
             role = role or "profile baseline"
-    if not before_step.missing and not after_step.missing and after_step.value:
+    diffs = tuple(setup.differences(before, after)) if before is not None and after is not None else ()
+    blocking = [d for d in diffs if d.blocking]
+    if blocking:
+        slowdown = missing("not computed: the runs differ in " + "; ".join(d.text() for d in blocking))
+    elif not before_step.missing and not after_step.missing and after_step.value:
         ratio = before_step.value / after_step.value
         slowdown = Figure(f"{ratio:.2f}×", f"{before_step.source} ÷ {after_step.source}", ratio)
     else:
         slowdown = missing("needs an incident run and a fixed or baseline run (or a profile)")
-    return Comparison(before, after, role, before_step, after_step, slowdown, profile.name if profile else None)
+    return Comparison(before, after, role, before_step, after_step, slowdown, profile.name if profile else None,
+                      diffs)
 
 
 def _lost_hours(cmp: Comparison) -> Kpi:
     run = cmp.before
+    if not cmp.comparable:
+        return Kpi("Hours lost", missing("not computed: the runs ran on different hardware or models"))
     if run is None or cmp.before_step.missing or cmp.after_step.missing:
         return Kpi("Hours lost", missing("needs before and after step times"))
     runtime = getattr(run, "runtime_s", None) or (cmp.before_step.value * max(run.steps, 1))
@@ -129,7 +142,8 @@ def _lost_hours(cmp: Comparison) -> Kpi:
     gpus = int((getattr(run, "environment", {}) or {}).get("gpu_count") or 0)
     lost = max(0.0, runtime - expected) * max(gpus, 1) / 3600
     label = "GPU-hours lost" if gpus else "Compute-hours lost (CPU run)"
-    return Kpi(label, Figure(f"{lost:.2f} h", f"({fmt.duration(runtime)} − {run.steps:,} steps × "
+    text = f"{fmt.hours(lost * 3600)} h" if lost >= 0.05 else fmt.duration(lost * 3600)
+    return Kpi(label, Figure(text, f"({fmt.duration(runtime)} − {run.steps:,} steps × "
                                               f"{cmp.after_step.text}) × {max(gpus, 1)} device(s)", lost))
 
 
@@ -139,7 +153,8 @@ def kpi_strip(inputs: ReportInput, cmp: Comparison) -> list[Kpi]:
         Kpi("Runtime before → after" + after_label, _runtime(cmp.before),
             _runtime(cmp.after) if cmp.after is not None else missing("no fixed or baseline run attached")),
         Kpi("Mean step time before → after" + after_label, cmp.before_step, cmp.after_step),
-        Kpi("Slowdown", cmp.slowdown),
+        Kpi("Slowdown", cmp.slowdown, note=("Runs differ: " + "; ".join(d.text() for d in cmp.differences))
+            if cmp.differences else ""),
         Kpi("GPU utilisation before → after", _gpu(cmp.before), _gpu(cmp.after) if cmp.after is not None else None),
         _lost_hours(cmp),
     ]
@@ -159,8 +174,8 @@ def verification(cmp: Comparison) -> list[VerificationRow]:
         VerificationRow("Mean step time", cmp.before_step, cmp.after_step),
         VerificationRow("GPU utilisation", _gpu(before) if before is not None else none,
                         _gpu(after) if after is not None else none),
-        VerificationRow("Final metric", _final_metric(before) if before is not None else none,
-                        _final_metric(after) if after is not None else none),
+        VerificationRow("Final metric", final_metric(before) if before is not None else none,
+                        final_metric(after) if after is not None else none),
     ]
 
 

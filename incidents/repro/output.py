@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 import sys
 from datetime import UTC, datetime
 from importlib import metadata
@@ -33,7 +34,11 @@ def build_profile(settings: ReproSettings, device: str, model_info: dict[str, An
     for entry in entries:
         if baseline and entry["mean_step_s"] is not None:
             entry["ratio_to_baseline"] = entry["mean_step_s"] / baseline["mean_step_s"]
+        if baseline and entry["cpu_s"] and baseline["cpu_s"]:
+            entry["cpu_ratio_to_baseline"] = entry["cpu_s"] / baseline["cpu_s"]
     notes = []
+    if any(e["kind"] == "fastwatch" for e in entries):
+        notes.append(SPARE_CORE_NOTE)
     if interrupted:
         notes.append("Interrupted with Ctrl-C: modes marked incomplete hold only the steps measured before it.")
     if baseline is None:
@@ -50,13 +55,29 @@ def build_profile(settings: ReproSettings, device: str, model_info: dict[str, An
         "settings": {"modes": [str(m) for m in settings.modes], "steps": settings.steps,
                      "warmup": settings.warmup, "seed": settings.seed, "device": device,
                      "project_steps": settings.project_steps, "profile_steps": settings.profile_steps,
-                     "threads": settings.threads},
+                     "threads": settings.threads, "rounds": settings.rounds},
         "interrupted": interrupted,
         "wall_s": wall_s,
         "modes": entries,
         "profiler": _profiler_entry(heaviest),
         "notes": notes,
     }
+
+
+SPARE_CORE_NOTE = ("fastwatch computes histograms on a worker thread: it needs a spare CPU core. On a loaded "
+                   "machine (load average near the core count) the worker competes with training and its wall-"
+                   "clock ratio rises; compare the CPU-time ratio beside the wall ratio.")
+
+
+def _rounds_summary(rounds: list[dict[str, float]]) -> dict[str, Any]:
+    """Per-mode median and spread over interleaved rounds, with total wall and process CPU time."""
+    medians = [r["median_step_s"] for r in rounds if r.get("median_step_s") is not None]
+    return {"rounds": rounds,
+            "round_median_step_s": statistics.median(medians) if medians else None,
+            "round_spread_s": (max(medians) - min(medians)) if len(medians) > 1 else None,
+            "wall_s": sum(r["wall_s"] for r in rounds) if rounds else None,
+            "cpu_s": sum(r["cpu_s"] for r in rounds) if rounds else None,
+            "cpu_ratio_to_baseline": None}
 
 
 def _mode_entry(result: ModeResult, settings: ReproSettings) -> dict[str, Any]:
@@ -95,6 +116,7 @@ def _mode_entry(result: ModeResult, settings: ReproSettings) -> dict[str, Any]:
         "wandb_run": result.wandb_run,
         "step_times_s": result.step_s,
         "hook_times_s": result.hook_s,
+        **_rounds_summary(result.rounds),
     }
 
 
@@ -188,6 +210,10 @@ def render_markdown(profile: dict[str, Any]) -> str:
     else:
         lines.append(f"- Hardware: CPU {hw['cpu_model']}, {hw['cpu_cores']} logical cores, "
                      f"{hw['torch_threads']} torch threads. No GPU was used.")
+    before, after = profile["machine"].get("load_average_before"), profile["machine"].get("load_average_after")
+    if before and after:
+        lines.append(f"- Load average (1 min) before and after measuring: {before[0]:.2f} → {after[0]:.2f}; "
+                     f"{profile['settings'].get('rounds', 1)} interleaved round(s) of every mode.")
     load = profile["machine"].get("load_average")
     if load:
         lines.append(f"- Load average when written (1, 5, 15 min): {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} "
@@ -206,9 +232,9 @@ def render_markdown(profile: dict[str, Any]) -> str:
     cuda = hw["device"] == "cuda"
     util_header = "GPU util (NVML)" if cuda else "Compute share (CPU)"
     projected = f"Projected {cfg['project_steps']:,} steps"
-    lines += ["", f"| Mode | Mean step | Median | p90 | × baseline | Watch-hook share | {util_header} | "
-                  f"Histograms logged | {projected} |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["", f"| Mode | Mean step | Median | p90 | × baseline (wall) | × baseline (CPU time) | Watch-hook share | "
+                  f"{util_header} | Histograms logged | {projected} |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m in profile["modes"]:
         util = (m["device_utilization"] or {}).get("mean_percent") if cuda else m["compute_share"]
         util_text = (_pct(util / 100.0) if cuda and util is not None else _pct(util))
@@ -216,7 +242,8 @@ def render_markdown(profile: dict[str, Any]) -> str:
                                                        else f"{m['histograms_logged']:,}")
         status = "" if m["complete"] else " (incomplete)"
         lines.append(f"| `{m['mode']}`{status} | {_ms(m['mean_step_s'])} | {_ms(m['median_step_s'])} | "
-                     f"{_ms(m['p90_step_s'])} | {_ratio(m['ratio_to_baseline'])} | {_pct(m['hook_share'])} | "
+                     f"{_ms(m['p90_step_s'])} | {_ratio(m['ratio_to_baseline'])} | "
+                     f"{_ratio(m.get('cpu_ratio_to_baseline'))} | {_pct(m['hook_share'])} | "
                      f"{util_text} | {logged} | {_duration(m['projected_run_s'])} |")
     lines.append("")
     if not cuda:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,7 +66,7 @@ def check_settings(settings: ReproSettings) -> None:
     validate_spec(settings.spec)
     for name, value, minimum in (("steps", settings.steps, 1), ("warmup", settings.warmup, 0),
                                  ("project-steps", settings.project_steps, 1),
-                                 ("profile-steps", settings.profile_steps, 0)):
+                                 ("profile-steps", settings.profile_steps, 0), ("rounds", settings.rounds, 1)):
         if value < minimum:
             raise InvalidReproArgument(f"--{name} must be at least {minimum}, not {value}.")
     if settings.threads is not None and settings.threads < 1:
@@ -104,20 +105,32 @@ def run_repro(settings: ReproSettings) -> dict[str, Any]:
     batches = synthetic_batches(settings.spec, settings.seed, min(BATCH_POOL, settings.steps + settings.warmup),
                                 device)
     per_mode = settings.warmup + settings.steps + (settings.profile_steps + 1 if settings.profile_steps else 0)
-    with _progress(settings.progress, per_mode * len(settings.modes)) as bar:
-        for mode in settings.modes:
-            result = ModeResult(mode)
-            results.append(result)
-            try:
-                _run_mode(torch, settings, device, mode, batches, result, scratch, bar)
-            except KeyboardInterrupt:
-                interrupted = True
+    load_before = _load()
+    by_mode: dict[str, ModeResult] = {}
+    rounds = max(1, settings.rounds)
+    with _progress(settings.progress, per_mode * len(settings.modes) * rounds) as bar:
+        for number in range(rounds):
+            for mode in settings.modes:
+                if str(mode) not in by_mode:   # a mode Ctrl-C stopped before it started is left out
+                    by_mode[str(mode)] = ModeResult(mode)
+                    results.append(by_mode[str(mode)])
+                result = by_mode[str(mode)]
+                try:
+                    _run_mode(torch, settings, device, mode, batches, result, scratch, bar,
+                              profile=number == rounds - 1)
+                except KeyboardInterrupt:
+                    interrupted = True
+                    break
+                finally:
+                    model_info = model_info or result.model_info
+            if interrupted:
                 break
-            finally:
-                model_info = model_info or result.model_info
+    settings_load = {"before": load_before, "after": _load()}
     heaviest = _keep_heaviest_profile(results, scratch, out)
     profile = output.build_profile(settings, device, model_info, results, heaviest, interrupted,
                                    wall_s=time.time() - started)
+    profile["machine"]["load_average_before"] = settings_load["before"]
+    profile["machine"]["load_average_after"] = settings_load["after"]
     output.write_outputs(profile, out)
     return profile
 
@@ -133,8 +146,15 @@ def _progress(enabled: bool, total: int) -> Iterator[Any]:
         bar.close()
 
 
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batches: list[dict[str, Any]],
-              result: ModeResult, scratch: Path, bar: Any) -> None:
+              result: ModeResult, scratch: Path, bar: Any, profile: bool = True) -> None:
     import wandb
 
     bar.set_description(str(mode))
@@ -164,6 +184,8 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
             bar.update(1)
         timer.take()
         timer.measuring = True
+        first = len(result.step_s)
+        wall0, cpu0 = time.perf_counter(), time.process_time()
         with measure.sampling(sampler) as util:
             for i in range(settings.steps):
                 batch = batches[(settings.warmup + i) % len(batches)]
@@ -173,6 +195,10 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
                 result.hook_s.append(timer.take())
                 bar.update(1)
         timer.measuring = False
+        # Process CPU time counts every thread (fastwatch's worker too), so it shows contention the wall
+        # clock hides when the worker has no spare core.
+        result.rounds.append({"median_step_s": statistics.median(result.step_s[first:]) if result.step_s[first:]
+                              else None, "wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0})
         result.device_utilization = util or None
         result.histograms_logged = _histograms_logged(timer)
         result.top_tensors = timer.top_tensors()
@@ -180,7 +206,7 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
             result.watch_thread_cpu_s = timer.worker_seconds()
         result.complete = True
         run.summary.update(_run_summary(result))
-        if settings.profile_steps:
+        if settings.profile_steps and profile:
             result.profile_files = _profile_steps(torch, settings, device, mode, model, optimizer, batches,
                                                   run, clock, scratch, bar)
     except KeyboardInterrupt:

@@ -33,6 +33,8 @@ class ReproSettings:
     profile_steps: int = 2
     seed: int = 0
     threads: int | None = None
+    #: Interleaved rounds (baseline, watch, fix, baseline, …): machine drift hits every mode alike.
+    rounds: int = 1
     progress: bool = True
     command: str | None = None
     lr: float = 2e-5
@@ -56,3 +58,5 @@ class ModeResult:
     model_info: dict[str, Any] | None = None
     complete: bool = False
     phase_timer: str = "host-clock"
+    #: Per round: median step, wall and process CPU seconds of the measured steps.
+    rounds: list[dict[str, float]] = field(default_factory=list)

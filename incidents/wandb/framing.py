@@ -46,6 +46,8 @@ class FramedFileError(InvalidEvidence):
 
 def check_header(head: bytes, name: str = "file") -> None:
     """Refuse anything that does not start with the W&B log header, before reading further."""
+    if not head:
+        raise FramedFileError(f"{name} is empty (0 bytes): there is no W&B record in it to read")
     if len(head) < len(FILE_HEADER) or head[:4] != FILE_IDENT:
         raise FramedFileError(f"{name} is not a W&B transaction log (.wandb): it does not start with ':W&B'")
     magic, version = struct.unpack_from("<HB", head, 4)

@@ -71,7 +71,8 @@ def test_build_from_reproducer_output_gives_pdf_with_slowdown_and_verdict(cli_en
     assert f"{slowdown['value']:.2f}×" in text
     assert "wandb.watch(log=\"all\", log_freq=1) is the cause" in re.sub(r"\s+", " ", text)
     assert re.search(r"Page 1 of \d", text)
-    assert result["log_entry"].endswith("h.") or "h.\n" in result["log_entry"]
+    # No time entries are attached: the entry names no hours rather than "0.0h".
+    assert result["log_entry"].splitlines()[0].endswith(".") and "0.0h" not in result["log_entry"]
     pages = tmp_path / "page"
     subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(pdf), str(pages)], check=True)
     assert list(tmp_path.glob("page*.png"))
@@ -296,3 +297,30 @@ def test_sample_is_shipped_with_provenance():
     provenance = (REPRO / "PROVENANCE.md").read_text()
     assert "hourtab repro --preset tiny" in provenance
     assert shutil.which("pdftotext")
+
+
+def test_build_into_a_missing_folder_says_one_line_and_keeps_no_draft(cli_env, tmp_path):
+    runner, cli = cli_env
+    runs = _repro_runs()
+    r = runner.invoke(cli, ["incident", "build", "--account", "ada@example.com", "--title", "Slow",
+                            "--run", f"incident={runs['watch:all:1']}", "--pdf", str(tmp_path / "no" / "x.pdf")])
+    assert r.exit_code != 0 and len(r.output.strip().splitlines()) == 1 and "is not a folder" in r.output
+    assert "Traceback" not in r.output
+    from app import create_app
+    from incidents.models import Incident
+
+    app = create_app()
+    with app.app_context():
+        assert get_db().query(Incident).count() == 0
+
+
+def test_diagnose_refuses_bad_input_with_status_2_and_names_an_empty_log(cli_env, tmp_path):
+    runner, cli = cli_env
+    empty = tmp_path / "run-empty.wandb"
+    empty.write_bytes(b"")
+    r = runner.invoke(cli, ["incident", "diagnose", str(empty)])
+    assert r.exit_code == 2 and "is empty (0 bytes)" in r.output and len(r.output.strip().splitlines()) == 1
+    junk = tmp_path / "run-junk.wandb"
+    junk.write_bytes(b"not a log at all")
+    r = runner.invoke(cli, ["incident", "diagnose", str(junk)])
+    assert r.exit_code == 2 and "not a W&B transaction log" in r.output

@@ -92,3 +92,15 @@ def test_findings_serialise_to_the_public_shape(pathology_runs):
             d = json.loads(json.dumps(f.to_dict()))
             assert set(d) == {"rule", "fired", "class", "verdict", "evidence", "confidence"}
             assert 0 <= d["confidence"] <= 1
+
+
+def test_every_fired_rule_names_the_evidence_it_used_and_every_rule_says_checked_or_not(pathology_runs):
+    for kind, run in pathology_runs.items():
+        findings = diagnose(run)
+        assert [f.rule for f in findings] == list(RULES)
+        for f in findings:
+            if f.fired:
+                assert f.evidence["evidence_used"] and all(isinstance(s, str) and s for s in
+                                                           f.evidence["evidence_used"]), (kind, f.rule)
+            else:
+                assert f.verdict, (kind, f.rule)

@@ -259,3 +259,27 @@ def test_cuda_run_samples_nvml_and_times_with_events(wandb_offline, tmp_path):
     assert "GPU util (NVML)" in (out / "profile.md").read_text()
     trace = json.loads(run_cli(["profile", "inspect", str(out / profile["profiler"]["chrome_trace"]), "--json"]).output)
     assert trace["watch_share"] > 0 and trace["device_busy_ms"] > 0
+
+
+def test_interleaved_rounds_report_median_spread_cpu_time_and_load(wandb_offline, tmp_path):
+    pytest.importorskip("transformers")
+    out = tmp_path / "rounds"
+    result = run_cli(["repro", "--preset", "tiny", "--layers", "1", "--seq-len", "16", "--steps", "2",
+                      "--warmup", "1", "--profile-steps", "0", "--threads", "1", "--no-progress", "--rounds", "2",
+                      "--modes", "baseline,fastwatch:all:1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    profile = json.loads((out / "profile.json").read_text())
+    validate(profile)
+    assert profile["settings"]["rounds"] == 2
+    assert len(profile["machine"]["load_average_before"]) == len(profile["machine"]["load_average_after"]) == 3
+    for mode in profile["modes"]:
+        assert len(mode["rounds"]) == 2 and mode["steps_measured"] == 4
+        medians = [r["median_step_s"] for r in mode["rounds"]]
+        assert mode["round_spread_s"] == pytest.approx(max(medians) - min(medians))
+        assert mode["round_median_step_s"] == pytest.approx(sum(medians) / 2)
+        assert mode["cpu_s"] == pytest.approx(sum(r["cpu_s"] for r in mode["rounds"])) and mode["cpu_s"] > 0
+    fast = by_mode(profile)["fastwatch:all:1"]
+    base = by_mode(profile)["baseline"]
+    assert fast["cpu_ratio_to_baseline"] == pytest.approx(fast["cpu_s"] / base["cpu_s"])
+    assert "needs a spare CPU core" in result.output and "CPU time" in result.output
+    assert "× baseline (CPU time)" in (out / "profile.md").read_text()

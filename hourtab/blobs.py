@@ -23,6 +23,7 @@ class BlobStore(Protocol):
     def put_file(self, key: str, path: Path) -> None: ...
     def put_bytes(self, key: str, data: bytes) -> None: ...
     def get_bytes(self, key: str) -> bytes: ...
+    def get_file(self, key: str, path: Path) -> None: ...
     def exists(self, key: str) -> bool: ...
     def delete(self, key: str) -> None: ...
 
@@ -71,6 +72,15 @@ class LocalBlobStore:
         except FileNotFoundError as e:
             raise NotFound(f"blob {key} not found") from e
 
+    def get_file(self, key: str, path: Path) -> None:
+        """Copy the blob to ``path`` (streamed: large uploads never sit in memory)."""
+        import shutil
+
+        try:
+            shutil.copyfile(self._path(key), path)
+        except FileNotFoundError as e:
+            raise NotFound(f"blob {key} not found") from e
+
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
@@ -103,6 +113,16 @@ class S3BlobStore:
 
         try:
             return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                raise NotFound(f"blob {key} not found") from e
+            raise
+
+    def get_file(self, key: str, path: Path) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.download_file(self.bucket, self._key(key), str(path))
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 raise NotFound(f"blob {key} not found") from e

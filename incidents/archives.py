@@ -16,6 +16,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from hourtab import progress
 from incidents.errors import InvalidEvidence
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
@@ -112,15 +113,18 @@ def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,
     if any(dest.iterdir()):
         raise InvalidEvidence(f"extraction folder {dest} is not empty")
     written = 0
+    expanded = sum(m.size for m in members if not m.is_dir)
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
                 for info, member in zip(z.infolist(), members, strict=True):
                     written = _write(member, dest, lambda i=info: z.open(i), written, max_bytes)
+                    progress.report("Unpacking", written, expanded)
         else:
             with tarfile.open(path, "r:*") as t:
                 for info, member in zip(_iter_tar(t), members, strict=True):
                     written = _write(member, dest, lambda i=info: t.extractfile(i), written, max_bytes)
+                    progress.report("Unpacking", written, expanded)
     except OSError as e:          # e.g. a file and a folder of the same name
         shutil.rmtree(dest, ignore_errors=True)
         raise UnsafeArchive(f"archive could not be unpacked safely ({e.strerror}); nothing was kept") from e

@@ -48,6 +48,11 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def upload_key(account_id: int, sha: str, original_name: str) -> str:
+    """Where an upload's own bytes are kept (the same key whether stored by a request or a job)."""
+    return f"evidence/{account_id}/{sha}/upload{upload_suffix(original_name)}"
+
+
 def ingest_upload(session: Session, account_id: int, path: Path, original_name: str, blobs: BlobStore, *,
                   max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
                   max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[Evidence]:
@@ -65,8 +70,9 @@ def ingest_upload(session: Session, account_id: int, path: Path, original_name: 
     written: list[str] = []
     try:
         upload_key = f"{prefix}/upload{suffix}"
-        blobs.put_file(upload_key, path)
-        written.append(upload_key)
+        if not blobs.exists(upload_key):   # a queued ingest stored it before the job ran
+            blobs.put_file(upload_key, path)
+            written.append(upload_key)
         rows = []
         for part, run in enumerate(runs):
             keys = {}

@@ -14,7 +14,7 @@ from app.cli.core import db_group, serve, user_group
 
 #: Topic modules whose ``commands`` lists are added to the group, in ``--help`` order.
 TOPIC_MODULES = ("app.cli.timesheets", "app.cli.retainers", "app.cli.wandb", "app.cli.repro",
-                 "app.cli.incidents")
+                 "app.cli.incidents", "app.cli.worker")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -17,9 +17,13 @@ from hourtab.db import transaction
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
               help="gunicorn worker processes.")
 @click.option("--demo", is_flag=True, help="Create a demo account with sample data and print its login.")
-def serve(host: str, port: int, workers: int, demo: bool) -> None:
-    """Apply pending migrations and serve the app with gunicorn."""
+@click.option("--queue-worker/--no-queue-worker", default=True, show_default=True,
+              help="Also run a job consumer in a child process (turn off on app hosts when "
+                   "`hourtab worker` runs elsewhere).")
+def serve(host: str, port: int, workers: int, demo: bool, queue_worker: bool) -> None:
+    """Apply pending migrations and serve the app with gunicorn (and a job consumer)."""
     from app.gunicorn import run
+    from app.jobs.worker import start_in_process
 
     with app_session() as (app, session), user_errors():
         if demo:
@@ -29,7 +33,13 @@ def serve(host: str, port: int, workers: int, demo: bool) -> None:
             click.echo(f"Demo login: {email} / {password}")
     click.echo(f"HourTab listening on http://{host}:{port}/  (health: http://{host}:{port}/healthz)")
     sys.stdout.flush()
-    run(host, port, workers)
+    consumer = start_in_process() if queue_worker else None
+    try:
+        run(host, port, workers)
+    finally:
+        if consumer is not None:
+            consumer.terminate()
+            consumer.join(timeout=10)
 
 
 @click.group("db")

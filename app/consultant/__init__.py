@@ -10,5 +10,6 @@ from app.consultant import (  # noqa: E402,F401  (registers the views)
     evidence,  # noqa: E402,F401
     imports,  # noqa: E402,F401
     incidents,  # noqa: E402,F401
+    jobs,  # noqa: E402,F401
     retainers,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from flask import current_app, flash, redirect, render_template, url_for
+from flask import current_app, redirect, render_template, url_for
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
@@ -13,8 +13,9 @@ from flask_wtf.file import FileField, FileRequired
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
+from app.jobs import enqueue
+from app.jobs.handlers import start
 from hourtab.blobs import BlobStore, blob_store
-from hourtab.db import transaction
 from incidents import store
 from incidents.errors import InvalidEvidence
 from incidents.wandb.downsample import minmax
@@ -40,30 +41,38 @@ def evidence_list():
     if form.validate_on_submit():
         upload = form.file.data
         try:
-            rows = _ingest(db, upload)
+            job = _queue_ingest(db, upload)
         except InvalidEvidence as e:
-            db.rollback()
             form.file.errors.append(str(e))
             status = 400
         else:
-            flash(f"Stored {len(rows)} run{'s' if len(rows) != 1 else ''} from {upload.filename}.")
-            if len(rows) == 1:
-                return redirect(url_for("consultant.evidence_detail", evidence_id=rows[0].id))
-            return redirect(url_for("consultant.evidence_list"))
+            enqueue(job.id)
+            return redirect(url_for("consultant.job_detail", job_id=job.id))
     elif form.is_submitted():
         status = 400
     rows = store.list_evidence(db, account().id)
     return render_template("consultant/evidence/list.html", form=form, rows=rows), status
 
 
-def _ingest(db, upload):
-    suffix = store.upload_suffix(upload.filename or "")
+def _queue_ingest(db, upload):
+    """Keep the upload's bytes in blob storage and queue the parse: the request returns at once.
+
+    The bytes go where the stored run keeps them (keyed by sha256), so a worker on another host
+    reads them from the shared bucket, and a retried job reads the same object.
+    """
+    name = upload.filename or ""
+    suffix = store.upload_suffix(name)
     with tempfile.TemporaryDirectory(prefix="hourtab-upload-") as tmp:
         path = Path(tmp) / f"upload{suffix}"
         upload.save(path)
-        with transaction(db):
-            return store.ingest_upload(db, account().id, path, upload.filename, blobs(),
-                                       max_archive_bytes=current_app.config["ARCHIVE_MAX_BYTES"])
+        sha = store.sha256_file(path)
+        key = store.upload_key(account().id, sha, name)
+        size = path.stat().st_size
+        store_ = blobs()
+        if not store_.exists(key):
+            store_.put_file(key, path)
+    return start(db, account().id, "evidence_ingest", {"key": key, "filename": name[:300], "size": size,
+                                                        "sha256": sha})
 
 
 @bp.route("/evidence/<int:evidence_id>")

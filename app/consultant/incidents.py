@@ -16,6 +16,8 @@ from flask_login import login_required
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
+from app.jobs import enqueue
+from app.jobs.handlers import start
 from hourtab.blobs import BlobStore, blob_store
 from hourtab.db import transaction
 from hourtab.scoping import select_owned
@@ -174,7 +176,29 @@ def incident_publish(incident_id: int):
             service.refresh_generated(db, incident, blobs(), account().display_name)
         service.publish(db, incident, request.form.get("publish") != "0")
     flash("Published." if incident.status == "published" else "Withdrawn: the writeup is a draft again.")
+    if incident.status == "published" and incident.retainer_id:
+        _prepare_published(db, incident)
     return _back(incident_id)
+
+
+def _prepare_published(db, incident) -> None:
+    """Render the public PDF and page on a worker, and tell the retainer's alert subscribers."""
+    from hourtab.retainers.models import Retainer
+
+    token = db.get(Retainer, incident.retainer_id).public_token
+    params = {"incident_id": incident.id, "public_url": f"/h/{token}/incidents/{incident.slug}" if token else ""}
+    enqueue(start(db, account().id, "incident_publish", params).id)
+
+
+@bp.route("/incidents/<int:incident_id>/render", methods=["POST"])
+@login_required
+def incident_render(incident_id: int):
+    """Render the PDF on a worker; the job page shows progress and then opens the PDF."""
+    db = get_db()
+    incident = _incident(incident_id)
+    job = start(db, account().id, "incident_pdf", {"incident_id": incident.id})
+    enqueue(job.id)
+    return redirect(url_for("consultant.job_detail", job_id=job.id))
 
 
 @bp.route("/incidents/<int:incident_id>/preview")

@@ -139,6 +139,10 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                                      timezone=timezone, profile=profile, skip_invalid=skip_invalid,
                                      dry_run=dry_run, retainer_id=retainer_id,
                                      created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
+            if not dry_run:
+                from app.jobs.alerts import queue_alert_check
+
+                queue_alert_check(app, session, account.id)
         except TimesheetError as e:
             if as_json:
                 click.echo(json.dumps(_error_payload(e), ensure_ascii=False))

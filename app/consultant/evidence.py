@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from pathlib import Path
 
@@ -64,15 +65,24 @@ def _queue_ingest(db, upload):
     suffix = store.upload_suffix(name)
     with tempfile.TemporaryDirectory(prefix="hourtab-upload-") as tmp:
         path = Path(tmp) / f"upload{suffix}"
-        upload.save(path)
-        sha = store.sha256_file(path)
+        sha, size = _save_hashing(upload.stream, path)
         key = store.upload_key(account().id, sha, name)
-        size = path.stat().st_size
         store_ = blobs()
         if not store_.exists(key):
             store_.put_file(key, path)
     return start(db, account().id, "evidence_ingest", {"key": key, "filename": name[:300], "size": size,
                                                         "sha256": sha})
+
+
+def _save_hashing(stream, path: Path) -> tuple[str, int]:
+    """Copy the upload to ``path`` and hash it in the same pass (one read of a large file, not two)."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "wb") as out:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+            out.write(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
 
 
 @bp.route("/evidence/<int:evidence_id>")

@@ -25,7 +25,7 @@ Handler = Callable[[Session, Job], dict[str, Any]]
 #: What the job page calls each kind of job.
 TITLES = {"evidence_ingest": "Storing the run", "incident_pdf": "Rendering the incident PDF",
           "incident_publish": "Preparing the published writeup", "alerts_check": "Checking hour alerts",
-          "alert_send": "Sending an alert"}
+          "alert_send": "Sending an alert", "alert_confirm": "Sending a confirmation e-mail"}
 
 
 def app_blobs(app: Flask) -> BlobStore:
@@ -34,6 +34,8 @@ def app_blobs(app: Flask) -> BlobStore:
 
 
 def make_handlers(app: Flask) -> dict[str, Handler]:
+    from app.jobs import alerts
+
     def ingest(session: Session, job: Job) -> dict[str, Any]:
         return ingest_evidence(session, job, app_blobs(app), app.config["ARCHIVE_MAX_BYTES"])
 
@@ -42,9 +44,14 @@ def make_handlers(app: Flask) -> dict[str, Handler]:
 
     def incident_publish(session: Session, job: Job) -> dict[str, Any]:
         kinds = ("pdf", "html") if job.params.get("public_url") else ("pdf",)
-        return render_incident(session, job, app_blobs(app), kinds)
+        result = render_incident(session, job, app_blobs(app), kinds)
+        alerts.incident_alert(app, session, job)
+        return result
 
-    return {"evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish}
+    return {"evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish,
+            "alerts_check": lambda s, j: alerts.check_alerts(app, s, j),
+            "alert_send": lambda s, j: alerts.send_alert(app, s, j),
+            "alert_confirm": lambda s, j: alerts.send_confirmation(app, s, j)}
 
 
 def ingest_evidence(session: Session, job: Job, blobs: BlobStore, max_archive_bytes: int) -> dict[str, Any]:

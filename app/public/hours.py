@@ -50,7 +50,7 @@ CACHE_TTL_S = 300
 
 #: Stricter than the app default: the page needs no script, no fetch, no form, no frame.
 PUBLIC_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-              "form-action 'none'; frame-ancestors 'none'")
+              "form-action 'self'; frame-ancestors 'none'")
 
 _STAMP = (
     select(Retainer.id, Retainer.account_id, Retainer.revision, Retainer.seen_entry_id, Retainer.seen_change_id,

@@ -44,6 +44,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Largest expanded size of an uploaded run archive, in MiB; refused before anything is written."),
     Setting("HOURTAB_REDIS_URL", "(unset: SQLite queue in the data dir)",
             "Redis URL of the task queue (`redis://host:6379/0`); unset, jobs queue in `<data dir>/queue.db`."),
+    Setting("HOURTAB_QUEUE_NAME", "hourtab",
+            "Name of the task queue (its key prefix in Redis); every app and worker host of one deployment "
+            "uses the same."),
     Setting("HOURTAB_JOB_LEASE_S", "60",
             "Seconds a worker holds a running job without renewing it; past that the job is queued again."),
     Setting("HOURTAB_SMTP_URL", "(unset: no e-mail)",
@@ -89,6 +92,7 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, object]
         "BLOB_ENDPOINT_URL": env.get("HOURTAB_BLOB_ENDPOINT_URL", ""),
         "ARCHIVE_MAX_BYTES": int(float(env.get("HOURTAB_ARCHIVE_MAX_MB", "2048")) * 1024 * 1024),
         "REDIS_URL": env.get("HOURTAB_REDIS_URL", ""),
+        "QUEUE_NAME": env.get("HOURTAB_QUEUE_NAME", "hourtab"),
         "JOB_LEASE_S": float(env.get("HOURTAB_JOB_LEASE_S", "60")),
         "SMTP_URL": env.get("HOURTAB_SMTP_URL", ""),
         "MAIL_FROM": env.get("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>"),

@@ -23,7 +23,7 @@ from hourtab.jobs.models import Job
 Handler = Callable[[Session, Job], dict[str, Any]]
 
 #: What the job page calls each kind of job.
-TITLES = {"evidence_ingest": "Storing the run", "incident_pdf": "Rendering the incident PDF",
+TITLES = {"csv_import": "Importing the export", "evidence_ingest": "Storing the run", "incident_pdf": "Rendering the incident PDF",
           "incident_publish": "Preparing the published writeup", "alerts_check": "Checking hour alerts",
           "alert_send": "Sending an alert", "alert_confirm": "Sending a confirmation e-mail"}
 
@@ -48,7 +48,12 @@ def make_handlers(app: Flask) -> dict[str, Handler]:
         alerts.incident_alert(app, session, job)
         return result
 
-    return {"evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish,
+    def csv_import(session: Session, job: Job) -> dict[str, Any]:
+        result = import_timesheet(session, job, app_blobs(app), app.config["CSV_MAX_BYTES"])
+        alerts.queue_alert_check(app, session, job.account_id)
+        return result
+
+    return {"csv_import": csv_import, "evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish,
             "alerts_check": lambda s, j: alerts.check_alerts(app, s, j),
             "alert_send": lambda s, j: alerts.send_alert(app, s, j),
             "alert_confirm": lambda s, j: alerts.send_confirmation(app, s, j)}
@@ -69,6 +74,27 @@ def ingest_evidence(session: Session, job: Job, blobs: BlobStore, max_archive_by
         ids = [r.id for r in rows]
         session.commit()   # progress is written from another connection: never report inside this write
     return {"evidence_ids": ids}
+
+
+def import_timesheet(session: Session, job: Job, blobs: BlobStore, max_bytes: int) -> dict[str, Any]:
+    """Import a time-tracker export kept in blob storage; a retried job finds its own upload."""
+    from sqlalchemy import select
+
+    from hourtab.accounts import Account
+    from hourtab.timesheets.importer import import_file
+    from hourtab.timesheets.models import Upload
+
+    marker = f"job:{job.id}"
+    done = session.scalar(select(Upload.id).where(Upload.account_id == job.account_id,
+                                                  Upload.created_by == marker))
+    if done is not None:
+        return {"upload_id": done}
+    data = blobs.get_bytes(job.params["key"])
+    account = session.get(Account, job.account_id)
+    with transaction(session):
+        result = import_file(session, account, data, job.params["filename"], created_by=marker, max_bytes=max_bytes,
+                             retainer_id=job.params.get("retainer_id"))
+    return {"upload_id": result.upload_id, "counts": result.counts()}
 
 
 def render_incident(session: Session, job: Job, blobs: BlobStore, kinds: tuple[str, ...]) -> dict[str, Any]:

@@ -8,6 +8,8 @@ change happens on POST (so link scanners that prefetch cannot confirm or unsubsc
 
 from __future__ import annotations
 
+import hashlib
+
 from flask import current_app, render_template, request
 
 from app.db import get_db
@@ -15,10 +17,13 @@ from app.jobs.alerts import _queue_send
 from app.public import bp
 from app.public.hours import _miss
 from app.security import csrf
+from hourtab import ratelimit
 from hourtab.alerts import service as alerts
 from hourtab.db import transaction
 from hourtab.errors import InvalidInput, NotFound
 from hourtab.retainers import service as retainers
+
+SUBSCRIBE_LIMIT = 5
 
 
 def _retainer(token: str):
@@ -42,6 +47,12 @@ def _page(retainer, token: str, title: str, message: str, *, status: int = 200, 
 def alerts_subscribe(token: str):
     db = get_db()
     retainer = _retainer(token)
+    address = request.form.get("email", "").strip().lower()
+    # Each request may send a confirmation e-mail: a few per address and per client address an hour.
+    keys = [f"ip:{request.remote_addr}", "to:" + hashlib.sha256(address.encode()).hexdigest()[:32]]
+    with transaction(db):
+        ratelimit.check(db, "alert-subscribe", keys, SUBSCRIBE_LIMIT, 3600)
+        ratelimit.record(db, "alert-subscribe", keys, 3600)
     try:
         with transaction(db):
             pending = alerts.subscribe(db, retainer, request.form.get("email", ""))

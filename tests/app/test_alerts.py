@@ -179,3 +179,14 @@ def test_a_closed_period_sends_its_statement_and_settings_choose_alerts(app, log
     assert pdf.get_content().startswith(b"%PDF")
     _import(logged_in, [("Client 1", "More", first.isoformat(), "18:00:00", "00:30:00")])
     assert len(sink.messages) == 1
+
+
+def test_subscribing_is_rate_limited_and_sends_one_confirmation_per_request(app, logged_in, smtp):
+    sink, _ = smtp
+    _, token = _retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
+    public = app.test_client()
+    codes = [public.post(f"/h/{token}/alerts", data={"email": "someone@example.org"}).status_code
+             for _ in range(6)]
+    assert codes == [200] * 5 + [429]
+    assert len(sink.to("someone@example.org")) == 5
+    assert public.post(f"/h/{token}x/alerts", data={"email": "a@example.org"}).status_code == 404

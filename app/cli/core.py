@@ -26,7 +26,12 @@ def serve(host: str, port: int, workers: int, demo: bool, queue_worker: bool) ->
     from app.jobs.worker import start_in_process
 
     with app_session() as (app, session), user_errors():
-        if demo:
+        if demo and queue_worker:
+            from app.demo import queue_demo
+
+            email, password, job_id = queue_demo(session)
+            click.echo(f"Demo login: {email} / {password}  (sample data loading: http://{host}:{port}/jobs/{job_id})")
+        elif demo:
             from app.demo import load_demo
 
             email, password = load_demo(session)

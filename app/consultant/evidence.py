@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from pathlib import Path
 
 from flask import current_app, redirect, render_template, url_for
@@ -62,26 +61,24 @@ def _queue_ingest(db, upload):
     reads them from the shared bucket, and a retried job reads the same object.
     """
     name = upload.filename or ""
-    suffix = store.upload_suffix(name)
-    with tempfile.TemporaryDirectory(prefix="hourtab-upload-") as tmp:
-        path = Path(tmp) / f"upload{suffix}"
-        sha, size = _save_hashing(upload.stream, path)
-        key = store.upload_key(account().id, sha, name)
-        store_ = blobs()
-        if not store_.exists(key):
-            store_.put_file(key, path)
+    store.upload_suffix(name)                         # refuse what we cannot read before storing it
+    stream = upload.stream
+    sha, size = _hash(stream)
+    key = store.upload_key(account().id, sha, name)
+    store_ = blobs()
+    if not store_.exists(key):
+        stream.seek(0)
+        store_.put_stream(key, stream)
     return start(db, account().id, "evidence_ingest", {"key": key, "filename": name[:300], "size": size,
                                                         "sha256": sha})
 
 
-def _save_hashing(stream, path: Path) -> tuple[str, int]:
-    """Copy the upload to ``path`` and hash it in the same pass (one read of a large file, not two)."""
+def _hash(stream) -> tuple[str, int]:
+    """sha256 and size of the upload (werkzeug keeps a large one in a temporary file)."""
     digest, size = hashlib.sha256(), 0
-    with open(path, "wb") as out:
-        while chunk := stream.read(1 << 20):
-            digest.update(chunk)
-            out.write(chunk)
-            size += len(chunk)
+    while chunk := stream.read(1 << 20):
+        digest.update(chunk)
+        size += len(chunk)
     return digest.hexdigest(), size
 
 

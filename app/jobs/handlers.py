@@ -23,7 +23,7 @@ from hourtab.jobs.models import Job
 Handler = Callable[[Session, Job], dict[str, Any]]
 
 #: What the job page calls each kind of job.
-TITLES = {"csv_import": "Importing the export", "evidence_ingest": "Storing the run", "incident_pdf": "Rendering the incident PDF",
+TITLES = {"csv_import": "Importing the export", "demo_setup": "Loading the demo data", "evidence_ingest": "Storing the run", "incident_pdf": "Rendering the incident PDF",
           "incident_publish": "Preparing the published writeup", "alerts_check": "Checking hour alerts",
           "alert_send": "Sending an alert", "alert_confirm": "Sending a confirmation e-mail"}
 
@@ -53,7 +53,15 @@ def make_handlers(app: Flask) -> dict[str, Handler]:
         alerts.queue_alert_check(app, session, job.account_id)
         return result
 
-    return {"csv_import": csv_import, "evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish,
+    def demo_setup(session: Session, job: Job) -> dict[str, Any]:
+        from app.demo import run_loaders
+        from hourtab.accounts import Account
+
+        with app.app_context():      # the loaders read the blob settings from the app
+            run_loaders(session, session.get(Account, job.account_id))
+        return {}
+
+    return {"csv_import": csv_import, "demo_setup": demo_setup, "evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish,
             "alerts_check": lambda s, j: alerts.check_alerts(app, s, j),
             "alert_send": lambda s, j: alerts.send_alert(app, s, j),
             "alert_confirm": lambda s, j: alerts.send_confirmation(app, s, j)}

@@ -30,13 +30,50 @@ def reap_once(app: Flask) -> list[str]:
     return ids
 
 
+def queue_periodic_checks(app: Flask, every_s: float = 3600.0) -> int:
+    """Periods close with time, not imports: queue an alert check per account once ``every_s``.
+
+    Several workers may all get here; the jobs table says whether a check was queued recently, and a
+    duplicate check sends nothing twice anyway (alert events are unique).
+    """
+    import datetime as dt
+
+    from sqlalchemy import select
+
+    from app.jobs.handlers import start
+    from hourtab.db import utcnow
+    from hourtab.jobs.models import Job
+    from hourtab.retainers.models import Retainer
+
+    if not app.config.get("SMTP_URL"):
+        return 0
+    since = utcnow() - dt.timedelta(seconds=every_s * 0.9)
+    queued = 0
+    with app.extensions["hourtab.sessionmaker"]() as session:
+        accounts = session.scalars(select(Retainer.account_id).where(
+            Retainer.active.is_(True), Retainer.public_token.is_not(None)).distinct()).all()
+        recent = set(session.scalars(select(Job.account_id).where(Job.kind == "alerts_check",
+                                                                  Job.created_at >= since)))
+        for account_id in accounts:
+            if account_id not in recent:
+                app.extensions["hourtab.queue"].enqueue(start(session, account_id, "alerts_check", {}).id)
+                queued += 1
+    return queued
+
+
 def _reaper(app: Flask, stop: threading.Event) -> None:
+    import time
+
     interval = max(0.5, app.config["JOB_LEASE_S"] / 3)
+    next_checks = time.monotonic() + 60      # let a fresh deployment settle first
     while True:
         try:
             reap_once(app)
+            if time.monotonic() >= next_checks:
+                next_checks = time.monotonic() + 600
+                queue_periodic_checks(app)
         except Exception:  # the database may be briefly unreachable; try again next tick
-            log.warning("could not check for lost jobs", exc_info=True)
+            log.warning("could not check for lost jobs or queue alert checks", exc_info=True)
         if stop.wait(interval):
             return
 

@@ -190,3 +190,23 @@ def test_subscribing_is_rate_limited_and_sends_one_confirmation_per_request(app,
     assert codes == [200] * 5 + [429]
     assert len(sink.to("someone@example.org")) == 5
     assert public.post(f"/h/{token}x/alerts", data={"email": "a@example.org"}).status_code == 404
+
+
+def test_workers_check_for_closed_periods_without_an_import(app, logged_in, smtp):
+    from app.db import get_db
+    from app.jobs.worker import queue_periodic_checks
+    from hourtab.retainers.models import Retainer
+
+    sink, _ = smtp
+    last_month = (dt.datetime.now(dt.UTC).date().replace(day=1) - dt.timedelta(days=1)).replace(day=1)
+    retainer_id, _ = _retainer(app, last_month)
+    with app.app_context():
+        db = get_db()
+        db.execute(update(Retainer).where(Retainer.id == retainer_id).values(
+            created_at=dt.datetime.combine(last_month, dt.time(), tzinfo=dt.UTC)))
+        db.commit()
+    assert queue_periodic_checks(app) == 1
+    (closed,) = sink.to("consultant@example.com")
+    assert "closed: statement attached" in closed["Subject"]
+    assert queue_periodic_checks(app) == 0                   # checked recently: not queued again
+    assert len(sink.messages) == 1

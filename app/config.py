@@ -50,6 +50,16 @@ SETTINGS: tuple[Setting, ...] = (
             "Endpoint of the S3-compatible service for `s3://` blob URLs (MinIO, R2, a moto server)."),
     Setting("HOURTAB_ARCHIVE_MAX_MB", "2048",
             "Largest expanded size of an uploaded run archive, in MiB; refused before anything is written."),
+    Setting("HOURTAB_REDIS_URL", "(unset: SQLite queue in the data dir)",
+            "Redis URL of the task queue (`redis://host:6379/0`); unset, jobs queue in `<data dir>/queue.db`."),
+    Setting("HOURTAB_QUEUE_NAME", "hourtab",
+            "Name of the task queue (its key prefix in Redis); every app and worker host of one deployment "
+            "uses the same."),
+    Setting("HOURTAB_JOB_LEASE_S", "60",
+            "Seconds a worker holds a running job without renewing it; past that the job is queued again."),
+    Setting("HOURTAB_SMTP_URL", "(unset: no e-mail)",
+            "Where alert e-mails are sent: `smtp://user:pass@host:25`, `smtp+starttls://…:587` or `smtps://…:465`."),
+    Setting("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>", "Sender of alert e-mails."),
 )
 
 
@@ -112,6 +122,11 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "BLOB_URL": env.get("HOURTAB_BLOB_URL", ""),
         "BLOB_ENDPOINT_URL": env.get("HOURTAB_BLOB_ENDPOINT_URL", ""),
         "ARCHIVE_MAX_BYTES": int(_number(env, "HOURTAB_ARCHIVE_MAX_MB", "2048") * 1024 * 1024),
+        "REDIS_URL": env.get("HOURTAB_REDIS_URL", ""),
+        "QUEUE_NAME": env.get("HOURTAB_QUEUE_NAME", "hourtab"),
+        "JOB_LEASE_S": _number(env, "HOURTAB_JOB_LEASE_S", "60"),
+        "SMTP_URL": env.get("HOURTAB_SMTP_URL", ""),
+        "MAIL_FROM": env.get("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>"),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": https,

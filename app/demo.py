@@ -14,6 +14,7 @@ import datetime as dt
 import io
 import re
 import secrets
+from collections.abc import Callable
 from importlib.resources import files
 
 from sqlalchemy import select
@@ -56,21 +57,57 @@ SESSIONS = (  # task, description, duration, phase
 )
 
 
+def _demo_account(session: Session) -> tuple[Account, str]:
+    """The demo account, created or given a fresh random password (other sessions end)."""
+    password = secrets.token_urlsafe(12)
+    account = accounts.find_account(session, DEMO_EMAIL)
+    if account is None:
+        account = accounts.create_account(session, DEMO_EMAIL, password, plan="pro",
+                                          display_name="Demo Consultant")
+    else:
+        accounts.reset_password(session, account, password)
+    return account, password
+
+
 def load_demo(session: Session, blobs: BlobStore, today: dt.date | None = None) -> tuple[str, str]:
     """Create (or reset) the demo account with a fresh random password and load the sample data."""
-    today = today or dt.date.today()
-    password = secrets.token_urlsafe(12)
     with transaction(session):
-        account = accounts.find_account(session, DEMO_EMAIL)
-        if account is None:
-            account = accounts.create_account(session, DEMO_EMAIL, password, plan="pro",
-                                              display_name="Demo Consultant")
-        else:
-            accounts.reset_password(session, account, password)
-        starts = _load_timesheets(session, account, today)
-        _load_incident(session, account, blobs, today)
-        _load_retainers(session, account, starts)
+        account, password = _demo_account(session)
+        load_samples(session, account, blobs, today)
     return DEMO_EMAIL, password
+
+
+def load_samples(session: Session, account: Account, blobs: BlobStore, today: dt.date | None = None,
+                 report: Callable[[int, int], None] = lambda done, total: None) -> None:
+    """The sample exports, the reproducer's incident and the retainers over them (idempotent)."""
+    today = today or dt.date.today()
+    report(0, 3)
+    starts = _load_timesheets(session, account, today)
+    report(1, 3)
+    _load_incident(session, account, blobs, today)
+    report(2, 3)
+    _load_retainers(session, account, starts)
+    report(3, 3)
+
+
+def queue_demo(session: Session, enqueue: Callable[[str], None]) -> tuple[str, str, str]:
+    """The demo account now, its sample data on a worker: returns (e-mail, password, job id)."""
+    from hourtab.jobs.service import create_job
+
+    with transaction(session):
+        account, password = _demo_account(session)
+        job = create_job(session, account.id, "demo_setup", {})
+    enqueue(job.id)
+    return DEMO_EMAIL, password, job.id
+
+
+def run_loaders(session: Session, account: Account, blobs: BlobStore) -> None:
+    """The ``demo_setup`` job: the samples in one transaction, with progress the job page shows."""
+    from hourtab import progress
+
+    with transaction(session):
+        load_samples(session, account, blobs,
+                     report=lambda done, total: progress.report("Loading the demo data", done, total))
 
 
 def shifted_export(data: bytes, today: dt.date) -> tuple[bytes, dt.date]:

@@ -25,7 +25,9 @@ _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
 class BlobStore(Protocol):
     def put_file(self, key: str, path: Path) -> None: ...
     def put_bytes(self, key: str, data: bytes) -> None: ...
+    def put_stream(self, key: str, stream) -> None: ...
     def get_bytes(self, key: str) -> bytes: ...
+    def get_file(self, key: str, path: Path) -> None: ...
     def exists(self, key: str) -> bool: ...
     def delete(self, key: str) -> None: ...
 
@@ -68,9 +70,24 @@ class LocalBlobStore:
     def put_bytes(self, key: str, data: bytes) -> None:
         self._write(key, lambda f: f.write(data))
 
+    def put_stream(self, key: str, stream) -> None:
+        """Store what is left to read in a binary file object."""
+        import shutil
+
+        self._write(key, lambda f: shutil.copyfileobj(stream, f, 1 << 20))
+
     def get_bytes(self, key: str) -> bytes:
         try:
             return self._path(key).read_bytes()
+        except FileNotFoundError as e:
+            raise NotFound(f"blob {key} not found") from e
+
+    def get_file(self, key: str, path: Path) -> None:
+        """Copy the blob to ``path`` (streamed: large uploads never sit in memory)."""
+        import shutil
+
+        try:
+            shutil.copyfile(self._path(key), path)
         except FileNotFoundError as e:
             raise NotFound(f"blob {key} not found") from e
 
@@ -101,11 +118,24 @@ class S3BlobStore:
     def put_bytes(self, key: str, data: bytes) -> None:
         self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
 
+    def put_stream(self, key: str, stream) -> None:
+        self.client.upload_fileobj(stream, self.bucket, self._key(key))
+
     def get_bytes(self, key: str) -> bytes:
         from botocore.exceptions import ClientError
 
         try:
             return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                raise NotFound(f"blob {key} not found") from e
+            raise
+
+    def get_file(self, key: str, path: Path) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.download_file(self.bucket, self._key(key), str(path))
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 raise NotFound(f"blob {key} not found") from e

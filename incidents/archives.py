@@ -18,6 +18,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from hourtab import progress
 from incidents.errors import InvalidEvidence
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
@@ -137,15 +138,18 @@ def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,
     if any(dest.iterdir()):
         raise InvalidEvidence(f"extraction folder {dest} is not empty")
     written = 0
+    expanded = sum(m.size for m in members if not m.is_dir)
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
                 for info, member in zip(z.infolist(), members, strict=True):
                     written = _write(member, dest, lambda i=info: z.open(i), written, max_bytes)
+                    progress.report("Unpacking", written, expanded)
         else:
             with tarfile.open(path, "r:*") as t:
                 for info, member in zip(_iter_tar(t), members, strict=True):
                     written = _write(member, dest, lambda i=info: t.extractfile(i), written, max_bytes)
+                    progress.report("Unpacking", written, expanded)
     except _DAMAGE as e:          # a flipped CRC, a size the header understates, a cut-off stream
         shutil.rmtree(dest, ignore_errors=True)
         raise DamagedArchive(f"{path.name} is a damaged archive ({_reason(e)}); nothing was kept") from e

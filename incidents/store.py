@@ -49,6 +49,11 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def upload_key(account_id: int, sha: str, original_name: str) -> str:
+    """Where an upload's own bytes are kept (the same key whether stored by a request or a job)."""
+    return f"evidence/{account_id}/{sha}/upload{upload_suffix(original_name)}"
+
+
 def ingest_upload(session: Session, account_id: int, path: Path, original_name: str, blobs: BlobStore, *,
                   max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
                   max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[Evidence]:
@@ -84,7 +89,7 @@ def ingest_path(session: Session, account_id: int, path: Path, blobs: BlobStore,
         with tempfile.TemporaryDirectory() as tmp:
             archives.tar_folder(path, Path(tmp) / name)
             blobs.put_file(upload_key, Path(tmp) / name)
-    else:
+    elif not blobs.exists(upload_key):  # a queued ingest stored the upload before the job ran
         blobs.put_file(upload_key, path)
     rows = []
     for part, run in enumerate(runs):

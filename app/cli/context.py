@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from sqlalchemy import Engine
@@ -18,6 +18,9 @@ from sqlalchemy.orm import Session
 from app.extensions import blobs_from_settings
 from hourtab.blobs import BlobStore
 from hourtab.db import make_engine, make_sessionmaker
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 
 @dataclass(frozen=True)
@@ -64,3 +67,14 @@ def cli_session() -> Iterator[CliContext]:
             session.close()
     finally:
         engine.dispose()
+
+
+@contextmanager
+def queue_app() -> Iterator[Flask]:
+    """The whole app, for the commands that hand work to the job queue or consume it: the queue's
+    job handlers live on the app. Building it migrates nothing."""
+    from app import create_app
+
+    app = create_app()
+    with app.app_context():
+        yield app

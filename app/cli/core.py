@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from app.cli.context import cli_session, settings
+from app.cli.context import cli_session, queue_app, settings
 from hourtab import accounts
 from hourtab.db import transaction
 
@@ -17,21 +17,39 @@ from hourtab.db import transaction
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
               help="gunicorn worker processes.")
 @click.option("--demo", is_flag=True, help="Create a demo account with sample data and print its login.")
-def serve(host: str, port: int, workers: int, demo: bool) -> None:
-    """Apply pending migrations and serve the app with gunicorn."""
+@click.option("--queue-worker/--no-queue-worker", default=True, show_default=True,
+              help="Also run a job consumer in a child process (turn off on app hosts when "
+                   "`hourtab worker` runs elsewhere).")
+def serve(host: str, port: int, workers: int, demo: bool, queue_worker: bool) -> None:
+    """Apply pending migrations and serve the app with gunicorn (and a job consumer)."""
     from app.gunicorn import run
+    from app.jobs.worker import start_in_process
     from app.migrate import upgrade
 
     upgrade(str(settings()["DATABASE_URL"]))
     if demo:
-        from app.demo import load_demo
-
         with cli_session() as cx:
-            email, password = load_demo(cx.session, cx.blobs)
-        click.echo(f"Demo login: {email} / {password}")
+            if queue_worker:  # the consumer below loads the samples; the page shows the job's progress
+                from app.demo import queue_demo
+
+                with queue_app() as app:
+                    email, password, job_id = queue_demo(cx.session, app.extensions["hourtab.queue"].enqueue)
+                click.echo(f"Demo login: {email} / {password}  "
+                           f"(sample data loading: http://{host}:{port}/jobs/{job_id})")
+            else:
+                from app.demo import load_demo
+
+                email, password = load_demo(cx.session, cx.blobs)
+                click.echo(f"Demo login: {email} / {password}")
     click.echo(f"HourTab listening on http://{host}:{port}/  (health: http://{host}:{port}/healthz)")
     sys.stdout.flush()
-    run(host, port, workers)
+    consumer = start_in_process() if queue_worker else None
+    try:
+        run(host, port, workers)
+    finally:
+        if consumer is not None:
+            consumer.terminate()
+            consumer.join(timeout=10)
 
 
 @click.group("db")

@@ -165,6 +165,12 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                                      timezone=timezone, profile=profile, skip_invalid=skip_invalid,
                                      dry_run=dry_run, retainer_id=retainer_id,
                                      created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
+            if not dry_run:
+                from app.cli.context import queue_app
+                from app.jobs.alerts import queue_alert_check
+
+                with queue_app() as app, transaction(session):
+                    queue_alert_check(app, session, account.id)
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False))
         return

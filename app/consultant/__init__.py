@@ -6,9 +6,11 @@ bp = Blueprint("consultant", __name__, template_folder=None)
 
 from app.consultant import (  # noqa: E402,F401  (registers the views)
     accounts,
+    alerts,  # noqa: E402,F401
     dashboard,
     evidence,  # noqa: E402,F401
     imports,  # noqa: E402,F401
     incidents,  # noqa: E402,F401
+    jobs,  # noqa: E402,F401
     retainers,
 )

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
+import hashlib
 
-from flask import current_app, flash, redirect, render_template, url_for
+from flask import redirect, render_template, url_for
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
@@ -15,7 +14,8 @@ from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.extensions import blobs
-from hourtab.db import transaction
+from app.jobs import enqueue
+from app.jobs.handlers import start
 from hourtab.svgchart import line_svg
 from incidents import store
 from incidents.errors import InvalidEvidence
@@ -37,28 +37,43 @@ def evidence_list():
     if form.validate_on_submit():
         upload = form.file.data
         try:
-            rows = _ingest(db, upload)
+            job = _queue_ingest(db, upload)
         except InvalidEvidence as e:
-            db.rollback()
             form.file.errors.append(str(e))
             error = e
         else:
-            flash(f"Stored {len(rows)} run{'s' if len(rows) != 1 else ''} from {upload.filename}.")
-            if len(rows) == 1:
-                return redirect(url_for("consultant.evidence_detail", evidence_id=rows[0].id))
-            return redirect(url_for("consultant.evidence_list"))
+            enqueue(job.id)
+            return redirect(url_for("consultant.job_detail", job_id=job.id))
     rows = store.list_evidence(db, account().id)
     return render_template("consultant/evidence/list.html", form=form, rows=rows), *form_status(error)
 
 
-def _ingest(db, upload):
-    suffix = store.upload_suffix(upload.filename or "")
-    with tempfile.TemporaryDirectory(prefix="hourtab-upload-") as tmp:
-        path = Path(tmp) / f"upload{suffix}"
-        upload.save(path)
-        with transaction(db):
-            return store.ingest_upload(db, account().id, path, upload.filename, blobs(),
-                                       max_archive_bytes=current_app.config["ARCHIVE_MAX_BYTES"])
+def _queue_ingest(db, upload):
+    """Keep the upload's bytes in blob storage and queue the parse: the request returns at once.
+
+    The bytes go where the stored run keeps them (keyed by sha256), so a worker on another host
+    reads them from the shared bucket, and a retried job reads the same object.
+    """
+    name = upload.filename or ""
+    store.upload_suffix(name)                         # refuse what we cannot read before storing it
+    stream = upload.stream
+    sha, size = _hash(stream)
+    key = store.upload_key(account().id, sha, name)
+    store_ = blobs()
+    if not store_.exists(key):
+        stream.seek(0)
+        store_.put_stream(key, stream)
+    return start(db, account().id, "evidence_ingest", {"key": key, "filename": name[:300], "size": size,
+                                                        "sha256": sha})
+
+
+def _hash(stream) -> tuple[str, int]:
+    """sha256 and size of the upload (werkzeug keeps a large one in a temporary file)."""
+    digest, size = hashlib.sha256(), 0
+    while chunk := stream.read(1 << 20):
+        digest.update(chunk)
+        size += len(chunk)
+    return digest.hexdigest(), size
 
 
 @bp.route("/evidence/<int:evidence_id>")

@@ -13,6 +13,7 @@ from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
+from app.jobs.alerts import queue_alert_check
 from hourtab.db import transaction
 from hourtab.retainers.service import list_retainers
 from hourtab.scoping import get_owned
@@ -158,6 +159,7 @@ def import_confirm(upload_id: int):
     except RowsRejected as e:
         flash(str(e))
         return redirect(url_for("consultant.import_preview", upload_id=upload_id, **_query(options)))
+    queue_alert_check(current_app._get_current_object(), db, me.id)
     c = result.counts()
     flash(f"Imported: {c['new']} new, {c['unchanged']} unchanged, {c['changed']} changed, "
           f"{c['missing']} missing upstream, {c['skipped']} skipped.")

@@ -17,6 +17,8 @@ from app.consultant import bp
 from app.db import get_db
 from app.extensions import blobs
 from app.formvalues import form_date, form_datetime, form_id, form_ids
+from app.jobs import enqueue
+from app.jobs.handlers import start
 from hourtab.db import transaction
 from hourtab.scoping import select_owned
 from incidents import service, store
@@ -173,7 +175,29 @@ def incident_publish(incident_id: int):
         report = build_report(service.report_input(db, incident, blobs(), account().display_name))
         for warning in publish_warnings(report):
             flash(warning)
+    if incident.status == "published" and incident.retainer_id:
+        _prepare_published(db, incident)
     return _back(incident_id)
+
+
+def _prepare_published(db, incident) -> None:
+    """Render the public PDF and page on a worker, and tell the retainer's alert subscribers."""
+    from hourtab.retainers.models import Retainer
+
+    token = db.get(Retainer, incident.retainer_id).public_token
+    params = {"incident_id": incident.id, "public_url": f"/h/{token}/incidents/{incident.slug}" if token else ""}
+    enqueue(start(db, account().id, "incident_publish", params).id)
+
+
+@bp.route("/incidents/<int:incident_id>/render", methods=["POST"])
+@login_required
+def incident_render(incident_id: int):
+    """Render the PDF on a worker; the job page shows progress and then opens the PDF."""
+    db = get_db()
+    incident = _incident(incident_id)
+    job = start(db, account().id, "incident_pdf", {"incident_id": incident.id})
+    enqueue(job.id)
+    return redirect(url_for("consultant.job_detail", job_id=job.id))
 
 
 @bp.route("/incidents/<int:incident_id>/preview")

@@ -49,7 +49,7 @@ CACHE_KEY = "hourtab.page_cache"
 
 #: Stricter than the app default: the page needs no script, no fetch, no form, no frame.
 PUBLIC_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-              "form-action 'none'; frame-ancestors 'none'")
+              "form-action 'self'; frame-ancestors 'none'")
 
 
 @dataclass(frozen=True)

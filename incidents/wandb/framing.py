@@ -20,12 +20,14 @@ the next block the way LevelDB's own reader does, so one flipped byte costs at m
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from hourtab import progress
 from incidents.errors import InvalidEvidence
 
 FILE_IDENT = b":W&B"
@@ -68,6 +70,7 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator
             yield from iter_records(f, warnings)
         return
     f = source
+    size = _size(f)
     first = f.read(BLOCK_SIZE * _BLOCKS_PER_READ)
     check_header(first, getattr(f, "name", "file"))
     crc32 = zlib.crc32
@@ -135,6 +138,7 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator
                 pos = chunk_at + block_left
         # Keep the unread tail (a partial chunk), aligned so block arithmetic stays exact.
         keep_from = pos - (pos % BLOCK_SIZE)
+        progress.report("Reading records", base + end, size)
         more = f.read(BLOCK_SIZE * _BLOCKS_PER_READ)
         if not more:
             if pending or (pos < end and any(data[pos:end])):
@@ -148,6 +152,14 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator
         data = data[keep_from:] + more
         base += keep_from
         pos -= keep_from
+
+
+def _size(f: BinaryIO) -> int:
+    """The file's size for progress reports (0 when it is a stream without one)."""
+    try:
+        return os.fstat(f.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 def _damage(offset: int, what: str) -> str:

@@ -1,7 +1,7 @@
 """retainers: drop the database-wide entry marks; the per-retainer revision is the only cache key
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 
 Entries are now assigned to retainers by the services that change them, in the same transaction,
 and those services bump the affected account's ``retainers.revision``. The marks that let the public
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision = "0008"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

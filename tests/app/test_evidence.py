@@ -44,7 +44,8 @@ def test_upload_list_and_detail_escape_names(app, logged_in, wandb_runs):
     run = wandb_runs["plain <script>alert(1)</script>"]
     r = _upload(logged_in, "run <b>1</b>.zip", _zip_bytes(run["dir"]))
     assert r.status_code == 302, r.get_data(as_text=True)
-    detail = logged_in.get(r.headers["Location"]).get_data(as_text=True)
+    assert r.headers["Location"].startswith("/jobs/")               # parsed off the request, by the queue
+    detail = logged_in.get(r.headers["Location"], follow_redirects=True).get_data(as_text=True)
     assert "<script>alert(1)</script>" not in detail
     assert "plain &lt;script&gt;alert(1)&lt;/script&gt;" in detail
     assert "&lt;img src=x onerror=alert(1)&gt;" in detail and "<img src=x" not in detail
@@ -62,15 +63,18 @@ def test_hostile_archive_is_refused_and_nothing_stored(app, logged_in, tmp_path)
     with zipfile.ZipFile(buffer, "w") as z:
         z.writestr("../../etc/cron.d/x", "boom")
     r = _upload(logged_in, "evil.zip", buffer.getvalue())
-    assert r.status_code == 400 and "outside the archive" in r.get_data(as_text=True)
+    job = logged_in.get(r.headers["Location"]).get_data(as_text=True)     # the failed job shows why
+    assert "outside the archive" in job and ">Retry</button>" in job
     r = _upload(logged_in, "sheet.csv", b"Date,Hours\n2024-01-01,3\n")
-    assert r.status_code == 400 and "not a W&amp;B export" in r.get_data(as_text=True)
+    assert "not a W&amp;B export" in logged_in.get(r.headers["Location"]).get_data(as_text=True)
+    r = _upload(logged_in, "notes.txt", b"hello")                          # refused before queueing
+    assert r.status_code == 400 and "is not a file HourTab reads" in r.get_data(as_text=True)
     assert _count(app) == 0
 
 
 def test_evidence_pages_need_login_and_ownership(app, logged_in, wandb_runs):
     r = _upload(logged_in, "w.zip", _zip_bytes(wandb_runs["watched"]["dir"]))
-    url = r.headers["Location"]
+    url = logged_in.get(r.headers["Location"]).headers["Location"]         # the job → the stored run
     other = app.test_client()
     from tests.conftest import signup
 

@@ -1,0 +1,100 @@
+"""Alert subscriptions from the client's page: subscribe, confirm (double opt-in), one-click unsubscribe.
+
+No page here shows the address. These forms carry no CSRF token: the pages are cached and
+cookie-free, a forged subscription only sends a confirmation request, and RFC 8058 one-click
+unsubscribes are POSTed by mail clients that hold no token. Each GET only shows a button; the
+change happens on POST (so link scanners that prefetch cannot confirm or unsubscribe anyone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from flask import current_app, render_template, request
+
+from app.db import get_db
+from app.jobs.alerts import _queue_send
+from app.public import bp
+from app.public.hours import _miss
+from app.security import csrf
+from hourtab import ratelimit
+from hourtab.alerts import service as alerts
+from hourtab.db import transaction
+from hourtab.errors import InvalidInput, NotFound
+from hourtab.retainers import service as retainers
+
+SUBSCRIBE_LIMIT = 5
+
+
+def _retainer(token: str):
+    if not current_app.config.get("SMTP_URL"):
+        raise _miss()
+    try:
+        return retainers.by_token(get_db(), token)
+    except NotFound:
+        raise _miss() from None
+
+
+def _page(retainer, token: str, title: str, message: str, *, status: int = 200, action: str = "",
+          button: str = "", error: bool = False):
+    html = render_template("public/alerts.html", name=retainer.name, base=f"/h/{token}", title=title,
+                           message=message, action=action, button=button, error=error)
+    return html, status
+
+
+@bp.route("/h/<token>/alerts", methods=["POST"])
+@csrf.exempt
+def alerts_subscribe(token: str):
+    db = get_db()
+    retainer = _retainer(token)
+    address = request.form.get("email", "").strip().lower()
+    # Each request may send a confirmation e-mail: a few per address and per client address an hour.
+    keys = [f"ip:{request.remote_addr}", "to:" + hashlib.sha256(address.encode()).hexdigest()[:32]]
+    with transaction(db):
+        ratelimit.check(db, "alert-subscribe", keys, SUBSCRIBE_LIMIT, 3600)
+        ratelimit.record(db, "alert-subscribe", keys, 3600)
+    try:
+        with transaction(db):
+            pending = alerts.subscribe(db, retainer, request.form.get("email", ""))
+    except InvalidInput as e:
+        return _page(retainer, token, "E-mail alerts", str(e), status=400, error=True)
+    if pending is not None:
+        _queue_send(current_app._get_current_object(), db, retainer.account_id, "alert_confirm",
+                    {"subscription_id": pending.id})
+    return _page(retainer, token, "Check your inbox",
+                 "If this address is not subscribed yet, a confirmation e-mail is on its way. "
+                 "Nothing else is sent until you confirm.")
+
+
+@bp.route("/h/<token>/alerts/confirm/<sub>", methods=["GET", "POST"])
+@csrf.exempt
+def alerts_confirm(token: str, sub: str):
+    db = get_db()
+    retainer = _retainer(token)
+    try:
+        if request.method == "GET":
+            alerts.by_token(db, retainer, sub)
+            return _page(retainer, token, "Confirm e-mail alerts", "Press the button to start the alerts.",
+                         action=request.path, button="Confirm")
+        with transaction(db):
+            alerts.confirm(db, retainer, sub)
+    except NotFound as e:
+        return _page(retainer, token, "E-mail alerts", str(e), status=404, error=True)
+    return _page(retainer, token, "Alerts confirmed", "You will get this retainer's hour alerts by e-mail.")
+
+
+@bp.route("/h/<token>/alerts/unsubscribe/<sub>", methods=["GET", "POST"])
+@csrf.exempt
+def alerts_unsubscribe(token: str, sub: str):
+    db = get_db()
+    retainer = _retainer(token)
+    try:
+        if request.method == "GET":
+            alerts.by_token(db, retainer, sub)
+            return _page(retainer, token, "Stop e-mail alerts", "Press the button to stop the alerts "
+                         "and remove this address.", action=request.path, button="Unsubscribe")
+        with transaction(db):
+            alerts.unsubscribe(db, retainer, sub)
+    except NotFound as e:
+        return _page(retainer, token, "E-mail alerts", str(e), status=404, error=True)
+    return _page(retainer, token, "Unsubscribed", "This address was removed; no more alerts will be sent to it.")

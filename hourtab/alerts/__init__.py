@@ -1,0 +1,1 @@
+"""E-mail alerts for a retainer's client: subscriptions (double opt-in), what was sent, and when."""

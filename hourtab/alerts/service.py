@@ -1,0 +1,198 @@
+"""Subscriptions (double opt-in), which alerts are due, and reserving each delivery exactly once.
+
+Services take the session and never commit, except where noted: a delivery is reserved in its own
+committed transaction before the message goes to SMTP, because "sent twice" is the failure a
+client notices, while a lost message after a crash is at worst one missed notice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+
+from email_validator import EmailNotValidError, validate_email
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from hourtab.accounts import Account
+from hourtab.alerts.models import (
+    ALERTS,
+    AlertDelivery,
+    AlertEvent,
+    AlertSettings,
+    AlertSubscription,
+)
+from hourtab.db import utcnow
+from hourtab.errors import InvalidInput, NotFound
+from hourtab.retainers.ledger import Ledger, PeriodBalance
+from hourtab.retainers.models import Retainer
+from hourtab.scoping import get_owned
+
+
+@dataclass(frozen=True)
+class Recipient:
+    key: str                 # what alert_deliveries stores: never the address
+    email: str
+    unsubscribe_token: str   # empty for the consultant's copy
+    is_copy: bool
+
+
+def settings_for(session: Session, retainer: Retainer) -> AlertSettings:
+    """The retainer's settings, or the defaults (every alert, copy on) without storing them."""
+    row = session.get(AlertSettings, retainer.id)
+    return row or AlertSettings(retainer_id=retainer.id, account_id=retainer.account_id, enabled=list(ALERTS),
+                                copy_to_consultant=True, created_at=retainer.created_at)
+
+
+def save_settings(session: Session, account_id: int, retainer_id: int, enabled: list[str],
+                  copy_to_consultant: bool) -> AlertSettings:
+    retainer = get_owned(session, Retainer, account_id, retainer_id)
+    unknown = sorted(set(enabled) - set(ALERTS))
+    if unknown:
+        raise InvalidInput(f"unknown alert {unknown[0]!r}; choose from {', '.join(ALERTS)}")
+    row = session.get(AlertSettings, retainer.id)
+    if row is None:
+        row = AlertSettings(retainer_id=retainer.id, account_id=account_id, created_at=retainer.created_at)
+        session.add(row)
+    row.enabled = [a for a in ALERTS if a in enabled]
+    row.copy_to_consultant = bool(copy_to_consultant)
+    session.flush()
+    return row
+
+
+def subscribe(session: Session, retainer: Retainer, email: str) -> AlertSubscription | None:
+    """A pending subscription that needs its confirmation e-mail, or None when already confirmed.
+
+    The caller answers the same either way, so the form never reveals who is subscribed.
+    """
+    try:
+        email = validate_email((email or "").strip(), check_deliverability=False).normalized
+    except EmailNotValidError as e:
+        raise InvalidInput(f"email: {e}") from e
+    row = session.scalar(select(AlertSubscription).where(AlertSubscription.retainer_id == retainer.id,
+                                                         AlertSubscription.email == email))
+    if row is not None:
+        return None if row.confirmed_at else row
+    row = AlertSubscription(retainer_id=retainer.id, email=email, token=secrets.token_urlsafe(32))
+    session.add(row)
+    session.flush()
+    return row
+
+
+def by_token(session: Session, retainer: Retainer, token: str) -> AlertSubscription:
+    row = session.scalar(select(AlertSubscription).where(AlertSubscription.retainer_id == retainer.id,
+                                                         AlertSubscription.token == token))
+    if row is None:
+        raise NotFound("This link is no longer valid (already unsubscribed, or the link was changed).")
+    return row
+
+
+def confirm(session: Session, retainer: Retainer, token: str) -> AlertSubscription:
+    row = by_token(session, retainer, token)
+    if row.confirmed_at is None:
+        row.confirmed_at = utcnow()
+        session.flush()
+    return row
+
+
+def unsubscribe(session: Session, retainer: Retainer, token: str) -> None:
+    """Forget the address entirely (nothing of it is kept)."""
+    session.delete(by_token(session, retainer, token))
+    session.flush()
+
+
+def subscriber_counts(session: Session, retainer_id: int) -> tuple[int, int]:
+    """(confirmed, waiting for confirmation): the consultant sees counts, never addresses."""
+    rows = dict(session.execute(select(AlertSubscription.confirmed_at.is_not(None), func.count())
+                                .where(AlertSubscription.retainer_id == retainer_id)
+                                .group_by(AlertSubscription.confirmed_at.is_not(None))).all())
+    return rows.get(True, 0), rows.get(False, 0)
+
+
+def crossed(balance: PeriodBalance) -> list[str]:
+    """The threshold alerts the period has reached, lowest first."""
+    used, available = balance.used_s, balance.available_s
+    if available <= 0:
+        return ["used_80", "used_100", "overage"] if used > 0 else []
+    out = []
+    if used * 100 >= available * 80:
+        out.append("used_80")
+    if used >= available:
+        out.append("used_100")
+    if used > available:
+        out.append("overage")
+    return out
+
+
+def _add_event(session: Session, retainer_id: int, alert: str, key: str, facts: dict) -> AlertEvent | None:
+    """Insert the event unless it exists; the unique constraint settles races between workers."""
+    exists = session.scalar(select(AlertEvent.id).where(AlertEvent.retainer_id == retainer_id,
+                                                        AlertEvent.alert == alert, AlertEvent.period_key == key))
+    if exists:
+        return None
+    event = AlertEvent(retainer_id=retainer_id, alert=alert, period_key=key, facts=facts)
+    try:
+        with session.begin_nested():
+            session.add(event)
+    except IntegrityError:
+        return None
+    return event
+
+
+def due_events(session: Session, retainer: Retainer, ledger: Ledger) -> list[AlertEvent]:
+    """New events for the thresholds the current period reached and the last closed period."""
+    enabled = set(settings_for(session, retainer).enabled)
+    current = ledger.current
+    key = current.period.start.isoformat()
+    facts = {"used_s": current.used_s, "available_s": current.available_s, "period": current.period.label}
+    new = [e for a in crossed(current) if a in enabled
+           if (e := _add_event(session, retainer.id, a, key, facts)) is not None]
+    for event in new[:-1]:            # one change crossing 80 % and 100 % sends the 100 % alert only
+        event.status = "superseded"
+    closed = [p for p in ledger.periods if not p.is_open]
+    if "period_closed" in enabled and closed:
+        last = closed[-1]
+        ended = dt.datetime.combine(last.period.end, dt.time(), tzinfo=retainer.terms().tz)
+        if ended >= retainer.created_at:   # not for history imported after the fact
+            event = _add_event(session, retainer.id, "period_closed", last.period.start.isoformat(),
+                               {"used_s": last.used_s, "available_s": last.available_s,
+                                "period": last.period.label, "month": last.period.month_key})
+            if event is not None:
+                new.append(event)
+    session.flush()
+    return [e for e in new if e.status == "pending"]
+
+
+def incident_event(session: Session, retainer: Retainer, incident_id: int, title: str,
+                   url_path: str) -> AlertEvent | None:
+    if "incident_published" not in settings_for(session, retainer).enabled:
+        return None
+    event = _add_event(session, retainer.id, "incident_published", f"incident-{incident_id}",
+                       {"title": title, "path": url_path})
+    session.flush()
+    return event
+
+
+def recipients(session: Session, retainer: Retainer) -> list[Recipient]:
+    subs = session.scalars(select(AlertSubscription).where(AlertSubscription.retainer_id == retainer.id,
+                                                           AlertSubscription.confirmed_at.is_not(None))
+                           .order_by(AlertSubscription.id))
+    out = [Recipient(f"sub:{s.id}", s.email, s.token, False) for s in subs]
+    if settings_for(session, retainer).copy_to_consultant:
+        account = session.get(Account, retainer.account_id)
+        out.append(Recipient("consultant", account.email, "", True))
+    return out
+
+
+def reserve_delivery(session: Session, event_id: int, recipient: str) -> AlertDelivery | None:
+    """Claim the right to send this event to this recipient, once ever; commits the claim."""
+    delivery = AlertDelivery(event_id=event_id, recipient=recipient)
+    session.add(delivery)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        return None
+    return delivery

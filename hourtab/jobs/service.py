@@ -1,0 +1,158 @@
+"""Creating, claiming and finishing jobs; the runner that executes one with progress and a lease.
+
+Queue engines without acknowledgements (Huey among them) lose a task whose worker dies mid-run.
+The job row closes that gap: a running job holds a lease its worker keeps renewing; once the lease
+has run out, :func:`requeue_stale` hands the job back so another worker picks it up. Claiming is
+one conditional UPDATE, so two workers never run the same attempt, and every later write is
+guarded by the attempt number, so a presumed-dead worker that wakes up cannot overwrite anything.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from hourtab import progress
+from hourtab.db import utcnow
+from hourtab.errors import HourTabError, InvalidInput, NotFound
+from hourtab.jobs.models import Job
+from hourtab.scoping import get_owned
+
+log = logging.getLogger(__name__)
+
+#: A job whose worker died this many times is failed instead of queued again.
+MAX_ATTEMPTS = 3
+Handler = Callable[[Session, Job], dict[str, Any]]
+
+
+def create_job(session: Session, account_id: int, kind: str, params: dict[str, Any]) -> Job:
+    job = Job(id=secrets.token_hex(16), account_id=account_id, kind=kind, params=params, status="queued")
+    session.add(job)
+    session.flush()
+    return job
+
+
+def get_job(session: Session, account_id: int, job_id: str) -> Job:
+    try:
+        return get_owned(session, Job, account_id, job_id)
+    except NotFound as e:
+        raise NotFound("job not found") from e
+
+
+def retry_job(session: Session, job: Job) -> Job:
+    """Queue a failed job again (its parameters are kept; a done or running job is refused)."""
+    if job.status != "failed":
+        raise InvalidInput(f"only a failed job can be retried; this one is {job.status}")
+    job.status, job.error, job.phase, job.done, job.total = "queued", "", "", 0, 0
+    job.attempts, job.lease_until, job.updated_at = 0, None, utcnow()
+    session.flush()
+    return job
+
+
+def requeue_stale(session: Session, now: dt.datetime | None = None) -> list[str]:
+    """Jobs whose worker stopped renewing the lease: queue them again (or fail after MAX_ATTEMPTS)."""
+    now = now or utcnow()
+    stale = session.execute(select(Job.id, Job.attempts).where(Job.status == "running",
+                                                               Job.lease_until < now)).all()
+    requeued = []
+    for job_id, attempts in stale:
+        give_up = attempts >= MAX_ATTEMPTS
+        values = ({"status": "failed", "error": f"The worker stopped {attempts} times while running this job."}
+                  if give_up else {"status": "queued", "phase": "Waiting for a worker (the last one stopped)"})
+        hit = session.execute(update(Job).where(Job.id == job_id, Job.status == "running",
+                                                Job.attempts == attempts, Job.lease_until < now)
+                              .values(lease_until=None, updated_at=now, **values)).rowcount
+        if hit and not give_up:
+            requeued.append(job_id)
+    return requeued
+
+
+class JobRunner:
+    """Runs one job: claim, heartbeat, progress, result or error. Commits its own small transactions."""
+
+    def __init__(self, sessions: sessionmaker[Session], handlers: Mapping[str, Handler], *, worker: str,
+                 lease_s: float = 60.0, safe_errors: tuple[type[BaseException], ...] = (HourTabError,),
+                 progress_every_s: float = 0.25) -> None:
+        self.sessions, self.handlers, self.worker = sessions, handlers, worker
+        self.lease_s, self.safe_errors, self.progress_every_s = lease_s, safe_errors, progress_every_s
+
+    def run(self, job_id: str) -> str:
+        """Run the job if it can be claimed; returns its final status (or 'skipped')."""
+        attempt = self._claim(job_id)
+        if attempt is None:
+            return "skipped"
+        stop = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(job_id, attempt, stop), daemon=True)
+        beat.start()
+        try:
+            with self.sessions() as session, progress.reporting(self._reporter(job_id, attempt)):
+                job = session.get(Job, job_id)
+                try:
+                    result = self.handlers[job.kind](session, job)
+                except self.safe_errors as e:
+                    session.rollback()
+                    return self._finish(job_id, attempt, status="failed", error=str(e))
+                except Exception:
+                    session.rollback()
+                    log.exception("job %s (%s) failed", job_id, job.kind)
+                    return self._finish(job_id, attempt, status="failed",
+                                        error=f"The job failed unexpectedly (reference {job_id[:8]}); "
+                                              "retry it, and if it fails again report the reference.")
+                return self._finish(job_id, attempt, status="done", result=result)
+        finally:
+            stop.set()
+            beat.join(timeout=5)
+
+    def _claim(self, job_id: str) -> int | None:
+        now = utcnow()
+        with self.sessions() as s:
+            job = s.get(Job, job_id)
+            if job is None:
+                return None
+            attempt = job.attempts + 1
+            claimable = (Job.status == "queued") | ((Job.status == "running") & (Job.lease_until < now))
+            hit = s.execute(update(Job).where(Job.id == job_id, Job.attempts == job.attempts, claimable).values(
+                status="running", attempts=attempt, worker=self.worker[:100], started_at=now, updated_at=now,
+                lease_until=now + dt.timedelta(seconds=self.lease_s), phase="Starting", error="")).rowcount
+            s.commit()
+            return attempt if hit else None
+
+    def _write(self, job_id: str, attempt: int, **values: Any) -> int:
+        with self.sessions() as s:
+            hit = s.execute(update(Job).where(Job.id == job_id, Job.attempts == attempt, Job.status == "running")
+                            .values(updated_at=utcnow(), **values)).rowcount
+            s.commit()
+            return hit
+
+    def _finish(self, job_id: str, attempt: int, *, status: str, error: str = "",
+                result: dict[str, Any] | None = None) -> str:
+        self._write(job_id, attempt, status=status, error=error[:2000], result=result or {},
+                    finished_at=utcnow(), lease_until=None)
+        return status
+
+    def _heartbeat(self, job_id: str, attempt: int, stop: threading.Event) -> None:
+        while not stop.wait(self.lease_s / 3):
+            try:
+                self._write(job_id, attempt, lease_until=utcnow() + dt.timedelta(seconds=self.lease_s))
+            except Exception:  # a missed beat is retried on the next tick; the lease has slack
+                log.warning("could not renew the lease of job %s", job_id, exc_info=True)
+
+    def _reporter(self, job_id: str, attempt: int) -> progress.Reporter:
+        last = {"at": 0.0, "phase": ""}
+
+        def report(phase: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if phase == last["phase"] and now - last["at"] < self.progress_every_s and done < total:
+                return
+            last.update(at=now, phase=phase)
+            self._write(job_id, attempt, phase=phase[:100], done=done, total=total)
+
+        return report

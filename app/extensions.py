@@ -7,7 +7,7 @@ never share them. Views reach them through the accessors below.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,28 @@ from hourtab.db import make_engine, make_sessionmaker
 #: Rendered public pages kept per app; entries expire even when nothing changed (the forecast moves).
 PAGE_CACHE_SIZE = 256
 PAGE_CACHE_TTL_S = 300
+#: A closed period's statement changes only with the retainer's revision, so it is kept for a day.
+CLOSED_STATEMENT_TTL_S = 24 * 3600
+
+
+class PageCache:
+    """Rendered responses of one app under a TTL; cachetools caches are not thread-safe, hence the lock."""
+
+    def __init__(self, size: int = PAGE_CACHE_SIZE, ttl: float = PAGE_CACHE_TTL_S) -> None:
+        self._items: TTLCache = TTLCache(maxsize=size, ttl=ttl)
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            return self._items.get(key)
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
 
 def init_app(app: Flask) -> None:
@@ -28,9 +50,8 @@ def init_app(app: Flask) -> None:
     app.extensions["hourtab.engine"] = engine
     app.extensions["hourtab.sessionmaker"] = make_sessionmaker(engine)
     app.extensions["hourtab.blobs"] = blobs_from_settings(cfg)
-    app.extensions["hourtab.page_cache"] = TTLCache(maxsize=PAGE_CACHE_SIZE, ttl=PAGE_CACHE_TTL_S)
-    # cachetools caches are not thread-safe; gunicorn threads share this lock around every access.
-    app.extensions["hourtab.page_cache_lock"] = threading.Lock()
+    app.extensions["hourtab.page_cache"] = PageCache()
+    app.extensions["hourtab.closed_statements"] = PageCache(ttl=CLOSED_STATEMENT_TTL_S)
 
 
 def blobs_from_settings(settings: Mapping[str, Any]) -> BlobStore:
@@ -44,6 +65,11 @@ def blobs() -> BlobStore:
     return current_app.extensions["hourtab.blobs"]
 
 
-def page_cache() -> tuple[TTLCache, threading.Lock]:
-    """The app's cache of rendered public pages and the lock that guards it."""
-    return current_app.extensions["hourtab.page_cache"], current_app.extensions["hourtab.page_cache_lock"]
+def page_cache() -> PageCache:
+    """The app's cache of rendered public pages."""
+    return current_app.extensions["hourtab.page_cache"]
+
+
+def closed_statements() -> PageCache:
+    """The app's cache of closed periods' statement PDFs."""
+    return current_app.extensions["hourtab.closed_statements"]

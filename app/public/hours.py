@@ -18,16 +18,15 @@ import datetime as dt
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from cachetools import TTLCache
 from flask import Response, current_app, render_template, request
 from sqlalchemy import select
 
 from app.db import get_db
+from app.extensions import page_cache
 from app.public import bp
 from hourtab import ratelimit
 from hourtab.db import transaction, utcnow
@@ -42,10 +41,6 @@ from hourtab.retainers.report import HoursReport
 MISS_BUCKET = "public-hours-miss"
 MISS_WINDOW_S = 60
 DEFAULT_MISS_LIMIT = 30
-#: Cached bytes live at most this long even when nothing changed (the forecast moves with time).
-CACHE_TTL_S = 300
-CACHE_SIZE = 256
-CACHE_KEY = "hourtab.page_cache"
 
 #: Stricter than the app default: the page needs no script, no fetch, no form, no frame.
 PUBLIC_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
@@ -68,33 +63,6 @@ class Rendered:
     rendered_at: dt.datetime | None = None
 
 
-class PageCache:
-    """Rendered responses of this app, keyed by retainer revision, format and local date."""
-
-    def __init__(self, size: int = CACHE_SIZE, ttl: float = CACHE_TTL_S) -> None:
-        self._items: TTLCache[tuple, Rendered] = TTLCache(maxsize=size, ttl=ttl)
-        self._lock = threading.Lock()  # cachetools caches are not thread-safe
-
-    def get(self, key: tuple) -> Rendered | None:
-        with self._lock:
-            return self._items.get(key)
-
-    def put(self, key: tuple, value: Rendered) -> None:
-        with self._lock:
-            self._items[key] = value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-@bp.record_once
-def _init_cache(state) -> None:
-    state.app.extensions[CACHE_KEY] = PageCache()
-
-
-def page_cache() -> PageCache:
-    return current_app.extensions[CACHE_KEY]
 
 
 def _read_stamp(token: str) -> Stamp | None:
@@ -243,7 +211,7 @@ def hours_statement(token: str, month: str):
         return Rendered(pdf, "application/pdf", (("Content-Disposition", f'inline; filename="{name}"'),))
 
     if status == "closed":
-        key = (token, stamp.retainer_id, stamp.revision, stamp.marks, month)
+        key = (token, stamp.retainer_id, stamp.revision, month)
         rendered = statement_guard.closed_statement(key, lambda: render(stamp))
         return Response(rendered.body, mimetype=rendered.mimetype, headers=list(rendered.headers))
     return _serve(token, f"pdf:{month}", render)

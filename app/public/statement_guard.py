@@ -14,28 +14,24 @@ away from everyone else:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
-from cachetools import TTLCache
 from flask import current_app, request
 
 from app.db import get_db
+from app.extensions import closed_statements
 from hourtab import ratelimit
 from hourtab.db import transaction
-from hourtab.errors import LimitExceeded
+from hourtab.errors import LimitReached
 
 RENDER_BUCKET = "public-statement-render"
 RENDER_WINDOW_S = 60
 DEFAULT_RENDER_LIMIT = 20
-CLOSED_TTL_S = 24 * 3600
 
-_closed: TTLCache = TTLCache(maxsize=256, ttl=CLOSED_TTL_S)
-_lock = threading.Lock()
 
 
 def charge_render() -> None:
-    """Count one expensive render for this address; ``LimitExceeded`` (429) past the limit."""
+    """Count one expensive render for this address; ``LimitReached`` (429) past the limit."""
     db = get_db()
     limit = int(current_app.config.get("PUBLIC_RENDER_LIMIT", DEFAULT_RENDER_LIMIT))
     keys = [f"ip:{request.remote_addr}"]
@@ -43,7 +39,7 @@ def charge_render() -> None:
         attempt = ratelimit.take(db, RENDER_BUCKET, keys, RENDER_WINDOW_S)
     try:
         ratelimit.admit(db, RENDER_BUCKET, keys, limit, RENDER_WINDOW_S)
-    except LimitExceeded:
+    except LimitReached:
         with transaction(db):
             ratelimit.release(db, attempt)
         raise
@@ -51,16 +47,9 @@ def charge_render() -> None:
 
 def closed_statement(key: tuple, render: Callable[[], object]):
     """The cached rendering for ``key`` (a closed period's statement), rendering it once if absent."""
-    with _lock:
-        hit = _closed.get(key)
-    if hit is not None:
-        return hit
-    value = render()
-    with _lock:
-        _closed[key] = value
-    return value
-
-
-def clear() -> None:
-    with _lock:
-        _closed.clear()
+    cache = closed_statements()
+    hit = cache.get(key)
+    if hit is None:
+        hit = render()
+        cache.put(key, hit)
+    return hit

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cachetools import TTLCache
 from click.testing import CliRunner
 
 from app import create_app
 from app.cli import cli
+from app.extensions import PageCache
 from hourtab.blobs import LocalBlobStore
 
 
@@ -16,7 +16,7 @@ def test_each_app_builds_its_own_blobs_and_page_cache(tmp_path):
     first = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "a")})
     second = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "b")})
     for app, folder in ((first, "a"), (second, "b")):
-        assert isinstance(app.extensions["hourtab.page_cache"], TTLCache)
+        assert isinstance(app.extensions["hourtab.page_cache"], PageCache)
         blobs = app.extensions["hourtab.blobs"]
         assert isinstance(blobs, LocalBlobStore) and Path(blobs.root).is_relative_to(tmp_path / folder)
     assert first.extensions["hourtab.page_cache"] is not second.extensions["hourtab.page_cache"]
@@ -24,7 +24,7 @@ def test_each_app_builds_its_own_blobs_and_page_cache(tmp_path):
         from app.extensions import blobs, page_cache
 
         assert blobs() is first.extensions["hourtab.blobs"]
-        assert page_cache()[0] is first.extensions["hourtab.page_cache"]
+        assert page_cache() is first.extensions["hourtab.page_cache"]
     for app in (first, second):
         app.extensions["hourtab.engine"].dispose()
 

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from app.db import get_db
 from app.public import statement_guard
-from app.public.hours import MISS_BUCKET, cache
+from app.public.hours import MISS_BUCKET
 from hourtab.ratelimit import RateEvent
 from tests.app.hours_helpers import AUG_20, setup_retainer
 
@@ -20,14 +20,10 @@ def public(app):
     """A monthly retainer from January 2017, seen on 20 August 2017: January–July closed, August open."""
     clock = {"now": AUG_20}
     app.config.update(HOURS_CLOCK=lambda: clock["now"], PUBLIC_MISS_LIMIT=5, PUBLIC_RENDER_LIMIT=4)
-    cache.clear()
-    statement_guard.clear()
     with app.app_context():
         _, retainer = setup_retainer(get_db(), start="2017-01-01")
         token = retainer.public_token
     yield app, f"/h/{token}/statement", clock
-    cache.clear()
-    statement_guard.clear()
 
 
 def _events(app, bucket: str) -> int:
@@ -64,7 +60,7 @@ def test_a_closed_periods_statement_is_cached_across_days(public):
     first = client.get(f"{base}/2017-03.pdf")
     assert first.status_code == 200 and first.data.startswith(b"%PDF")
     clock["now"] = AUG_20 + dt.timedelta(days=1, hours=2)
-    cache.clear()  # the short-lived page cache forgets; the closed statement is still kept
+    app.extensions["hourtab.page_cache"].clear()  # the page cache forgets; the closed statement is kept
     again = client.get(f"{base}/2017-03.pdf")
     assert again.status_code == 200 and again.data == first.data
     assert _events(app, statement_guard.RENDER_BUCKET) == 1

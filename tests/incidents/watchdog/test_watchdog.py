@@ -8,8 +8,11 @@ BERT, one torch thread, short sequences (two shared cores).
 
 from __future__ import annotations
 
+import email
+import email.policy
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -164,11 +167,64 @@ def test_webhook_receives_the_alert(watched):
     assert [r["rule"] for r in received] == ["watch_overhead"] and "[hourtab watchdog]" in received[0]["text"]
 
 
+class Inbox:
+    """An aiosmtpd handler that keeps every message it is given."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[list[str], email.message.EmailMessage]] = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
+        self.messages.append((list(envelope.rcpt_tos), email.message_from_bytes(
+            envelope.original_content, policy=email.policy.default)))
+        return "250 OK"
+
+
+def test_email_receives_the_alert_once_per_run_and_rule(watched):
+    from aiosmtpd.controller import Controller
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    env = {"HOURTAB_SMTP_URL": f"smtp://127.0.0.1:{port}", "HOURTAB_MAIL_FROM": "HourTab <watch@ml.example.com>"}
+    try:
+        result = CliRunner().invoke(cli, ["watchdog", str(watched["root"]), "--once", "--notify",
+                                          "mailto:oncall@ml.example.com", "--notify", "email:lead@ml.example.com"],
+                                    env=env)
+        quiet = CliRunner().invoke(cli, ["watchdog", str(watched["folders"][0]), "--once",
+                                         "--notify", "mailto:oncall@ml.example.com"], env=env)
+    finally:
+        controller.stop()
+    assert result.exit_code == 1, result.output
+    assert quiet.exit_code == 0, quiet.output
+    assert [rcpt for rcpt, _ in inbox.messages] == [["oncall@ml.example.com"], ["lead@ml.example.com"]]
+    alert_run = watched["alerts"][0]["run_id"]
+    for _, message in inbox.messages:
+        assert message["Auto-Submitted"] == "auto-generated" and message["From"] == "HourTab <watch@ml.example.com>"
+        assert message["Subject"] == f"[hourtab watchdog] watch overhead on W&B run {alert_run}"
+        assert not message.is_multipart() and message.get_content_type() == "text/plain"
+        body = message.get_content()
+        assert body.startswith(f"[hourtab watchdog] watch_overhead fired on run {alert_run} at step ")
+        assert 'wandb.watch(log="all", log_freq=1) is the cause' in body
+        assert f"--run incident={watched['folders'][1]}" in body
+
+
 def test_refused_input_exits_2(tmp_path):
     missing = CliRunner().invoke(cli, ["watchdog", str(tmp_path / "nope"), "--once"])
     assert missing.exit_code == 2 and missing.output.strip() == "Error: nope: no such folder."
     bad = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", "pager"])
-    assert bad.exit_code == 2 and "--notify takes stdout or an http(s) webhook URL" in bad.output
+    assert bad.exit_code == 2 and "--notify takes stdout, an http(s) webhook URL or mailto:ADDRESS" in bad.output
+    no_smtp = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", "mailto:me@example.com"],
+                                 env={"HOURTAB_SMTP_URL": None})
+    assert no_smtp.exit_code == 2
+    assert no_smtp.output == "Error: --notify mailto: needs HOURTAB_SMTP_URL (the SMTP server alert e-mails go " \
+                             "through), and it is not set.\n"
+    for odd in ("mailto:", "email:a@b.example,c@d.example", "mailto:me@example.com\nBcc: x@y.example"):
+        refused = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", odd],
+                                     env={"HOURTAB_SMTP_URL": "smtp://127.0.0.1:25"})
+        assert refused.exit_code == 2 and "--notify takes stdout" in refused.output, odd
     empty = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once"])
     assert empty.exit_code == 0 and "No W&B run to read" in empty.output
 

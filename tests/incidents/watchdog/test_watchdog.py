@@ -255,3 +255,67 @@ def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
     evidence = load_run(next((tmp_path / "wandb").glob("offline-run-*")))
     seen = observe(evidence, load())
     assert seen.histogram_interval == 1 and seen.estimated_share is None and not seen.finding.fired
+
+
+def _grow(source: Path, tmp_path: Path, fraction: float) -> tuple[Path, Path, bytes]:
+    """A copy of a finished run folder whose log holds only its first ``fraction`` of bytes (cut mid-record)."""
+    import shutil
+
+    folder = tmp_path / source.name
+    shutil.copytree(source, folder)
+    (log,) = folder.glob("run-*.wandb")
+    data = log.read_bytes()
+    log.write_bytes(data[:int(len(data) * fraction)])
+    return folder, log, data
+
+
+def test_poll_reads_only_what_was_appended_and_sees_what_a_full_read_sees(watched, tmp_path):
+    from incidents.audit.cost import load
+    from incidents.wandb.framing import BLOCK_SIZE
+    from incidents.wandb.runfolder import read_run_folder
+    from incidents.watchdog import Watchdog, observe
+
+    folder, log, data = _grow(watched["folders"][0], tmp_path, 0.5)
+    dog = Watchdog(folder, load(), lambda alert: None)
+    first = dog.poll()
+    cursor = dog.tail.cursor
+    offset, records = cursor.offset, cursor.records
+    assert 0 < offset <= len(data) // 2 and records > 0 and first.state == "unfinished"
+    assert first.to_dict() == observe(read_run_folder(folder), load()).to_dict()
+
+    log.write_bytes(data)                     # the SDK wrote the rest of the run
+    second = dog.poll()
+    assert cursor.offset == len(data)
+    assert cursor.bytes_read <= len(data) - offset + BLOCK_SIZE   # not the first half again
+    full = read_run_folder(folder)
+    assert second.to_dict() == observe(full, load()).to_dict()
+    assert second.state == "finished" and second.steps == full.steps > first.steps
+    assert records + cursor.records == sum(1 for _ in _all_records(log))
+
+
+def test_incremental_read_of_a_watched_run_matches_a_full_read(watched, tmp_path):
+    """The run with watch histograms, grown one logged step at a time (each cut inside a history record)
+    and read through the tail reader: after every piece it sees what a full read of the same bytes sees."""
+    from incidents.audit.cost import load
+    from incidents.wandb.records import iter_decoded
+    from incidents.wandb.runfolder import fill_from_folder, read_run_folder
+    from incidents.wandb.tail import LogTail
+    from incidents.watchdog import observe
+
+    folder, log, data = _grow(watched["folders"][1], tmp_path, 1.0)
+    steps = [o for o, r in iter_decoded(log, []) if r.WhichOneof("record_type") == "history"]
+    tail = LogTail(log)
+    seen = []
+    for cut in [o + 10 for o in steps] + [len(data)]:
+        log.write_bytes(data[:cut])
+        fresh = observe(read_run_folder(folder), load()).to_dict()
+        assert observe(fill_from_folder(tail.read(), folder), load()).to_dict() == fresh
+        seen.append(fresh["steps"])
+    assert seen == [*range(len(steps)), len(steps)] and len(steps) >= 2
+    assert tail.cursor.offset == len(data) and fresh["histogram_steps"] > 0
+
+
+def _all_records(log: Path):
+    from incidents.wandb.framing import iter_records
+
+    return iter_records(log, [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,8 +29,9 @@ def _status(observation: Any, folder: Path | None) -> str:
 @click.argument("wandb_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--once", is_flag=True, help="Analyse what is there now and exit (1 when a rule fired).")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (with --once one document, else one alert a line).")
-@click.option("--notify", "notify_to", multiple=True, metavar="stdout|URL",
-              help="Where alerts go: stdout (default) or a webhook URL (JSON POST); repeatable.")
+@click.option("--notify", "notify_to", multiple=True, metavar="stdout|URL|mailto:ADDRESS",
+              help="Where alerts go: stdout (default), a webhook URL (JSON POST) or an e-mail address "
+                   "(through HOURTAB_SMTP_URL); repeatable.")
 @click.option("--account", help="E-mail to put in the printed `hourtab incident build` command.")
 @click.option("--poll", "poll_s", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
               help="Seconds between looks at the run.")
@@ -46,7 +48,8 @@ def watchdog(wandb_dir: Path, once: bool, as_json: bool, notify_to: tuple[str, .
     if not wandb_dir.is_dir():
         raise InvalidInput(f"{wandb_dir.name}: no such folder.")
     # A bad --notify target or calibration is refused input: the root group prints it and exits 2.
-    sinks = targets(notify_to)
+    sinks = targets(notify_to, os.environ.get("HOURTAB_SMTP_URL", ""),
+                    os.environ.get("HOURTAB_MAIL_FROM") or "HourTab <hourtab@localhost>")
     dog = Watchdog(wandb_dir, load(calibration), lambda alert: None, account)
 
     def notify(alert: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from functools import cache
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import ParseResult, unquote, urlparse
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -49,16 +49,29 @@ def _env(autoescape: bool) -> Environment:
         trim_blocks=True, lstrip_blocks=True)
 
 
-def build_message(mail: Mail, sender: str) -> EmailMessage:
-    context = {**mail.context, "unsubscribe_url": mail.unsubscribe_url}
+def _automatic(to: str, subject: str, sender: str) -> EmailMessage:
+    """A message with the headers every automatic e-mail carries."""
     message = EmailMessage()
     message["From"] = sender
-    message["To"] = mail.to
-    message["Subject"] = mail.subject
+    message["To"] = to
+    message["Subject"] = subject
     message["Date"] = format_datetime(utcnow())
     message["Message-ID"] = make_msgid(domain=_domain(sender))
     message["Auto-Submitted"] = "auto-generated"
     message["X-Auto-Response-Suppress"] = "All"
+    return message
+
+
+def plain_message(to: str, subject: str, body: str, sender: str) -> EmailMessage:
+    """A plain-text automatic message (no template, no unsubscribe: the sender chose the address)."""
+    message = _automatic(to, subject, sender)
+    message.set_content(body)
+    return message
+
+
+def build_message(mail: Mail, sender: str) -> EmailMessage:
+    context = {**mail.context, "unsubscribe_url": mail.unsubscribe_url}
+    message = _automatic(mail.to, mail.subject, sender)
     if mail.unsubscribe_url:
         message["List-Unsubscribe"] = f"<{mail.unsubscribe_url}>"
         message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
@@ -75,12 +88,18 @@ def _domain(sender: str) -> str:
     return address.rsplit("@", 1)[-1] or "localhost"
 
 
-def send(url: str, message: EmailMessage, timeout: float = 30.0) -> None:
-    """Send through ``smtp://``, ``smtp+starttls://`` or ``smtps://`` (user:password@ optional)."""
+def check_url(url: str) -> ParseResult:
+    """The parsed SMTP URL; anything but ``smtp``, ``smtp+starttls`` or ``smtps`` with a host is refused."""
     parsed = urlparse(url)
     if parsed.scheme not in ("smtp", "smtp+starttls", "smtps") or not parsed.hostname:
         raise InvalidInput("HOURTAB_SMTP_URL must look like smtp://host:25, smtp+starttls://host:587 "
                            "or smtps://host:465")
+    return parsed
+
+
+def send(url: str, message: EmailMessage, timeout: float = 30.0) -> None:
+    """Send through ``smtp://``, ``smtp+starttls://`` or ``smtps://`` (user:password@ optional)."""
+    parsed = check_url(url)
     if parsed.scheme == "smtps":
         client = smtplib.SMTP_SSL(parsed.hostname, parsed.port or 465, timeout=timeout,
                                   context=ssl.create_default_context())

@@ -24,6 +24,7 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -59,28 +60,54 @@ def check_header(head: bytes, name: str = "file") -> None:
             f"this reader knows magic {FILE_MAGIC:#06x} version {FILE_VERSION}")
 
 
-def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator[tuple[int, bytes]]:
+@dataclass
+class Cursor:
+    """Where a resumable read of a growing file stands.
+
+    ``offset`` is the byte just after the last complete record (0: not even the header read yet);
+    the next read starts there. ``records`` and ``bytes_read`` count what the latest read covered,
+    and ``pending_at`` is where a record still being written starts (None when the file ends cleanly).
+    """
+
+    offset: int = 0
+    records: int = 0
+    bytes_read: int = 0
+    pending_at: int | None = None
+
+
+def iter_records(source: str | Path | BinaryIO, warnings: list[str],
+                 cursor: Cursor | None = None) -> Iterator[tuple[int, bytes]]:
     """Yield ``(byte offset, payload)`` for every intact record, in file order.
 
     Memory stays at a couple of MiB whatever the file size: the file is read a few blocks at a
     time and only the record being assembled is held.
+
+    With a ``cursor`` the read starts at ``cursor.offset`` (from the start of that offset's block,
+    so the block arithmetic stays exact) and moves the cursor past each record it yields. A record
+    still being written is then not a warning: the cursor stays before it for the next read.
     """
     if isinstance(source, (str, Path)):
         with open(source, "rb") as f:
-            yield from iter_records(f, warnings)
+            yield from iter_records(f, warnings, cursor)
         return
     f = source
     size = _size(f)
-    first = f.read(BLOCK_SIZE * _BLOCKS_PER_READ)
-    check_header(first, getattr(f, "name", "file"))
+    start = cursor.offset if cursor is not None else 0
+    base = start - start % BLOCK_SIZE   # file offset of data[0]; always a multiple of BLOCK_SIZE
+    if base:
+        f.seek(base)
+    data = f.read(BLOCK_SIZE * _BLOCKS_PER_READ)
+    if cursor is not None:
+        cursor.records, cursor.bytes_read, cursor.pending_at = 0, len(data), None
+    if not start:
+        check_header(data, getattr(f, "name", "file"))
     crc32 = zlib.crc32
     unpack = _unpack_header
     pending: list[bytes] = []   # fragments of a record split over blocks
     pending_at = -1             # offset of its first chunk
     skipping = False            # after damage: drop chunks until the next FIRST/FULL
-    data = first
-    base = 0                    # file offset of data[0]; always a multiple of BLOCK_SIZE
-    pos = CHUNK_HEADER          # the file header occupies the first 7 bytes of block 0
+    # the file header occupies the first 7 bytes of block 0
+    pos = start - base if start else CHUNK_HEADER
     while data:
         end = len(data)
         while True:
@@ -115,6 +142,8 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator
                     warnings.append(_damage(pending_at, "a record whose last chunk is missing"))
                     pending = []
                 skipping = False
+                if cursor is not None:
+                    cursor.offset, cursor.records = base + pos, cursor.records + 1
                 yield base + chunk_at, payload
             elif kind == FIRST:
                 if pending:
@@ -131,6 +160,8 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator
                 pending.append(payload)
                 if kind == LAST:
                     record, pending = b"".join(pending), []
+                    if cursor is not None:
+                        cursor.offset, cursor.records = base + pos, cursor.records + 1
                     yield pending_at, record
             else:
                 warnings.append(_damage(base + chunk_at, f"an unknown chunk type {kind}"))
@@ -140,9 +171,14 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str]) -> Iterator
         keep_from = pos - (pos % BLOCK_SIZE)
         progress.report("Reading records", base + end, size)
         more = f.read(BLOCK_SIZE * _BLOCKS_PER_READ)
+        if cursor is not None:
+            cursor.bytes_read += len(more)
         if not more:
             if pending or (pos < end and any(data[pos:end])):
                 at = pending_at if pending else base + pos
+                if cursor is not None:
+                    cursor.pending_at = at
+                    return
                 warnings.append(
                     f"the file ends in the middle of a record at byte {at} "
                     f"(truncated, or still being written); records before it were read")

@@ -24,7 +24,7 @@ from hourtab import jsonbounded
 from incidents.errors import InvalidEvidence
 from incidents.wandb.columns import ColumnSet
 from incidents.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms
-from incidents.wandb.framing import iter_records
+from incidents.wandb.framing import Cursor, iter_records
 
 HIST_PARTS = frozenset({"_type", "bins", "values"})
 #: Histogram rows kept in memory (watch(log="all", log_freq=1) on BERT makes 402 a step);
@@ -33,10 +33,11 @@ DEFAULT_HISTOGRAM_LIMIT = 100_000
 _HISTOGRAM_TYPE = '"histogram"'
 
 
-def iter_decoded(path: str | Path, warnings: list[str]) -> Iterator[tuple[int, Record]]:
-    """Every record that passes its checksum and decodes, with its byte offset."""
+def iter_decoded(path: str | Path, warnings: list[str], cursor: Cursor | None = None,
+                 ) -> Iterator[tuple[int, Record]]:
+    """Every record that passes its checksum and decodes, with its byte offset (from ``cursor`` on)."""
     from_string = Record.FromString
-    for offset, payload in iter_records(path, warnings):
+    for offset, payload in iter_records(path, warnings, cursor):
         try:
             yield offset, from_string(payload)
         except DecodeError:

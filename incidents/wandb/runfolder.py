@@ -64,6 +64,11 @@ def read_run_folder(path: Path) -> RunEvidence:
     if len(logs) > 1:
         raise InvalidEvidence(f"{folder.name} holds {len(logs)} .wandb files; expected one")
     evidence = _read_log(logs[0], folder) if logs else RunEvidence(kind="run")
+    return fill_from_folder(evidence, folder)
+
+
+def fill_from_folder(evidence: RunEvidence, folder: Path) -> RunEvidence:
+    """Complete what the log gave with the folder's legacy files and requirements, and name the run."""
     _fill_from_legacy(evidence, folder)
     _fill_from_requirements(evidence, folder)
     if not evidence.run_id:

@@ -1,12 +1,14 @@
 """Follow the newest run under a ``wandb/`` folder while the SDK writes it, and notify once per finding.
 
-Each poll re-reads the newest run folder's ``.wandb`` log (the reader stops cleanly at a record
-still being written) and observes it; a run folder that appears later becomes the one followed. A
-rule that fires is notified once per run, and a draft-incident command is attached to it.
+Each poll reads what the SDK appended to the newest run folder's ``.wandb`` log since the previous
+poll (``LogTail``: the byte offset after the last complete record and the records folded so far are
+kept, and a record still being written waits for the next poll), and observes the run as it now
+stands; a run folder that appears later becomes the one followed. A rule that fires is notified
+once per run, and a draft-incident command is attached to it.
 
-Re-reading is what keeps this simple, so it is kept cheap: an unchanged log is not read again, a
-run that has already raised its alert is not read again (there is nothing more to say about it),
-and the wait between polls grows to three times the last read when the log gets large.
+Polls stay cheap: an unchanged log is not read again, a run that has already raised its alert is
+not read again (there is nothing more to say about it), and the wait between polls grows to three
+times the last poll's work when the run gets large.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Any
 
 from incidents.audit.cost import Calibration
 from incidents.errors import InvalidEvidence
-from incidents.wandb.runfolder import is_run_folder, read_run_folder
+from incidents.wandb.runfolder import fill_from_folder, is_run_folder, read_run_folder
+from incidents.wandb.tail import LogTail
 from incidents.watchdog.observe import Observation, observe
 
 SCHEMA = "hourtab.watchdog/1"
@@ -70,6 +73,7 @@ class Watchdog:
     last: Observation | None = None
     read_s: float = 0.0
     _stamp: tuple[Any, ...] | None = None
+    tail: LogTail | None = None
 
     def poll(self) -> Observation | None:
         """Look at the newest run once; notify a newly fired rule. None while there is nothing to read."""
@@ -77,7 +81,7 @@ class Watchdog:
         if folder is None:
             return None
         if folder != self.followed:
-            self.followed, self.last, self._stamp = folder, None, None
+            self.followed, self.last, self._stamp, self.tail = folder, None, None, None
         logs = sorted(folder.glob("run-*.wandb"))
         stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in logs)
         done = self.last is not None and all((self.last.run_id, rule) in self.notified for rule in RULES)
@@ -85,7 +89,7 @@ class Watchdog:
             return self.last
         started = time.monotonic()
         try:
-            run = read_run_folder(folder)
+            run = self._read(folder, logs)
         except InvalidEvidence:  # the SDK has created the file but not yet written its header
             return None
         observation = observe(run, self.calibration)
@@ -102,6 +106,14 @@ class Watchdog:
             self.alerts.append(alert)
             self.notify(alert)
         return observation
+
+    def _read(self, folder: Path, logs: list[Path]) -> Any:
+        """The run as it now stands: the new records of its one log, or the whole folder otherwise."""
+        if len(logs) != 1:
+            return read_run_folder(folder)
+        if self.tail is None or self.tail.path != logs[0]:
+            self.tail = LogTail(logs[0])
+        return fill_from_folder(self.tail.read(), folder)
 
     def follow(self, poll_s: float = 2.0, stop: Callable[[], bool] = lambda: False,
                on_poll: Callable[[Observation | None], None] | None = None) -> None:

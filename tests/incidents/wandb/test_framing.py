@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from incidents.errors import InvalidEvidence
 from incidents.wandb import load_run
-from incidents.wandb.framing import BLOCK_SIZE, FILE_HEADER, iter_records
+from incidents.wandb.framing import BLOCK_SIZE, FILE_HEADER, Cursor, iter_records
 from tests.factories import write_records
 
 
@@ -114,3 +114,38 @@ def test_any_record_sizes_round_trip_and_truncation_keeps_a_prefix(tmp_path_fact
     partial, _ = _records(path)
     kept = [p for _, p in partial]
     assert kept == payloads[: len(kept)]
+
+
+def test_cursor_reads_a_growing_file_in_pieces_exactly_once(wandb_runs, tmp_path):
+    """The file grows in uneven pieces (cut mid-record, mid-chunk-header, across blocks): each read
+    returns only the records completed since the last, the union is the whole file, and no read goes
+    back further than the block holding the cursor."""
+    source = wandb_runs["watched"]["file"]
+    data = source.read_bytes()
+    records, _ = _records(source)
+    growing = tmp_path / "run-growing.wandb"
+    cursor = Cursor()
+    got: list[tuple[int, bytes]] = []
+    for cut in [*range(3, len(data), 7919), len(data)]:
+        growing.write_bytes(data[:cut])
+        before = cursor.offset
+        warnings: list[str] = []
+        if cut < len(FILE_HEADER):
+            with pytest.raises(InvalidEvidence):
+                list(iter_records(growing, warnings, cursor))
+            continue
+        new = list(iter_records(growing, warnings, cursor))
+        assert warnings == []                              # a record still being written is no damage
+        assert cursor.records == len(new) and all(offset >= before for offset, _ in new)
+        assert cursor.bytes_read <= cut - before + BLOCK_SIZE
+        n = len(got) + len(new)
+        assert new == records[len(got):n]
+        if n < len(records):
+            upcoming = records[n][0]
+            assert n + 1 == len(records) or cut < records[n + 1][0]  # every complete record was read
+            assert cursor.pending_at == (upcoming if cut > upcoming else None)
+            assert cursor.offset <= upcoming and not any(data[cursor.offset:upcoming])
+        got += new
+    assert got == records and cursor.offset == len(data)
+    growing.write_bytes(data)
+    assert list(iter_records(growing, [], cursor)) == [] and cursor.records == 0

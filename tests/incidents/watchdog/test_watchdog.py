@@ -8,8 +8,11 @@ BERT, one torch thread, short sequences (two shared cores).
 
 from __future__ import annotations
 
+import email
+import email.policy
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -164,11 +167,64 @@ def test_webhook_receives_the_alert(watched):
     assert [r["rule"] for r in received] == ["watch_overhead"] and "[hourtab watchdog]" in received[0]["text"]
 
 
+class Inbox:
+    """An aiosmtpd handler that keeps every message it is given."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[list[str], email.message.EmailMessage]] = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
+        self.messages.append((list(envelope.rcpt_tos), email.message_from_bytes(
+            envelope.original_content, policy=email.policy.default)))
+        return "250 OK"
+
+
+def test_email_receives_the_alert_once_per_run_and_rule(watched):
+    from aiosmtpd.controller import Controller
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    env = {"HOURTAB_SMTP_URL": f"smtp://127.0.0.1:{port}", "HOURTAB_MAIL_FROM": "HourTab <watch@ml.example.com>"}
+    try:
+        result = CliRunner().invoke(cli, ["watchdog", str(watched["root"]), "--once", "--notify",
+                                          "mailto:oncall@ml.example.com", "--notify", "email:lead@ml.example.com"],
+                                    env=env)
+        quiet = CliRunner().invoke(cli, ["watchdog", str(watched["folders"][0]), "--once",
+                                         "--notify", "mailto:oncall@ml.example.com"], env=env)
+    finally:
+        controller.stop()
+    assert result.exit_code == 1, result.output
+    assert quiet.exit_code == 0, quiet.output
+    assert [rcpt for rcpt, _ in inbox.messages] == [["oncall@ml.example.com"], ["lead@ml.example.com"]]
+    alert_run = watched["alerts"][0]["run_id"]
+    for _, message in inbox.messages:
+        assert message["Auto-Submitted"] == "auto-generated" and message["From"] == "HourTab <watch@ml.example.com>"
+        assert message["Subject"] == f"[hourtab watchdog] watch overhead on W&B run {alert_run}"
+        assert not message.is_multipart() and message.get_content_type() == "text/plain"
+        body = message.get_content()
+        assert body.startswith(f"[hourtab watchdog] watch_overhead fired on run {alert_run} at step ")
+        assert 'wandb.watch(log="all", log_freq=1) is the cause' in body
+        assert f"--run incident={watched['folders'][1]}" in body
+
+
 def test_refused_input_exits_2(tmp_path):
     missing = CliRunner().invoke(cli, ["watchdog", str(tmp_path / "nope"), "--once"])
     assert missing.exit_code == 2 and missing.output.strip() == "Error: nope: no such folder."
     bad = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", "pager"])
-    assert bad.exit_code == 2 and "--notify takes stdout or an http(s) webhook URL" in bad.output
+    assert bad.exit_code == 2 and "--notify takes stdout, an http(s) webhook URL or mailto:ADDRESS" in bad.output
+    no_smtp = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", "mailto:me@example.com"],
+                                 env={"HOURTAB_SMTP_URL": None})
+    assert no_smtp.exit_code == 2
+    assert no_smtp.output == "Error: --notify mailto: needs HOURTAB_SMTP_URL (the SMTP server alert e-mails go " \
+                             "through), and it is not set.\n"
+    for odd in ("mailto:", "email:a@b.example,c@d.example", "mailto:me@example.com\nBcc: x@y.example"):
+        refused = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", odd],
+                                     env={"HOURTAB_SMTP_URL": "smtp://127.0.0.1:25"})
+        assert refused.exit_code == 2 and "--notify takes stdout" in refused.output, odd
     empty = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once"])
     assert empty.exit_code == 0 and "No W&B run to read" in empty.output
 
@@ -199,3 +255,67 @@ def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
     evidence = load_run(next((tmp_path / "wandb").glob("offline-run-*")))
     seen = observe(evidence, load())
     assert seen.histogram_interval == 1 and seen.estimated_share is None and not seen.finding.fired
+
+
+def _grow(source: Path, tmp_path: Path, fraction: float) -> tuple[Path, Path, bytes]:
+    """A copy of a finished run folder whose log holds only its first ``fraction`` of bytes (cut mid-record)."""
+    import shutil
+
+    folder = tmp_path / source.name
+    shutil.copytree(source, folder)
+    (log,) = folder.glob("run-*.wandb")
+    data = log.read_bytes()
+    log.write_bytes(data[:int(len(data) * fraction)])
+    return folder, log, data
+
+
+def test_poll_reads_only_what_was_appended_and_sees_what_a_full_read_sees(watched, tmp_path):
+    from incidents.audit.cost import load
+    from incidents.wandb.framing import BLOCK_SIZE
+    from incidents.wandb.runfolder import read_run_folder
+    from incidents.watchdog import Watchdog, observe
+
+    folder, log, data = _grow(watched["folders"][0], tmp_path, 0.5)
+    dog = Watchdog(folder, load(), lambda alert: None)
+    first = dog.poll()
+    cursor = dog.tail.cursor
+    offset, records = cursor.offset, cursor.records
+    assert 0 < offset <= len(data) // 2 and records > 0 and first.state == "unfinished"
+    assert first.to_dict() == observe(read_run_folder(folder), load()).to_dict()
+
+    log.write_bytes(data)                     # the SDK wrote the rest of the run
+    second = dog.poll()
+    assert cursor.offset == len(data)
+    assert cursor.bytes_read <= len(data) - offset + BLOCK_SIZE   # not the first half again
+    full = read_run_folder(folder)
+    assert second.to_dict() == observe(full, load()).to_dict()
+    assert second.state == "finished" and second.steps == full.steps > first.steps
+    assert records + cursor.records == sum(1 for _ in _all_records(log))
+
+
+def test_incremental_read_of_a_watched_run_matches_a_full_read(watched, tmp_path):
+    """The run with watch histograms, grown one logged step at a time (each cut inside a history record)
+    and read through the tail reader: after every piece it sees what a full read of the same bytes sees."""
+    from incidents.audit.cost import load
+    from incidents.wandb.records import iter_decoded
+    from incidents.wandb.runfolder import fill_from_folder, read_run_folder
+    from incidents.wandb.tail import LogTail
+    from incidents.watchdog import observe
+
+    folder, log, data = _grow(watched["folders"][1], tmp_path, 1.0)
+    steps = [o for o, r in iter_decoded(log, []) if r.WhichOneof("record_type") == "history"]
+    tail = LogTail(log)
+    seen = []
+    for cut in [o + 10 for o in steps] + [len(data)]:
+        log.write_bytes(data[:cut])
+        fresh = observe(read_run_folder(folder), load()).to_dict()
+        assert observe(fill_from_folder(tail.read(), folder), load()).to_dict() == fresh
+        seen.append(fresh["steps"])
+    assert seen == [*range(len(steps)), len(steps)] and len(steps) >= 2
+    assert tail.cursor.offset == len(data) and fresh["histogram_steps"] > 0
+
+
+def _all_records(log: Path):
+    from incidents.wandb.framing import iter_records
+
+    return iter_records(log, [])

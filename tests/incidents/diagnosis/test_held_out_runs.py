@@ -278,3 +278,18 @@ def test_a_trace_of_another_watch_configuration_is_scaled_and_called_an_estimate
     assert ev["watch_share"] == pytest.approx(min(1.0, per_histogram * 0.8 / step_ms), rel=1e-6)
     assert ev["watch_share"] != pytest.approx(trace["watch_share"])
     assert ev["mean_step_source"].endswith("history step_time_s (mean)")
+
+
+def test_with_a_comparable_baseline_the_runs_own_timing_replaces_the_profiles_share(held_out, tmp_path):
+    """Step times set through the reproducer's summary key so the arithmetic is exact on real runs."""
+    from dataclasses import replace
+
+    from incidents.profiles import inspect_profile
+
+    trace = inspect_profile(_traced(tmp_path)).to_dict()
+    run = replace(held_out["every10"], summary={"repro/mean_step_s": 0.30})
+    base = replace(held_out["cpu"], summary={"repro/mean_step_s": 0.24})
+    ev = _by_rule(diagnose(run, base, trace, "trace.json"))["watch_overhead"].evidence
+    assert ev["watch_share"] == pytest.approx(0.2) and ev["share_is_estimate"] is False
+    assert ev["watch_share_source"].startswith("this run's own timing")
+    assert ev["slowdown"] == pytest.approx(1.25)

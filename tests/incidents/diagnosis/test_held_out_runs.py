@@ -253,8 +253,16 @@ def _traced(tmp_path: Path, steps: int = 3) -> Path:
 def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(tmp_path):
     from incidents.profiles import inspect_profile
 
-    result = inspect_profile(_traced(tmp_path)).to_dict()
+    trace = _traced(tmp_path)
+    result = inspect_profile(trace).to_dict()
     assert result["steps"] == 3 and result["step_label"] == "train_step"
+    from click.testing import CliRunner
+
+    from app.cli import cli
+
+    text = CliRunner().invoke(cli, ["profile", "inspect", str(trace)]).output
+    assert "3 steps (labelled train_step)" in text
+    assert "watch: 24 wandb.log_tensor_stats ranges; log_freq 1, 8 histograms per logging step" in text
     assert result["watch"]["ranges"] == 3 * 8 and result["watch"]["log_freq"] == 1
     assert result["watch"]["histograms_per_logging_step"] == 8      # 4 tensors × (gradients + parameters)
     assert not any("No wandb.watch ranges are labelled" in w for w in result["warnings"])

@@ -124,7 +124,14 @@ def profile_inspect(path: Path, as_json: bool) -> None:
         return
     share = "n/a" if data["watch_share"] is None else f"{data['watch_share'] * 100:.1f} %"
     click.echo(f"{path.name}: {data['kind']}, {data['steps'] if data['steps'] is not None else 'unknown'} steps"
+               + (f" (labelled {data['step_label']})" if data.get("step_label") else "")
                + (f", mode {data['mode']}" if data["mode"] else ""))
+    watch = data.get("watch")
+    if watch:
+        freq = f"log_freq {watch['log_freq']}" if watch["log_freq"] else "log_freq unknown"
+        per = f", {watch['histograms_per_logging_step']} histograms per logging step" \
+            if watch["histograms_per_logging_step"] else ""
+        click.echo(f"  watch: {watch['ranges']} {watch['label']} ranges; {freq}{per}")
     click.echo(f"  total {data['total_ms']:.1f} ms; watch work {data['watch_ms']:.1f} ms ({share})")
     for phase in ("forward", "backward", "optimizer"):
         value = data[f"{phase}_ms"]

@@ -66,6 +66,10 @@ def watch_overhead(subject: Subject) -> Finding:
     elif facts and facts.baseline_mode and not subject.watch_configs_differ and subject.baseline is None:
         base_s, base_source = facts.baseline_mode["mean_step_s"], f"{facts.source} mode baseline"
     slowdown = step_s / base_s if step_s and base_s else None
+    if subject.watch_configs_differ and slowdown and slowdown > 1 and subject.baseline is not None:
+        # The run's own timing against a comparable baseline outranks any figure carried from the profile.
+        share, share_source, estimated = 1 - 1 / slowdown, f"this run's own timing: 1 − {base_source} ÷ " \
+                                                           f"{subject.run_label} {step_source}", False
     util = signals.gpu_utilisation(getattr(subject.run, "system", None))
     steps = sorted(int(s) for s in subject.stats["step"].unique())
     frequent = interval is not None and interval <= FREQUENT_STEPS

@@ -59,9 +59,8 @@ def hours(seconds: float) -> str:
 
 def lower_first(text: str) -> str:
     """Lower-case a sentence's first letter to continue a clause, leaving acronyms (GPU, NaN) alone."""
-    if len(text) > 1 and text[0].isupper() and text[1].isupper():
-        return text
-    if len(text) > 1 and text[0].isupper() and not text[1].islower() and text[1].isalpha():
+    word = text.split(" ", 1)[0]
+    if any(c.isupper() for c in word[1:]):     # GPU, NaN, PyTorch: a name, not a sentence's capital
         return text
     return text[:1].lower() + text[1:]
 

@@ -211,7 +211,9 @@ def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], envi
     _model(notes, inputs, subject, usable)
     _watch(notes, watch, usable)
     evidence, cause = _evidence_and_cause(cmp, fired)
-    notes.add(evidence, cmp.slowdown.source or None)
+    share_source = watch.evidence.get("watch_share_source") if watch and watch.evidence.get("watch_share") \
+        is not None else None
+    notes.add(evidence, "; ".join(x for x in (cmp.slowdown.source, share_source) if x) or None)
     differences = "; ".join(d.text() for d in cmp.differences)
     if differences:
         notes.add(f"incident and {cmp.after_role} runs differ ({differences})")

@@ -146,14 +146,18 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def load_average() -> list[float] | None:
+    """1, 5 and 15 minute load averages (None where the OS has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def machine_info() -> dict[str, Any]:
     """Which machine, and how busy it was when the profile was written (shared machines are noisy)."""
-    try:
-        load: list[float] | None = [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        load = None
     return {"hostname": platform.node() or None, "os": platform.platform(), "python": sys.version.split()[0],
-            "load_average": load}
+            "load_average": load_average()}
 
 
 def hardware_info(device: str) -> dict[str, Any]:

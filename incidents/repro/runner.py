@@ -105,7 +105,7 @@ def run_repro(settings: ReproSettings) -> dict[str, Any]:
     batches = synthetic_batches(settings.spec, settings.seed, min(BATCH_POOL, settings.steps + settings.warmup),
                                 device)
     per_mode = settings.warmup + settings.steps + (settings.profile_steps + 1 if settings.profile_steps else 0)
-    load_before = _load()
+    load_before = output.load_average()
     by_mode: dict[str, ModeResult] = {}
     rounds = max(1, settings.rounds)
     with _progress(settings.progress, per_mode * len(settings.modes) * rounds) as bar:
@@ -125,7 +125,7 @@ def run_repro(settings: ReproSettings) -> dict[str, Any]:
                     model_info = model_info or result.model_info
             if interrupted:
                 break
-    settings_load = {"before": load_before, "after": _load()}
+    settings_load = {"before": load_before, "after": output.load_average()}
     heaviest = _keep_heaviest_profile(results, scratch, out)
     profile = output.build_profile(settings, device, model_info, results, heaviest, interrupted,
                                    wall_s=time.time() - started)
@@ -144,13 +144,6 @@ def _progress(enabled: bool, total: int) -> Iterator[Any]:
         yield bar
     finally:
         bar.close()
-
-
-def _load() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
 
 
 def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batches: list[dict[str, Any]],

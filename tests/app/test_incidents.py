@@ -291,6 +291,8 @@ def test_consultant_pages_create_attach_edit_and_publish(logged_in, app, tmp_pat
     assert r.status_code == 400 and "prevent" in r.get_data(as_text=True)
     assert logged_in.get(f"/incidents/{incident_id}.pdf").data.startswith(b"%PDF")
     assert post_form(logged_in, f"/incidents/{incident_id}/publish", {}, page=edit_url).status_code == 302
+    after = logged_in.get(edit_url).get_data(as_text=True)
+    assert "Empty sections (left out of the published writeup): Impact, Detection, Root cause, Lessons." in after
 
 
 def test_sample_is_shipped_with_provenance():

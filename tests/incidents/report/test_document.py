@@ -103,3 +103,11 @@ def test_fix_diff_never_splits_across_pages(tmp_path):
         assert page.count("- wandb.watch") == 8 and page.count("+ wandb.watch") == 8
         checked += 1
     assert checked == 10
+
+
+def test_clauses_keep_acronyms_and_drop_stray_full_stops():
+    from incidents.report.figures import clause, lower_first
+
+    assert lower_first("GPU under-used (model too small?)") == "GPU under-used (model too small?)"
+    assert lower_first("NaN gradients") == "NaN gradients" and lower_first("The loss fell") == "the loss fell"
+    assert clause("Validated the fix.") == "Validated the fix" and clause("done..") == "done"

@@ -7,6 +7,7 @@ never share them. Views reach them through the accessors below.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from flask import Flask, current_app
 
 from hourtab.blobs import BlobStore, blob_store
 from hourtab.db import make_engine, make_sessionmaker
+from hourtab.errors import LimitReached
 
 #: Rendered public pages kept per app; entries expire even when nothing changed (the forecast moves).
 PAGE_CACHE_SIZE = 256
@@ -52,6 +54,32 @@ def init_app(app: Flask) -> None:
     app.extensions["hourtab.blobs"] = blobs_from_settings(cfg)
     app.extensions["hourtab.page_cache"] = PageCache()
     app.extensions["hourtab.closed_statements"] = PageCache(ttl=CLOSED_STATEMENT_TTL_S)
+    app.extensions["hourtab.render_budget"] = RenderBudget()
+
+
+class RenderBudget:
+    """Expensive public renders per client address in a sliding window, counted in this worker's
+    memory: a GET must not write to the database, and a lost count only errs towards rendering."""
+
+    def __init__(self, window_s: float = 60.0, addresses: int = 10_000) -> None:
+        self.window_s = window_s
+        self._times: TTLCache = TTLCache(maxsize=addresses, ttl=window_s)
+        self._lock = threading.Lock()
+
+    def charge(self, address: str, limit: int) -> None:
+        """Count one render for ``address``; ``LimitReached`` (with ``retry_after``) past ``limit``."""
+        now = time.monotonic()
+        with self._lock:
+            recent = [t for t in self._times.get(address, ()) if now - t < self.window_s]
+            if len(recent) >= limit:
+                retry = max(1, int(self.window_s - (now - recent[0])) + 1)
+                raise LimitReached(f"Too many statement downloads. Try again in {retry} s.", retry_after=retry)
+            self._times[address] = [*recent, now]
+
+    def count(self, address: str) -> int:
+        now = time.monotonic()
+        with self._lock:
+            return sum(1 for t in self._times.get(address, ()) if now - t < self.window_s)
 
 
 def blobs_from_settings(settings: Mapping[str, Any]) -> BlobStore:
@@ -68,6 +96,11 @@ def blobs() -> BlobStore:
 def page_cache() -> PageCache:
     """The app's cache of rendered public pages."""
     return current_app.extensions["hourtab.page_cache"]
+
+
+def render_budget() -> RenderBudget:
+    """The app's per-address budget of expensive public renders."""
+    return current_app.extensions["hourtab.render_budget"]
 
 
 def closed_statements() -> PageCache:

@@ -43,7 +43,12 @@ def evidence_list():
             error = e
         else:
             enqueue(job.id)
-            return redirect(url_for("consultant.job_detail", job_id=job.id))
+            db.refresh(job)  # an inline queue, or a quick worker, may have finished it already
+            if job.status == "failed":
+                error = InvalidEvidence(job.error)
+                form.file.errors.append(job.error)
+            else:
+                return redirect(url_for("consultant.job_detail", job_id=job.id))
     rows = store.list_evidence(db, account().id)
     return render_template("consultant/evidence/list.html", form=form, rows=rows), *form_status(error)
 

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from hourtab import progress
 from hourtab.blobs import BlobStore
 from hourtab.db import transaction
+from hourtab.errors import InvalidInput
 from hourtab.jobs.models import Job
 
 Handler = Callable[[Session, Job], dict[str, Any]]
@@ -75,8 +76,13 @@ def ingest_evidence(session: Session, job: Job, blobs: BlobStore, max_archive_by
         progress.report("Fetching the upload", 0, p["size"])
         blobs.get_file(p["key"], path)
         progress.report("Fetching the upload", p["size"], p["size"])
-        rows = store.ingest_upload(session, job.account_id, path, p["filename"], blobs,
-                                   max_archive_bytes=max_archive_bytes)
+        try:
+            rows = store.ingest_upload(session, job.account_id, path, p["filename"], blobs,
+                                       max_archive_bytes=max_archive_bytes)
+        except InvalidInput:
+            # Refused input fails the same way on every retry: keep nothing of it.
+            blobs.delete(p["key"])
+            raise
         ids = [r.id for r in rows]
         session.commit()   # progress is written from another connection: never report inside this write
     return {"evidence_ids": ids}

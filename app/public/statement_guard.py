@@ -8,8 +8,9 @@ away from everyone else:
   as a miss against the address like an unknown token;
 * statements of closed periods cannot change until the retainer's revision or entries do, so they
   are kept (per worker) for a day rather than re-rendered with the page cache's short lifetime;
-* actual renders (never cached hits) are limited per client address, shared by all workers through
-  the database, with HTTP 429 and ``Retry-After`` past the limit.
+* actual renders (never cached hits) are limited per client address, with HTTP 429 and
+  ``Retry-After`` past the limit. The count is kept in this worker's memory, not the database, so
+  that a GET never writes; with N workers an address can get up to N times the limit.
 """
 
 from __future__ import annotations
@@ -18,31 +19,15 @@ from collections.abc import Callable
 
 from flask import current_app, request
 
-from app.db import get_db
-from app.extensions import closed_statements
-from hourtab import ratelimit
-from hourtab.db import transaction
-from hourtab.errors import LimitReached
+from app.extensions import closed_statements, render_budget
 
-RENDER_BUCKET = "public-statement-render"
-RENDER_WINDOW_S = 60
 DEFAULT_RENDER_LIMIT = 20
-
 
 
 def charge_render() -> None:
     """Count one expensive render for this address; ``LimitReached`` (429) past the limit."""
-    db = get_db()
     limit = int(current_app.config.get("PUBLIC_RENDER_LIMIT", DEFAULT_RENDER_LIMIT))
-    keys = [f"ip:{request.remote_addr}"]
-    with transaction(db):
-        attempt = ratelimit.take(db, RENDER_BUCKET, keys, RENDER_WINDOW_S)
-    try:
-        ratelimit.admit(db, RENDER_BUCKET, keys, limit, RENDER_WINDOW_S)
-    except LimitReached:
-        with transaction(db):
-            ratelimit.release(db, attempt)
-        raise
+    render_budget().charge(request.remote_addr or "", limit)
 
 
 def closed_statement(key: tuple, render: Callable[[], object]):

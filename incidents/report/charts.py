@@ -27,7 +27,7 @@ STYLES = {"incident": "-", "baseline": (0, (5, 3)), "fixed": (0, (1, 2))}
 WIDTHS = {"incident": 1.6, "baseline": 1.1, "fixed": 1.1}
 
 
-def plain(text: str) -> str:
+def _plain(text: str) -> str:
     """A label matplotlib shows as written: ``$`` would start mathtext (and a bad formula raises)."""
     return text.replace("$", r"\$")
 
@@ -67,7 +67,7 @@ def _uri(fig) -> str:
 def _plot(ax, x: np.ndarray, y: np.ndarray, role: str, label: str) -> None:
     x, y = minmax(x, y)
     ax.plot(x, y, linewidth=WIDTHS.get(role, 0.9), linestyle=STYLES.get(role, "-"), color=COLOURS.get(role),
-            label=plain(label), rasterized=len(x) > DENSE)
+            label=_plain(label), rasterized=len(x) > DENSE)
 
 
 def _label(role: str, run: Any) -> str:
@@ -133,7 +133,7 @@ def step_time_distribution(runs: list[tuple[str, Any]], profile_modes: list[dict
     for role, label, values, _ in series:
         ax.hist(values * factor, bins=bins, histtype="step" if role != "incident" else "stepfilled",
                 alpha=0.9 if role != "incident" else 0.35, linestyle=STYLES.get(role, "-"), linewidth=1.2,
-                color=COLOURS.get(role), label=plain(f"{label} (median {fmt.step_time(float(np.median(values)))})"))
+                color=COLOURS.get(role), label=_plain(f"{label} (median {fmt.step_time(float(np.median(values)))})"))
     ax.set_xscale("log")
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 

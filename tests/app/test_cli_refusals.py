@@ -48,6 +48,7 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("incident", "render"): ["999999", "--pdf", "{tmp}/out.pdf"],
     ("audit",): ["{tmp}/binary.csv"],
     ("watchdog",): ["{tmp}/no-such-folder", "--once"],
+    ("worker",): ["--threads", "0"],
 }
 
 

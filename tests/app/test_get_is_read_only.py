@@ -21,8 +21,11 @@ WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|MERGE|CREATE|DROP|ALTER|COPY|TRU
 def _demo_values(app) -> tuple[dict[str, str], str, str]:
     from app.db import get_db
     from app.demo import load_demo
+    from app.extensions import blobs
     from hourtab.accounts import find_account
+    from hourtab.alerts import service as alerts
     from hourtab.db import transaction
+    from hourtab.jobs.service import create_job
     from hourtab.retainers.models import Retainer
     from hourtab.timesheets.importer import import_file
     from hourtab.timesheets.models import Upload
@@ -31,14 +34,18 @@ def _demo_values(app) -> tuple[dict[str, str], str, str]:
 
     with app.app_context():
         db = get_db()
-        email, password = load_demo(db)
+        email, password = load_demo(db, blobs())
         incident = db.scalars(select(Incident).where(Incident.status == "published")).first()
         retainer = db.get(Retainer, incident.retainer_id)
         # An import just before the walk: its entries must already be assigned, not on first view.
         with transaction(db):
             import_file(db, find_account(db, email), toggl_csv([(retainer.client, "late", retainer.start_date
                                                                  .isoformat(), "22:00:00", "00:30:00")]), "x.csv")
+        with transaction(db):
+            subscription = alerts.subscribe(db, retainer, "client@example.com")
+            job = create_job(db, retainer.account_id, "demo_setup", {})
         values = {
+            "sub": subscription.token, "job_id": job.id,
             "token": retainer.public_token, "month": retainer.start_date.strftime("%Y-%m"), "slug": incident.slug,
             "incident_id": str(incident.id), "retainer_id": str(retainer.id),
             "upload_id": str(db.scalar(select(Upload.id).order_by(Upload.id))),
@@ -74,6 +81,7 @@ def writes(app):
 
 
 def test_no_get_handler_writes(app, writes):
+    app.config["SMTP_URL"] = "smtp://127.0.0.1:9"  # alert pages exist only where e-mail is set up; nothing is sent
     values, email, password = _demo_values(app)
     urls = _urls(app, values)
     anonymous, consultant = app.test_client(), app.test_client()

@@ -128,7 +128,7 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--dry-run", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["new"] == 217
     assert count(app, TimeEntry) == 0
-    r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json", "--retainer", "7"])
+    r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json"])
     out = json.loads(r.stdout)
     assert (out["new"], out["unchanged"], out["total_seconds"]) == (217, 0, 672994)
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json"])
@@ -150,9 +150,8 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "nobody@example.com"])
     assert r.exit_code == 2
     with app.app_context():
-        from app.db import get_db
+        pass
 
-        assert get_db().scalar(select(Upload.retainer_id).where(Upload.retainer_id.is_not(None))) == 7
 
 
 def test_demo_loader_imports_real_samples_once(app):

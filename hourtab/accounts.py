@@ -14,12 +14,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import ForeignKey, Integer, String, func, select, update
+from sqlalchemy import Integer, String, func, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from hourtab import sessions
 from hourtab.db import Base, UTCDateTime, utcnow
 from hourtab.errors import Conflict, InvalidInput, NotFound
+from hourtab.scoping import AccountOwned
 from hourtab.text import xml_safe
 
 MIN_PASSWORD_LENGTH = 10
@@ -70,14 +71,12 @@ class Account(Base):
         return self.display_name or self.email
 
 
-class PlanRequest(Base):
+class PlanRequest(AccountOwned, Base):
     """A consultant's request to change plan, settled by the billing provider (or the operator)."""
 
     __tablename__ = "plan_requests"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True,
-                                            nullable=False)
     plan: Mapped[str] = mapped_column(String(16), nullable=False)
     provider: Mapped[str] = mapped_column(String(32), nullable=False)
     #: "pending" until the provider or the operator settles it: "confirmed" or "cancelled".

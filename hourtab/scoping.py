@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from sqlalchemy import ForeignKey, Select, select
 from sqlalchemy.orm import Mapped, Session, declared_attr, mapped_column
 
-from hourtab.errors import NotFound
+from hourtab.errors import HourTabError, NotFound
 
 T = TypeVar("T", bound="AccountOwned")
 
@@ -30,9 +30,11 @@ def select_owned(model: type[T], account_id: int) -> Select[tuple[T]]:
     return select(model).where(model.account_id == account_id)
 
 
-def get_owned(session: Session, model: type[T], account_id: int, pk: Any) -> T:
-    """Load one row by primary key, only if the account owns it; otherwise ``NotFound``."""
+def get_owned(session: Session, model: type[T], account_id: int, pk: Any,
+              missing: HourTabError | None = None) -> T:
+    """Load one row by primary key, only if the account owns it; otherwise raise ``missing`` (the
+    caller's own error, with its message) or a plain ``NotFound``."""
     row = session.scalars(select_owned(model, account_id).where(model.id == pk)).first()
     if row is None:
-        raise NotFound(f"{model.__name__} {pk} not found")
+        raise missing or NotFound(f"{model.__name__} {pk} not found")
     return row

@@ -11,7 +11,7 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, Date, ForeignKey, Integer, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
 
 from hourtab.db import Base, UTCDateTime, utcnow
 from hourtab.scoping import AccountOwned
@@ -48,20 +48,30 @@ class Incident(AccountOwned, Base):
     published_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     evidence: Mapped[list[IncidentEvidence]] = relationship(
-        back_populates="incident", cascade="all, delete-orphan", order_by="IncidentEvidence.id")
+        cascade="all, delete-orphan", order_by="IncidentEvidence.id")
     entries: Mapped[list[IncidentEntry]] = relationship(
-        back_populates="incident", cascade="all, delete-orphan", order_by="IncidentEntry.id")
+        cascade="all, delete-orphan", order_by="IncidentEntry.id")
     actions: Mapped[list[ActionItem]] = relationship(
-        back_populates="incident", cascade="all, delete-orphan", order_by="ActionItem.id")
+        cascade="all, delete-orphan", order_by="ActionItem.id")
     events: Mapped[list[TimelineEvent]] = relationship(
-        back_populates="incident", cascade="all, delete-orphan", order_by="TimelineEvent.id")
+        cascade="all, delete-orphan", order_by="TimelineEvent.id")
 
     def touch(self) -> None:
         self.revision = (self.revision or 0) + 1
         self.updated_at = utcnow()
 
 
-class IncidentEvidence(Base):
+class IncidentPart:
+    """Mixin for the rows an incident owns: reached through its collections, deleted with it."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+
+    @declared_attr
+    def incident_id(cls) -> Mapped[int]:  # noqa: N805 - declared_attr receives the class
+        return mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True, nullable=False)
+
+
+class IncidentEvidence(IncidentPart, Base):
     """A run or a profile attached to an incident in a role.
 
     Runs point at the ``evidence`` table (parsed once, kept as Parquet). Profiles are small JSON
@@ -72,9 +82,6 @@ class IncidentEvidence(Base):
     __tablename__ = "incident_evidence"
     __table_args__ = (UniqueConstraint("incident_id", "evidence_id"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
-                                             nullable=False)
     evidence_id: Mapped[int | None] = mapped_column(ForeignKey("evidence.id", ondelete="CASCADE"), index=True,
                                                     nullable=True)
     role: Mapped[str] = mapped_column(String(16), nullable=False)
@@ -83,48 +90,33 @@ class IncidentEvidence(Base):
     #: sha256 of the profile document, part of the rendered PDF's cache key.
     profile_sha256: Mapped[str] = mapped_column(String(64), nullable=False, default="")
 
-    incident: Mapped[Incident] = relationship(back_populates="evidence")
 
-
-class IncidentEntry(Base):
+class IncidentEntry(IncidentPart, Base):
     """A time entry spent on the incident, and the phase it belongs to."""
 
     __tablename__ = "incident_entries"
     __table_args__ = (UniqueConstraint("incident_id", "time_entry_id"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
-                                             nullable=False)
     time_entry_id: Mapped[int] = mapped_column(ForeignKey("time_entries.id", ondelete="CASCADE"), index=True,
                                                nullable=False)
     phase: Mapped[str] = mapped_column(String(40), nullable=False, default="investigation")
 
-    incident: Mapped[Incident] = relationship(back_populates="entries")
 
-
-class ActionItem(Base):
+class ActionItem(IncidentPart, Base):
     __tablename__ = "incident_actions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
-                                             nullable=False)
     text: Mapped[str] = mapped_column(String(500), nullable=False)
     owner: Mapped[str] = mapped_column(String(200), nullable=False, default="")
     due: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     kind: Mapped[str] = mapped_column(String(16), nullable=False, default="prevent")
 
-    incident: Mapped[Incident] = relationship(back_populates="actions")
 
-
-class TimelineEvent(Base):
+class TimelineEvent(IncidentPart, Base):
     """A manual event the consultant added, or a hidden flag on an automatic one (by its ``key``)."""
 
     __tablename__ = "incident_events"
     __table_args__ = (UniqueConstraint("incident_id", "key"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True,
-                                             nullable=False)
     #: ``manual:<n>`` for added events; the automatic event's key (``run:<id>:start``…) otherwise.
     key: Mapped[str] = mapped_column(String(200), nullable=False)
     at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -132,5 +124,3 @@ class TimelineEvent(Base):
     manual: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     hidden: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
-
-    incident: Mapped[Incident] = relationship(back_populates="events")

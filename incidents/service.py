@@ -25,7 +25,7 @@ from hourtab.accounts import Account
 from hourtab.blobs import BlobStore
 from hourtab.bounds import check_date
 from hourtab.db import utcnow
-from hourtab.errors import InvalidInput, NotFound
+from hourtab.errors import InvalidInput
 from hourtab.scoping import get_owned, select_owned
 from hourtab.text import xml_safe
 from incidents import store
@@ -80,10 +80,8 @@ def create_incident(session: Session, account_id: int, title: str, retainer_id: 
     if retainer_id is not None:
         from hourtab.retainers.models import Retainer
 
-        try:
-            get_owned(session, Retainer, account_id, retainer_id)
-        except NotFound as e:
-            raise EvidenceNotFound(f"retainer {retainer_id} not found") from e
+        get_owned(session, Retainer, account_id, retainer_id,
+                  missing=EvidenceNotFound(f"retainer {retainer_id} not found"))
     incident = Incident(account_id=account_id, title=title, slug=_unique_slug(session, account_id, title),
                         retainer_id=retainer_id, status="draft", sections={})
     session.add(incident)
@@ -92,10 +90,8 @@ def create_incident(session: Session, account_id: int, title: str, retainer_id: 
 
 
 def get_incident(session: Session, account_id: int, incident_id: int) -> Incident:
-    try:
-        return get_owned(session, Incident, account_id, incident_id)
-    except NotFound as e:
-        raise EvidenceNotFound(f"incident {incident_id} not found") from e
+    return get_owned(session, Incident, account_id, incident_id,
+                     missing=EvidenceNotFound(f"incident {incident_id} not found"))
 
 
 def list_incidents(session: Session, account_id: int) -> list[Incident]:

@@ -21,7 +21,6 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from hourtab.blobs import BlobStore, joined
-from hourtab.errors import NotFound
 from hourtab.scoping import get_owned, select_owned
 from incidents import archives
 from incidents.errors import EvidenceNotFound, InvalidEvidence
@@ -121,10 +120,8 @@ def list_evidence(session: Session, account_id: int) -> list[Evidence]:
 
 
 def get_evidence(session: Session, account_id: int, evidence_id: int) -> Evidence:
-    try:
-        return get_owned(session, Evidence, account_id, evidence_id)
-    except NotFound as e:
-        raise EvidenceNotFound(f"evidence {evidence_id} not found") from e
+    return get_owned(session, Evidence, account_id, evidence_id,
+                     missing=EvidenceNotFound(f"evidence {evidence_id} not found"))
 
 
 def load_evidence(session: Session, account_id: int, evidence_id: int, blobs: BlobStore) -> RunEvidence:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from functools import cache
+from typing import TypeVar
 from urllib.parse import urlsplit
 from zoneinfo import available_timezones
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from flask_wtf import FlaskForm
+from sqlalchemy.orm import Session
 from wtforms import SelectField, StringField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
@@ -24,6 +27,7 @@ from hourtab.db import transaction
 from hourtab.errors import Conflict, InvalidInput, LimitReached, Unauthorized
 
 LOGIN_WINDOW_S = 60
+T = TypeVar("T")
 
 
 @cache
@@ -61,24 +65,30 @@ def _safe_next(target: str | None) -> str:
     return target
 
 
+def _commit_or_refuse(change: Callable[[Session], T],
+                      refused: tuple[type[Exception], ...] = (InvalidInput,)) -> tuple[T | None, Exception | None]:
+    """Make ``change`` in one transaction; a refused input comes back (nothing written) for the form to show."""
+    db = get_db()
+    try:
+        with transaction(db):
+            return change(db), None
+    except refused as e:
+        return None, e
+
+
 @bp.route("/signup", methods=["GET", "POST"])
 def signup():
     form = SignupForm()
     error = None
     if form.validate_on_submit():
-        db = get_db()
-        try:
-            with transaction(db):
-                new = accounts.create_account(db, form.email.data, form.password.data,
-                                              display_name=form.display_name.data or "")
-        except (InvalidInput, Conflict) as e:
-            field = form.email if "mail" in str(e) else form.password
-            field.errors.append(str(e))
-            error = e
-        else:
+        new, error = _commit_or_refuse(lambda db: accounts.create_account(
+            db, form.email.data, form.password.data, display_name=form.display_name.data or ""),
+            (InvalidInput, Conflict))
+        if error is None:
             log_in(new)
             flash("Welcome to HourTab.")
             return redirect(url_for("consultant.dashboard"))
+        (form.email if "mail" in str(error) else form.password).errors.append(str(error))
     return render_template("consultant/signup.html", form=form), *form_status(error)
 
 
@@ -131,18 +141,13 @@ def change_password():
     form = PasswordForm()
     error = None
     if form.validate_on_submit():
-        db = get_db()
-        me = db.merge(account())
-        try:
-            with transaction(db):
-                accounts.change_password(db, me, form.current.data, form.new.data)
-        except InvalidInput as e:
-            form.form_errors.append(str(e))
-            error = e
-        else:
+        me = get_db().merge(account())
+        _, error = _commit_or_refuse(lambda db: accounts.change_password(db, me, form.current.data, form.new.data))
+        if error is None:
             log_in(me)
             flash("Your password is changed; other sessions are logged out.")
             return redirect(url_for("consultant.dashboard"))
+        form.form_errors.append(str(error))
     return render_template("consultant/password.html", form=form), *form_status(error)
 
 
@@ -158,19 +163,14 @@ def account_settings():
         form.display_name.data, form.contact.data, form.timezone.data = me.display_name, me.contact, me.timezone
         form.rounding_min.data, form.hours_unit.data = str(me.rounding_min), me.hours_unit
     elif form.validate_on_submit():
-        try:
-            with transaction(db):
-                accounts.update_settings(db, me, display_name=form.display_name.data or "",
-                                         contact=form.contact.data or "", timezone=form.timezone.data or "",
-                                         rounding_min=form.rounding_min.data or "0",
-                                         hours_unit=form.hours_unit.data or "decimal")
-        except InvalidInput as e:
-            db.rollback()
-            form.form_errors.append(str(e))
-            error = e
-        else:
+        _, error = _commit_or_refuse(lambda db: accounts.update_settings(
+            db, me, display_name=form.display_name.data or "", contact=form.contact.data or "",
+            timezone=form.timezone.data or "", rounding_min=form.rounding_min.data or "0",
+            hours_unit=form.hours_unit.data or "decimal"))
+        if error is None:
             flash("Settings saved; your clients' pages show them now.")
             return redirect(url_for("consultant.account_settings"))
+        form.form_errors.append(str(error))
     return render_template("consultant/settings.html", form=form, me=me), *form_status(error)
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from flask import Response, current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required
+from sqlalchemy.orm import Session
 
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.jobs.alerts import queue_alert_check
+from hourtab.accounts import Account
 from hourtab.db import transaction
 from hourtab.retainers.service import list_retainers
 from hourtab.scoping import get_owned
@@ -93,6 +95,12 @@ def imports():
     return redirect(url_for("consultant.import_preview", upload_id=staged.id, **_query(_options())))
 
 
+def _my_upload(upload_id: int) -> tuple[Session, Account, Upload]:
+    """The request's session, the signed-in account and that account's upload (404 for anyone else's)."""
+    db, me = get_db(), account()
+    return db, me, get_owned(db, Upload, me.id, upload_id)
+
+
 def _upload_page(message: str | None = None, error: Exception | None = None):
     db = get_db()
     me = account()
@@ -113,9 +121,7 @@ def import_history():
 @bp.route("/imports/<int:upload_id>/preview")
 @login_required
 def import_preview(upload_id: int):
-    db = get_db()
-    me = account()
-    upload = get_owned(db, Upload, me.id, upload_id)
+    db, me, upload = _my_upload(upload_id)
     if upload.status == "imported":
         return redirect(url_for("consultant.import_detail", upload_id=upload.id))
     options = _options()
@@ -170,9 +176,7 @@ def import_confirm(upload_id: int):
 @login_required
 def import_mapping(upload_id: int):
     """Map an unknown CSV's columns to entry fields; optionally save the mapping as a named profile."""
-    db = get_db()
-    me = account()
-    upload = get_owned(db, Upload, me.id, upload_id)
+    db, me, upload = _my_upload(upload_id)
     options = _options()
     if request.method == "POST":
         name = request.form.get("profile_name", "").strip()
@@ -197,9 +201,7 @@ def import_mapping(upload_id: int):
 @bp.route("/imports/<int:upload_id>")
 @login_required
 def import_detail(upload_id: int):
-    db = get_db()
-    me = account()
-    upload = get_owned(db, Upload, me.id, upload_id)
+    db, me, upload = _my_upload(upload_id)
     return render_template("consultant/imports/detail.html", upload=upload, states=importer.UPLOAD_STATES,
                            flagged=removal.removal_candidates(db, me, upload.id),
                            removed=removal.removed_entries(db, me, upload.id),
@@ -224,9 +226,7 @@ def _entry_ids() -> list[int]:
 @login_required
 def import_remove_review(upload_id: int):
     """The confirmation: the chosen rows and the hours removing them takes away."""
-    db = get_db()
-    me = account()
-    upload = get_owned(db, Upload, me.id, upload_id)
+    db, me, upload = _my_upload(upload_id)
     chosen = removal.removal_candidates(db, me, upload.id, _entry_ids())
     if not chosen.entries:
         flash("Tick the entries to remove first.")

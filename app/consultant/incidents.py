@@ -7,10 +7,12 @@ to the editor; the report preview and PDF use the same templates as the public p
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from flask import Response, flash, redirect, render_template, request, url_for
 from flask_login import login_required
+from sqlalchemy.orm import Session
 
 from app.auth import account
 from app.consultant import bp
@@ -23,7 +25,7 @@ from hourtab.db import transaction
 from hourtab.scoping import select_owned
 from incidents import service, store
 from incidents.errors import InvalidEvidence
-from incidents.models import ACTION_KINDS, PHASES, SECTIONS
+from incidents.models import ACTION_KINDS, PHASES, SECTIONS, Incident
 
 
 def _incident(incident_id: int):
@@ -70,92 +72,87 @@ def incident_edit(incident_id: int):
                            phases=PHASES, action_kinds=ACTION_KINDS)
 
 
-@bp.route("/incidents/<int:incident_id>/evidence", methods=["POST"])
-@login_required
-def incident_attach(incident_id: int):
-    db = get_db()
-    incident = _incident(incident_id)
-    with transaction(db):
-        if request.form.get("evidence_id"):
-            service.attach_run(db, incident, form_id("evidence_id"), request.form.get("role", ""))
-        elif request.files.get("profile"):
-            upload = request.files["profile"]
-            name = Path(upload.filename or "profile.json").name[:200]
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / (name if name.endswith((".json", ".gz", ".txt")) else name + ".txt")
-                upload.save(path)
-                service.attach_profile(db, incident, *service.read_profile(path))
-        else:
-            raise InvalidEvidence("Choose a stored run and a role, or a profile file.")
-    return _back(incident_id, "evidence")
+def _edit(rule: str, anchor: str = "", saved: str = ""):
+    """Register an editor form's POST at ``/incidents/<id><rule>``.
+
+    The decorated function makes one change given the session and the signed-in account's incident;
+    it runs in one transaction, then the browser goes back to the editor at ``anchor`` (with the
+    ``saved`` message once it committed).
+    """
+
+    def register(change: Callable[..., None]):
+        @bp.route(f"/incidents/<int:incident_id>{rule}", methods=["POST"], endpoint=change.__name__)
+        @login_required
+        def view(incident_id: int, **path_args):
+            db = get_db()
+            incident = _incident(incident_id)
+            with transaction(db):
+                change(db, incident, **path_args)
+            if saved:
+                flash(saved)
+            return _back(incident_id, anchor)
+
+        return view
+
+    return register
 
 
-@bp.route("/incidents/<int:incident_id>/evidence/<int:link_id>/detach", methods=["POST"])
-@login_required
-def incident_detach(incident_id: int, link_id: int):
-    db = get_db()
-    with transaction(db):
-        service.detach(db, _incident(incident_id), link_id)
-    return _back(incident_id, "evidence")
+@_edit("/evidence", "evidence")
+def incident_attach(db: Session, incident: Incident) -> None:
+    if request.form.get("evidence_id"):
+        service.attach_run(db, incident, form_id("evidence_id"), request.form.get("role", ""))
+    elif request.files.get("profile"):
+        upload = request.files["profile"]
+        name = Path(upload.filename or "profile.json").name[:200]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / (name if name.endswith((".json", ".gz", ".txt")) else name + ".txt")
+            upload.save(path)
+            service.attach_profile(db, incident, *service.read_profile(path))
+    else:
+        raise InvalidEvidence("Choose a stored run and a role, or a profile file.")
 
 
-@bp.route("/incidents/<int:incident_id>/entries", methods=["POST"])
-@login_required
-def incident_entries(incident_id: int):
-    db = get_db()
-    incident = _incident(incident_id)
-    with transaction(db):
-        ids = form_ids("entry_id")
-        if request.form.get("action") == "remove":
-            for i in ids:
-                service.unassign_entry(db, incident, i)
-        else:
-            phase = request.form.get("custom_phase", "").strip() or request.form.get("phase", "")
-            service.assign_entries(db, incident, ids, phase)
-    return _back(incident_id, "entries")
+@_edit("/evidence/<int:link_id>/detach", "evidence")
+def incident_detach(db: Session, incident: Incident, link_id: int) -> None:
+    service.detach(db, incident, link_id)
 
 
-@bp.route("/incidents/<int:incident_id>/text", methods=["POST"])
-@login_required
-def incident_text(incident_id: int):
-    db = get_db()
-    incident = _incident(incident_id)
+@_edit("/entries", "entries")
+def incident_entries(db: Session, incident: Incident) -> None:
+    ids = form_ids("entry_id")
+    if request.form.get("action") == "remove":
+        for i in ids:
+            service.unassign_entry(db, incident, i)
+    else:
+        phase = request.form.get("custom_phase", "").strip() or request.form.get("phase", "")
+        service.assign_entries(db, incident, ids, phase)
+
+
+@_edit("/text", saved="Saved.")
+def incident_text(db: Session, incident: Incident) -> None:
     form = request.form
     edits = service.Edits(title=form.get("title"), environment=form.get("environment"),
                           sections={k: form.get(f"section_{k}", "") for k in SECTIONS},
                           fix_before=form.get("fix_before"), fix_after=form.get("fix_after"),
                           log_entry=form.get("log_entry"))
-    with transaction(db):
-        service.update_incident(db, incident, edits)
-        if form.get("regenerate"):
-            service.update_incident(db, incident, service.Edits(log_entry=""))
-            service.refresh_generated(db, incident, blobs(), account().display_name)
-    flash("Saved.")
-    return _back(incident_id)
+    service.update_incident(db, incident, edits)
+    if form.get("regenerate"):
+        service.update_incident(db, incident, service.Edits(log_entry=""))
+        service.refresh_generated(db, incident, blobs(), account().display_name)
 
 
-@bp.route("/incidents/<int:incident_id>/timeline", methods=["POST"])
-@login_required
-def incident_timeline(incident_id: int):
-    db = get_db()
-    incident = _incident(incident_id)
-    with transaction(db):
-        if request.form.get("key"):
-            service.set_hidden(db, incident, request.form["key"], request.form.get("hidden") == "1")
-        else:
-            service.add_event(db, incident, form_datetime("at"), request.form.get("text", ""))
-    return _back(incident_id, "timeline")
+@_edit("/timeline", "timeline")
+def incident_timeline(db: Session, incident: Incident) -> None:
+    if request.form.get("key"):
+        service.set_hidden(db, incident, request.form["key"], request.form.get("hidden") == "1")
+    else:
+        service.add_event(db, incident, form_datetime("at"), request.form.get("text", ""))
 
 
-@bp.route("/incidents/<int:incident_id>/actions", methods=["POST"])
-@login_required
-def incident_actions(incident_id: int):
-    db = get_db()
-    due = form_date("due")
-    with transaction(db):
-        service.add_action(db, _incident(incident_id), request.form.get("text", ""), request.form.get("owner", ""),
-                           due, request.form.get("kind", "prevent"))
-    return _back(incident_id, "actions")
+@_edit("/actions", "actions")
+def incident_actions(db: Session, incident: Incident) -> None:
+    service.add_action(db, incident, request.form.get("text", ""), request.form.get("owner", ""),
+                       form_date("due"), request.form.get("kind", "prevent"))
 
 
 @bp.route("/incidents/<int:incident_id>/publish", methods=["POST"])

@@ -66,35 +66,34 @@ def alerts_subscribe(token: str):
                  "Nothing else is sent until you confirm.")
 
 
-@bp.route("/h/<token>/alerts/confirm/<sub>", methods=["GET", "POST"])
-@csrf.exempt
-def alerts_confirm(token: str, sub: str):
+def _subscription_step(token: str, sub: str, step, ask: tuple[str, str, str], done: tuple[str, str]):
+    """GET only shows ``ask`` (title, text, button); POST applies ``step`` and shows ``done``."""
     db = get_db()
     retainer = _retainer(token)
     try:
         if request.method == "GET":
             alerts.by_token(db, retainer, sub)
-            return _page(retainer, token, "Confirm e-mail alerts", "Press the button to start the alerts.",
-                         action=request.path, button="Confirm")
+            title, message, button = ask
+            return _page(retainer, token, title, message, action=request.path, button=button)
         with transaction(db):
-            alerts.confirm(db, retainer, sub)
+            step(db, retainer, sub)
     except NotFound as e:
         return _page(retainer, token, "E-mail alerts", str(e), status=404, error=True)
-    return _page(retainer, token, "Alerts confirmed", "You will get this retainer's hour alerts by e-mail.")
+    return _page(retainer, token, *done)
+
+
+@bp.route("/h/<token>/alerts/confirm/<sub>", methods=["GET", "POST"])
+@csrf.exempt
+def alerts_confirm(token: str, sub: str):
+    return _subscription_step(token, sub, alerts.confirm,
+                              ask=("Confirm e-mail alerts", "Press the button to start the alerts.", "Confirm"),
+                              done=("Alerts confirmed", "You will get this retainer's hour alerts by e-mail."))
 
 
 @bp.route("/h/<token>/alerts/unsubscribe/<sub>", methods=["GET", "POST"])
 @csrf.exempt
 def alerts_unsubscribe(token: str, sub: str):
-    db = get_db()
-    retainer = _retainer(token)
-    try:
-        if request.method == "GET":
-            alerts.by_token(db, retainer, sub)
-            return _page(retainer, token, "Stop e-mail alerts", "Press the button to stop the alerts "
-                         "and remove this address.", action=request.path, button="Unsubscribe")
-        with transaction(db):
-            alerts.unsubscribe(db, retainer, sub)
-    except NotFound as e:
-        return _page(retainer, token, "E-mail alerts", str(e), status=404, error=True)
-    return _page(retainer, token, "Unsubscribed", "This address was removed; no more alerts will be sent to it.")
+    return _subscription_step(token, sub, alerts.unsubscribe,
+                              ask=("Stop e-mail alerts", "Press the button to stop the alerts and remove this address.",
+                                   "Unsubscribe"),
+                              done=("Unsubscribed", "This address was removed; no more alerts will be sent to it."))

@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from flask import Response, current_app, render_template, request
@@ -47,8 +48,9 @@ PUBLIC_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; bas
               "form-action 'self'; frame-ancestors 'none'")
 
 
-@dataclass(frozen=True)
-class Stamp:
+class Stamp(NamedTuple):
+    """The one row a public page is keyed on: an edit bumps ``revision``, the zone fixes "today"."""
+
     retainer_id: int
     revision: int
     timezone: str

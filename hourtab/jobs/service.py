@@ -41,10 +41,7 @@ def create_job(session: Session, account_id: int, kind: str, params: dict[str, A
 
 
 def get_job(session: Session, account_id: int, job_id: str) -> Job:
-    try:
-        return get_owned(session, Job, account_id, job_id)
-    except NotFound as e:
-        raise NotFound("job not found") from e
+    return get_owned(session, Job, account_id, job_id, missing=NotFound("job not found"))
 
 
 def retry_job(session: Session, job: Job) -> Job:

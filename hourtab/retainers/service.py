@@ -217,10 +217,15 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
     if rules is not None and rules.to_json() != retainer.match_rules:
         retainer.match_rules = rules.to_json()
         session.execute(delete(retainer_entries).where(retainer_entries.c.retainer_id == retainer.id))
+    _rematch(session, account, retainer)
+    return retainer
+
+
+def _rematch(session: Session, account: Account, retainer: Retainer) -> None:
+    """After a change to what a retainer matches or holds: a new revision, then entries matched again."""
     touch(retainer)
     session.flush()
     match_entries(session, account.id)
-    return retainer
 
 
 def set_active(session: Session, account: Account, retainer_id: int, active: bool) -> Retainer:
@@ -228,9 +233,7 @@ def set_active(session: Session, account: Account, retainer_id: int, active: boo
     if active and not retainer.active:
         _check_plan(session, account)
     retainer.active = active
-    touch(retainer)
-    session.flush()
-    match_entries(session, account.id)
+    _rematch(session, account, retainer)
     return retainer
 
 
@@ -293,9 +296,7 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
     credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
                             seconds=seconds, reason=reason)
     session.add(credit)
-    touch(retainer)
-    session.flush()
-    match_entries(session, account.id)
+    _rematch(session, account, retainer)
     return credit
 
 
@@ -305,9 +306,7 @@ def delete_credit(session: Session, account: Account, retainer_id: int, credit_i
     if credit.retainer_id != retainer.id:
         raise NotFound(f"RetainerCredit {credit_id} not found")
     session.delete(credit)
-    touch(retainer)
-    session.flush()
-    match_entries(session, account.id)
+    _rematch(session, account, retainer)
 
 
 def credits_of(session: Session, retainer: Retainer) -> list[Credit]:

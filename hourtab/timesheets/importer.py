@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
 from hourtab.db import insert_new_rows, utcnow
-from hourtab.errors import Conflict, NotFound
+from hourtab.errors import Conflict
 from hourtab.retainers.assign import entries_changed
 from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
@@ -129,10 +129,7 @@ def _check_retainer(session: Session, account: Account, retainer_id: int | None)
 
     if not 0 < retainer_id < 2**63:
         raise UnknownRetainer(retainer_id)
-    try:
-        get_owned(session, Retainer, account.id, retainer_id)
-    except NotFound as e:
-        raise UnknownRetainer(retainer_id) from e
+    get_owned(session, Retainer, account.id, retainer_id, missing=UnknownRetainer(retainer_id))
 
 
 def import_file(session: Session, account: Account, data: bytes, filename: str, *, format: str = "auto",  # noqa: A002

@@ -131,23 +131,17 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
 
     # --- dates and times -------------------------------------------------------------------------
     start_dt, end_dt = _split_datetime(cells("start")), _split_datetime(cells("end"))
+    # (source column, cells) per field; a combined start or end column gives both parts and wins.
     date_cols: dict[str, tuple[str, pa.Array]] = {}
-    for fld, arr in (("date", cells("date")), ("start_date", cells("start_date")),
-                     ("end_date", cells("end_date"))):
-        if arr is not None:
-            date_cols[fld] = (found[fld], arr)
-    if start_dt is not None:
-        date_cols["start_date"] = (found["start"], start_dt[0])
-    if end_dt is not None:
-        date_cols["end_date"] = (found["end"], end_dt[0])
     time_cols: dict[str, tuple[str, pa.Array]] = {}
-    for fld, arr in (("start_time", cells("start_time")), ("end_time", cells("end_time"))):
-        if arr is not None:
-            time_cols[fld] = (found[fld], arr)
-    if start_dt is not None:
-        time_cols["start_time"] = (found["start"], start_dt[1])
-    if end_dt is not None:
-        time_cols["end_time"] = (found["end"], end_dt[1])
+    for fld, cols in (("date", date_cols), ("start_date", date_cols), ("end_date", date_cols),
+                      ("start_time", time_cols), ("end_time", time_cols)):
+        if (arr := cells(fld)) is not None:
+            cols[fld] = (found[fld], arr)
+    for side, parts in (("start", start_dt), ("end", end_dt)):
+        if parts is not None:
+            date_cols[f"{side}_date"] = (found[side], parts[0])
+            time_cols[f"{side}_time"] = (found[side], parts[1])
 
     times: dict[str, V.Parsed] = {}
     twelve = seconds_shown = False

@@ -24,32 +24,39 @@ def missing(reason: str) -> Figure:
     return Figure(reason, "", None)
 
 
-def duration(seconds: float | None) -> str:
+#: (below this many seconds, unit, units per second as a ratio, decimals), smallest unit first. The
+#: ratio stays two integers so that 6219 s shows as 103.7 min, as ``6219 / 60`` rounds it.
+_DURATION_UNITS = (
+    (1, "ms", (1000, 1), 0), (120, "s", (1, 1), 1), (7200, "min", (1, 60), 1), (math.inf, "h", (1, 3600), 1))
+#: Step times stay in minutes at most, with one more decimal below two minutes.
+_STEP_UNITS = ((1, "ms", (1000, 1), 1), (120, "s", (1, 1), 2), (math.inf, "min", (1, 60), 1))
+
+
+def _unit(seconds: float, units) -> tuple[str, tuple[int, int], int]:
+    _, unit, ratio, decimals = next(u for u in units if seconds < u[0])
+    return unit, ratio, decimals
+
+
+def _scaled(seconds: float | None, units) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "—"
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+    unit, (times, per), decimals = _unit(seconds, units)
+    return f"{seconds * times / per:.{decimals}f} {unit}"
+
+
+def duration(seconds: float | None) -> str:
+    return _scaled(seconds, _DURATION_UNITS)
 
 
 def step_time(seconds: float | None) -> str:
     """ms under a second, s under two minutes, then min: never "328498.3 ms"."""
-    if seconds is None or not math.isfinite(seconds):
-        return "—"
-    if seconds < 1:
-        return f"{seconds * 1000:.1f} ms"
-    if seconds < 120:
-        return f"{seconds:.2f} s"
-    return f"{seconds / 60:.1f} min"
+    return _scaled(seconds, _STEP_UNITS)
 
 
 def time_unit(seconds: float) -> tuple[str, float]:
     """The unit ``step_time`` would pick for ``seconds``, and its factor from seconds."""
-    return ("ms", 1000.0) if seconds < 1 else ("s", 1.0) if seconds < 120 else ("min", 1 / 60)
+    unit, (times, per), _ = _unit(seconds, _STEP_UNITS)
+    return unit, times / per
 
 
 def hours(seconds: float) -> str:

@@ -7,6 +7,7 @@ stated ("no fixed or baseline run attached"), never left blank or guessed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,31 +54,30 @@ class Comparison:
         return not any(d.blocking for d in self.differences)
 
 
-def _gpu(run: Any) -> Figure:
+def _run_figure(run: Any, read: Callable[[Any], tuple[Any, str]], absent: str,
+                show: Callable[[float], str]) -> Figure:
+    """One run's figure: ``read`` gives (value, source); a ``None`` value is stated as ``absent``."""
     if run is None:
         return missing("no run")
-    util = signals.gpu_utilisation(getattr(run, "system", None))
-    if util is None:
-        return missing("not recorded (no GPU metrics)")
-    return Figure(fmt.percent(util), f"run {fmt.run_label(run)} · system.gpu.*.gpu, steady-state mean", util)
+    value, source = read(run)
+    if value is None:
+        return missing(absent)
+    return Figure(show(value), f"run {fmt.run_label(run)} · {source}", float(value))
+
+
+def _gpu(run: Any) -> Figure:
+    return _run_figure(run, lambda r: (signals.gpu_utilisation(getattr(r, "system", None)),
+                                       "system.gpu.*.gpu, steady-state mean"),
+                       "not recorded (no GPU metrics)", fmt.percent)
 
 
 def _step(run: Any) -> Figure:
-    if run is None:
-        return missing("no run")
-    value, source = signals.mean_step_time(run)
-    if value is None:
-        return missing("no step times")
-    return Figure(fmt.step_time(value), f"run {fmt.run_label(run)} · {source}", value)
+    return _run_figure(run, signals.mean_step_time, "no step times", fmt.step_time)
 
 
 def _runtime(run: Any) -> Figure:
-    if run is None:
-        return missing("no run")
-    value = getattr(run, "runtime_s", None)
-    if value is None:
-        return missing("runtime not recorded")
-    return Figure(fmt.duration(value), f"run {fmt.run_label(run)} · runtime (_runtime)", float(value))
+    return _run_figure(run, lambda r: (getattr(r, "runtime_s", None), "runtime (_runtime)"),
+                       "runtime not recorded", fmt.duration)
 
 
 def final_metric(run: Any) -> Figure:

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 from sqlalchemy.exc import OperationalError
 
-from hourtab.errors import (
+from hourtab.core.errors import (
     Conflict,
     HourTabError,
     InvalidInput,

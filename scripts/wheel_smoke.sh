@@ -49,6 +49,7 @@ for name in ("templates", "migrations", "alembic.ini"):
     assert "_data" in resource_path(name).parts and resource_path(name).exists(), name
 PY
 
+"$py" "$repo/scripts/wheel_deps.py"
 "$hourtab" db upgrade
 sample=$("$py" -c 'from importlib.resources import files; print(files("hourtab.timesheets") / "samples" / "toggl_floresfdev_2017-08.csv")')
 "$hourtab" csv inspect "$sample" > "$work/inspect.txt"  # to a file: grep -q would close a pipe early

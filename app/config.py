@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hourtab.errors import InvalidInput
+from hourtab.core.errors import InvalidInput
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,14 @@ from importlib.resources import files
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hourtab import accounts
-from hourtab.accounts import Account
-from hourtab.blobs import BlobStore
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.accounts import Account
+from hourtab.core.blobs import BlobStore
+from hourtab.core.db import transaction
+from hourtab.core.scoping import select_owned
 from hourtab.retainers import service as retainers
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
-from hourtab.scoping import select_owned
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, Upload
 from incidents import service as incidents

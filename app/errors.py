@@ -8,7 +8,7 @@ from flask import Flask, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from hourtab.errors import (
+from hourtab.core.errors import (
     Conflict,
     InvalidInput,
     LimitReached,

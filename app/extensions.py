@@ -15,9 +15,9 @@ from typing import Any
 from cachetools import TTLCache
 from flask import Flask, current_app
 
-from hourtab.blobs import BlobStore, blob_store
-from hourtab.db import make_engine, make_sessionmaker
-from hourtab.errors import LimitReached
+from hourtab.core.blobs import BlobStore, blob_store
+from hourtab.core.db import make_engine, make_sessionmaker
+from hourtab.core.errors import LimitReached
 
 #: Rendered public pages kept per app; entries expire even when nothing changed (the forecast moves).
 PAGE_CACHE_SIZE = 256

@@ -1,22 +1,7 @@
-"""Where the folders kept at the top of the checkout (templates, migrations) are found.
+"""Moved to ``hourtab.core.resources``; this name stays an alias of that module for existing imports."""
 
-In a checkout (or an editable install) they sit beside the packages; a wheel carries them inside
-this package under ``_data/`` (see ``force-include`` in pyproject.toml), which is looked at first.
-"""
+import sys
 
-from __future__ import annotations
+from hourtab.core import resources as _kernel_module
 
-from importlib.resources import files
-from pathlib import Path
-
-CHECKOUT = Path(__file__).resolve().parent.parent
-
-
-def resource_path(name: str) -> Path:
-    """The installed copy of ``name`` (``templates``, ``migrations``, ``alembic.ini``) or the checkout's."""
-    shipped = Path(str(files("hourtab") / "_data" / name))
-    return shipped if shipped.exists() else CHECKOUT / name
-
-
-def templates_dir() -> Path:
-    return resource_path("templates")
+sys.modules[__name__] = _kernel_module

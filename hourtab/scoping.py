@@ -1,40 +1,7 @@
-"""Account isolation as one reusable query pattern.
+"""Moved to ``hourtab.core.scoping``; this name stays an alias of that module for existing imports."""
 
-Every row a consultant owns carries ``account_id``. Reads go through :func:`select_owned` or
-:func:`get_owned`, which always filter on the account, so a row of one account is never readable
-through another's session: a foreign id looks exactly like a missing one (``NotFound``).
-"""
+import sys
 
-from __future__ import annotations
+from hourtab.core import scoping as _kernel_module
 
-from typing import Any, TypeVar
-
-from sqlalchemy import ForeignKey, Select, select
-from sqlalchemy.orm import Mapped, Session, declared_attr, mapped_column
-
-from hourtab.errors import HourTabError, NotFound
-
-T = TypeVar("T", bound="AccountOwned")
-
-
-class AccountOwned:
-    """Mixin for every model that belongs to one account."""
-
-    @declared_attr
-    def account_id(cls) -> Mapped[int]:  # noqa: N805 - declared_attr receives the class
-        return mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True, nullable=False)
-
-
-def select_owned(model: type[T], account_id: int) -> Select[tuple[T]]:
-    """``SELECT model WHERE account_id = :account_id``; add filters and ordering to it."""
-    return select(model).where(model.account_id == account_id)
-
-
-def get_owned(session: Session, model: type[T], account_id: int, pk: Any,
-              missing: HourTabError | None = None) -> T:
-    """Load one row by primary key, only if the account owns it; otherwise raise ``missing`` (the
-    caller's own error, with its message) or a plain ``NotFound``."""
-    row = session.scalars(select_owned(model, account_id).where(model.id == pk)).first()
-    if row is None:
-        raise missing or NotFound(f"{model.__name__} {pk} not found")
-    return row
+sys.modules[__name__] = _kernel_module

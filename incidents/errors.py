@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hourtab.errors import HourTabError, InvalidInput, NotFound, Unavailable
+from hourtab.core.errors import HourTabError, InvalidInput, NotFound, Unavailable
 
 
 class IncidentsError(HourTabError):

@@ -49,9 +49,11 @@ for name in ("templates", "migrations", "alembic.ini"):
     assert "_data" in resource_path(name).parts and resource_path(name).exists(), name
 PY
 
+"$py" "$repo/scripts/wheel_deps.py"
 "$hourtab" db upgrade
 sample=$("$py" -c 'from importlib.resources import files; print(files("hourtab.timesheets") / "samples" / "toggl_floresfdev_2017-08.csv")')
-"$hourtab" csv inspect "$sample" | grep -q "217 entries of 217 rows"
+"$hourtab" csv inspect "$sample" > "$work/inspect.txt"  # to a file: grep -q would close a pipe early
+grep -q "217 entries of 217 rows" "$work/inspect.txt"
 
 port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export HOURTAB_PUBLIC_URL="http://127.0.0.1:$port"
@@ -83,5 +85,5 @@ run=$("$py" -c 'from incidents.sample_data import repro_tiny_runs; print(repro_t
 "$hourtab" incident build --account smoke@example.com --title "Wheel smoke" --run "incident=$run" \
   --pdf "$work/incident.pdf" --json > "$work/incident.json"
 "$py" -c 'import json, sys; assert json.load(open(sys.argv[1]))["id"]' "$work/incident.json"
-head -c 5 "$work/incident.pdf" | grep -q "%PDF-"
+[ "$(head -c 5 "$work/incident.pdf")" = "%PDF-" ]
 echo "wheel smoke test passed: $(basename "$wheel")"

@@ -25,8 +25,8 @@ PASSWORD = "correct horse battery"
 
 def make_account(session, email: str = "ada@example.com", plan: str = "pro", **fields):
     """An account row without a usable password: Argon2 costs about a second and these never log in."""
-    from hourtab.accounts import Account
-    from hourtab.db import transaction
+    from hourtab.core.accounts import Account
+    from hourtab.core.db import transaction
 
     with transaction(session):
         account = Account(email=email, password_hash="!", plan=plan, **fields)

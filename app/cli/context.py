@@ -16,8 +16,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from app.extensions import blobs_from_settings
-from hourtab.blobs import BlobStore
-from hourtab.db import make_engine, make_sessionmaker
+from hourtab.core.blobs import BlobStore
+from hourtab.core.db import make_engine, make_sessionmaker
 
 if TYPE_CHECKING:
     from flask import Flask

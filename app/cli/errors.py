@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 from sqlalchemy.exc import OperationalError
 
-from hourtab.errors import (
+from hourtab.core.errors import (
     Conflict,
     HourTabError,
     InvalidInput,
@@ -61,6 +61,9 @@ class HourTabGroup(click.Group):
         try:
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.exceptions.NoArgsIsHelpError as e:  # a bare group: its help, as click shows it
+            e.show()
             sys.exit(e.exit_code)
         except click.UsageError as e:
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hourtab.errors import LimitReached
+from hourtab.core.errors import LimitReached
 from hourtab.retainers.terms import InvalidTerms
 
 __all__ = ["InvalidTerms", "PlanLimitReached"]

@@ -7,7 +7,7 @@ not the incident domain's: fastwatch is a tool the domain uses, not part of it.
 
 from __future__ import annotations
 
-from hourtab.errors import InvalidInput
+from hourtab.core.errors import InvalidInput
 
 
 class FastWatchError(InvalidInput, ValueError):

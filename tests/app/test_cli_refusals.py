@@ -94,3 +94,10 @@ def test_bad_input_is_refused(command, env):
     result = CliRunner().invoke(cli, [*command, *args], env={**environ, **settings},
                                 input="a long enough password\n")
     assert_refused(result)
+
+
+@pytest.mark.parametrize("group", [[], ["csv"], ["incident"]], ids=lambda g: " ".join(["hourtab", *g]))
+def test_a_bare_group_shows_its_usage_in_full(group):
+    result = CliRunner().invoke(cli, group, prog_name="hourtab")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Usage: hourtab") and "Commands:" in result.stderr

@@ -225,6 +225,8 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_measured(wandb_offline, tmp_pat
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
     reader.join(timeout=5)
+    process.stdout.close()
+    process.stderr.close()
     assert process.returncode == 130, "".join(seen)
     assert "Interrupted: kept the steps measured" in "".join(seen)
     profile = json.loads((out / "profile.json").read_text())

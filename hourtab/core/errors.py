@@ -1,0 +1,48 @@
+"""The one error family every package raises on purpose (hours, incidents, fastwatch, kernel).
+
+Every error a user can cause is one of these kinds, with a message that is safe to show; domain
+errors subclass a kind. The web layer maps kinds to HTTP statuses in one place (``app/errors.py``)
+and the CLI maps them to exit codes in one place (``app/cli/errors.py``).
+"""
+
+from __future__ import annotations
+
+
+class HourTabError(Exception):
+    """Base of every error raised on purpose; a bare one is a failure, not the caller's mistake."""
+
+
+class InvalidInput(HourTabError):
+    """The caller gave something we cannot use (malformed e-mail, bad CSV, bad terms, bad archive)."""
+
+
+class NotFound(HourTabError):
+    """The object does not exist, or belongs to another account (the same answer on purpose)."""
+
+
+class Unauthorized(HourTabError):
+    """Credentials that match no account (the same answer for a wrong e-mail or password)."""
+
+
+class Conflict(HourTabError):
+    """The request contradicts what is stored (an e-mail already registered, a duplicate)."""
+
+
+class LimitReached(HourTabError):
+    """A plan or rate limit refuses the request; ``retry_after`` is set for rate limits."""
+
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+#: The earlier name of ``LimitReached``, kept for callers that still use it.
+LimitExceeded = LimitReached
+
+
+class PayloadTooLarge(InvalidInput):
+    """An upload is larger than the configured limit; refused before it is parsed."""
+
+
+class Unavailable(HourTabError):
+    """A feature needs something this installation lacks (an optional extra); not the input's fault."""

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from hourtab.core.errors import HourTabError
 
-ASSETS = Path(__file__).resolve().parent / "assets"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"  # hourtab/assets: the fonts documents embed
 
 #: Our own URL scheme for bundled assets (``hourtab-asset:fonts/DejaVuSans.ttf``): no other fetcher
 #: understands it, so a document can never reach the assets through any other route, nor we theirs.

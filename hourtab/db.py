@@ -96,6 +96,17 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False, future=True)
 
 
+def columns(session: Session, stmt, names: Sequence[str]) -> dict[str, tuple]:
+    """The result of a Core ``stmt`` column-wise, ``{name: values}``, ready for ``pandas.DataFrame``.
+
+    Run on the session's connection (plain rows, no ORM loading step) and turned into columns at
+    once: pandas builds a frame from row objects one attribute probe at a time (a second for
+    20,000 rows), from columns in milliseconds.
+    """
+    rows = session.connection().execute(stmt).all()
+    return dict(zip(names, zip(*rows, strict=True) if rows else [()] * len(names), strict=True))
+
+
 @contextmanager
 def transaction(session: Session) -> Iterator[Session]:
     """Commit on success, roll back on any error: a service never leaves half its work behind."""

@@ -25,9 +25,9 @@ from zoneinfo import ZoneInfo
 
 from cachetools import TTLCache
 from flask import Response, current_app, render_template, request
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
-from app.db import get_db
+from app.db import engine, get_db
 from app.public import bp
 from hourtab import ratelimit
 from hourtab.db import transaction, utcnow
@@ -97,11 +97,17 @@ def page_cache() -> PageCache:
     return current_app.extensions[CACHE_KEY]
 
 
+#: Built once, so SQLAlchemy reuses its compiled form; run as Core on a pooled connection, without
+#: the ORM session's per-request work, which was most of the time of a cached hit.
+_STAMP = (select(Retainer.id, Retainer.revision, Retainer.timezone)
+          .where(Retainer.public_token == bindparam("token")))
+
+
 def _read_stamp(token: str) -> Stamp | None:
     if not service.plausible_token(token):
         return None
-    row = get_db().execute(select(Retainer.id, Retainer.revision, Retainer.timezone)
-                           .where(Retainer.public_token == token)).first()
+    with engine().connect() as connection:
+        row = connection.execute(_STAMP, {"token": token}).first()
     return Stamp(*row) if row is not None else None
 
 

@@ -191,7 +191,7 @@ def _page_context(report: HoursReport, token: str) -> dict:
 
 def _incident_logs(stamp: Stamp) -> dict:
     """Issue 7 (incidents): published incidents' retainer log entries, by the day of their last session."""
-    from incidents.service import published_log_lines
+    from incidents.published import published_log_lines
 
     return published_log_lines(get_db(), stamp.retainer_id)
 

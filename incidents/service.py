@@ -387,37 +387,6 @@ def _touch_retainer(session: Session, incident: Incident) -> None:
             touch(retainer)
 
 
-def published_by_slug(session: Session, retainer_id: int, slug: str) -> Incident:
-    incident = session.scalars(select(Incident).where(Incident.retainer_id == retainer_id, Incident.slug == slug,
-                                                      Incident.status == "published")).first()
-    if incident is None:
-        raise EvidenceNotFound("There is nothing at this address.")
-    return incident
-
-
-@dataclass(frozen=True)
-class LogLine:
-    slug: str
-    title: str
-    text: str
-    day: dt.date
-
-
-def published_log_lines(session: Session, retainer_id: int) -> dict[dt.date, list[LogLine]]:
-    """Published incidents' log entries by the day of their last session (for the public hours page)."""
-    entry = _entry_model()
-    incidents = session.scalars(select(Incident).where(Incident.retainer_id == retainer_id,
-                                                       Incident.status == "published")).all()
-    by_day: dict[dt.date, list[LogLine]] = {}
-    for incident in incidents:
-        ids = [link.time_entry_id for link in incident.entries]
-        last = session.scalar(select(entry.local_date).where(entry.id.in_(ids)).order_by(entry.local_date.desc())) \
-            if ids else None
-        day = last or (incident.published_at or utcnow()).date()
-        by_day.setdefault(day, []).append(LogLine(incident.slug, incident.title, incident.log_entry, day))
-    return by_day
-
-
 def build_incident(session: Session, account: Account, title: str, runs: Sequence[tuple[str, Path]],
                    blobs: BlobStore, *, profiles: Sequence[Path] = (), retainer_id: int | None = None,
                    entries_tag: str | None = None) -> tuple[Incident, Report]:

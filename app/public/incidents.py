@@ -16,6 +16,7 @@ from hourtab.errors import NotFound
 from hourtab.retainers import service as retainers
 from incidents import service
 from incidents.errors import EvidenceNotFound
+from incidents.published import published_by_slug
 
 HEADERS = {"Content-Security-Policy": PUBLIC_CSP, "Referrer-Policy": "no-referrer",
            "X-Robots-Tag": "noindex", "Cache-Control": "private, max-age=60"}
@@ -24,7 +25,7 @@ HEADERS = {"Content-Security-Policy": PUBLIC_CSP, "Referrer-Policy": "no-referre
 def _render(token: str, slug: str, kind: str) -> tuple[bytes, str]:
     db = get_db()
     try:
-        incident = service.published_by_slug(db, retainers.by_token(db, token).id, slug)
+        incident = published_by_slug(db, retainers.by_token(db, token).id, slug)
     except (NotFound, EvidenceNotFound):
         raise _miss() from None
     pdf_url = f"/h/{token}/incidents/{slug}.pdf"

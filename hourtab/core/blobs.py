@@ -188,6 +188,7 @@ class UnitOfWorkBlobs:
             event.listen(session, "after_rollback", _remove_written)
 
     def _track(self, key: str) -> None:
+        self.session.connection()  # a database transaction to follow, even before any SQL ran
         if not self.store.exists(key):
             self.session.info[_WRITTEN].append((self.store, key))
 

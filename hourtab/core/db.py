@@ -76,7 +76,7 @@ def normalize_url(url: str) -> str:
 
 
 def make_engine(url: str, **kwargs) -> Engine:
-    """Create an engine; on SQLite turn on foreign keys, WAL and a busy timeout per connection."""
+    """Create an engine; on SQLite turn on foreign keys, WAL, a busy timeout and a larger page cache."""
     url = normalize_url(url)
     engine = create_engine(url, future=True, **kwargs)
     if make_url(url).get_backend_name() == "sqlite":
@@ -96,6 +96,17 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False, future=True)
 
 
+def columns(session: Session, stmt, names: Sequence[str]) -> dict[str, tuple]:
+    """The result of a Core ``stmt`` column-wise, ``{name: values}``, ready for ``pandas.DataFrame``.
+
+    Run on the session's connection (plain rows, no ORM loading step) and turned into columns at
+    once: pandas builds a frame from row objects one attribute probe at a time (a second for
+    20,000 rows), from columns in milliseconds.
+    """
+    rows = session.connection().execute(stmt).all()
+    return dict(zip(names, zip(*rows, strict=True) if rows else [()] * len(names), strict=True))
+
+
 @contextmanager
 def transaction(session: Session) -> Iterator[Session]:
     """Commit on success, roll back on any error: a service never leaves half its work behind."""
@@ -107,9 +118,9 @@ def transaction(session: Session) -> Iterator[Session]:
         raise
 
 
-def insert_new_rows(session: Session, table: Table, columns: Sequence[str], rows: Iterable[tuple[Any, ...]],
+def insert_new_rows(session: Session, table: Table, column_names: Sequence[str], rows: Iterable[tuple[Any, ...]],
                     conflict: Sequence[str], order_by: str | None = None) -> None:
-    """Insert ``rows`` (tuples in ``columns`` order), skipping those that clash on ``conflict``.
+    """Insert ``rows`` (tuples in ``column_names`` order), skipping those that clash on ``conflict``.
 
     The values go to the driver as they are (no per-value type hooks, which cost seconds per
     100,000 rows): give them in the form the backend stores, e.g. times as UTC text. The unique
@@ -118,7 +129,7 @@ def insert_new_rows(session: Session, table: Table, columns: Sequence[str], rows
     ``INSERT … SELECT … ON CONFLICT DO NOTHING`` (ordered by ``order_by``, so ids follow the input);
     elsewhere one Core ``INSERT … ON CONFLICT DO NOTHING`` executemany does it.
     """
-    names = list(columns)
+    names = list(column_names)
     if session.get_bind().dialect.name != "postgresql":
         untyped = table_clause(table.name, *(column(n) for n in names))
         records = [dict(zip(names, row, strict=True)) for row in rows]
@@ -138,12 +149,12 @@ def insert_new_rows(session: Session, table: Table, columns: Sequence[str], rows
     staging.drop(connection)
 
 
-def _copy_rows(connection, name: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+def _copy_rows(connection, name: str, column_names: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
     """The one place that reaches below SQLAlchemy: psycopg's COPY, fed row by row."""
     from psycopg import sql
 
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
-        sql.Identifier(name), sql.SQL(", ").join(map(sql.Identifier, columns)))
+        sql.Identifier(name), sql.SQL(", ").join(map(sql.Identifier, column_names)))
     with connection.connection.driver_connection.cursor() as cursor, cursor.copy(statement) as copy:
         for row in rows:
             copy.write_row(row)

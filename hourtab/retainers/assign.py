@@ -15,6 +15,7 @@ import pandas as pd
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from hourtab.db import columns
 from hourtab.retainers.models import Retainer, retainer_entries
 from hourtab.scoping import select_owned
 from hourtab.timesheets.models import TimeEntry, Upload
@@ -29,12 +30,11 @@ def touch(retainer: Retainer) -> None:
 def _unassigned(session: Session, account_id: int) -> pd.DataFrame:
     te = TimeEntry
     # entry_id is the assignment table's key, never NULL, so NOT IN is exact.
-    rows = session.execute(
-        select(te.id, te.client, te.project, te.tags, te.billable, Upload.retainer_id)
-        .join(Upload, Upload.id == te.upload_id)
-        .where(te.account_id == account_id, te.status != "removed",
-               te.id.not_in(select(retainer_entries.c.entry_id)))).all()
-    return pd.DataFrame(rows, columns=["id", "client", "project", "tags", "billable", "chosen"])
+    stmt = (select(te.id, te.client, te.project, te.tags, te.billable, Upload.retainer_id)
+            .join(Upload, Upload.id == te.upload_id)
+            .where(te.account_id == account_id, te.status != "removed",
+                   te.id.not_in(select(retainer_entries.c.entry_id))))
+    return pd.DataFrame(columns(session, stmt, ["id", "client", "project", "tags", "billable", "chosen"]))
 
 
 def match_entries(session: Session, account_id: int) -> dict[int, int]:

@@ -33,7 +33,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.accounts import Account
-from hourtab.db import insert_new_rows, utcnow
+from hourtab.db import columns, insert_new_rows, utcnow
 from hourtab.errors import Conflict
 from hourtab.retainers.assign import entries_changed
 from hourtab.scoping import get_owned, select_owned
@@ -206,9 +206,8 @@ def _existing(session: Session, account: Account, frame: pd.DataFrame) -> pd.Dat
     last = frame["local_date"].max().date() + dt.timedelta(days=1)
     te = TimeEntry
     cols = ["id", "fingerprint", "content_hash", "status", "source_format", "user_name", "local_date"]
-    rows = session.execute(select(*(getattr(te, c) for c in cols))
-                           .where(te.account_id == account.id, te.local_date.between(first, last))).all()
-    existing = pd.DataFrame(rows, columns=cols)
+    existing = pd.DataFrame(columns(session, select(*(getattr(te, c) for c in cols))
+                                    .where(te.account_id == account.id, te.local_date.between(first, last)), cols))
     return existing.astype({"id": "int64", **{c: "str" for c in cols[1:-1]}}).assign(
         local_date=pd.to_datetime(existing["local_date"]))
 

@@ -77,3 +77,22 @@ def test_s3_store_against_moto_server(s3_store, s3_endpoint, tmp_path):
 def test_bad_blob_url_is_refused():
     with pytest.raises(InvalidInput):
         blob_store("/tmp", "ftp://host/x")
+
+
+def test_joined_writes_follow_the_transaction(db_session, tmp_path):
+    from hourtab.blobs import joined
+    from hourtab.db import transaction
+
+    plain = LocalBlobStore(tmp_path)
+    plain.put_bytes("shared/kept.bin", b"committed earlier")
+    with pytest.raises(RuntimeError), transaction(db_session):
+        store = joined(db_session, plain)
+        store.put_bytes("new/a.bin", b"a")
+        store.put_bytes("shared/kept.bin", b"committed earlier")  # same content-addressed key
+        raise RuntimeError("roll back")
+    assert not plain.exists("new/a.bin")
+    assert plain.get_bytes("shared/kept.bin") == b"committed earlier"
+    with transaction(db_session):
+        joined(db_session, plain).put_bytes("new/b.bin", b"b")
+    db_session.rollback()  # a later rollback leaves what an earlier commit kept
+    assert plain.get_bytes("new/b.bin") == b"b"

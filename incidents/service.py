@@ -26,7 +26,7 @@ from hourtab import jsonbounded
 from hourtab.blobs import BlobStore
 from hourtab.bounds import check_date
 from hourtab.db import utcnow
-from hourtab.errors import InvalidInput, NotFound
+from hourtab.errors import NotFound
 from hourtab.scoping import get_owned, select_owned
 from hourtab.text import xml_safe
 from incidents import store
@@ -60,13 +60,6 @@ def _unique_slug(session: Session, account_id: int, title: str) -> str:
     while session.scalar(select(Incident.id).where(Incident.account_id == account_id, Incident.slug == slug)):
         slug = f"{base}-{secrets.token_hex(3)}"
     return slug
-
-
-def _check_date(value: dt.date | None, what: str) -> None:
-    try:
-        check_date(value, what)
-    except InvalidInput as e:
-        raise InvalidIncident(str(e)) from e
 
 
 def create_incident(session: Session, account_id: int, title: str, retainer_id: int | None = None) -> Incident:
@@ -281,7 +274,7 @@ def add_action(session: Session, incident: Incident, text: str, owner: str = "",
     if kind not in ACTION_KINDS:
         raise InvalidIncident(f"Kind must be one of {', '.join(ACTION_KINDS)}, not {kind!r}.")
     text, owner = xml_safe(text), xml_safe(owner)
-    _check_date(due, "the due date ('due')")
+    check_date(due, "the due date ('due')")
     if not text.strip():
         raise InvalidIncident("An action item needs a description.")
     item = ActionItem(text=text.strip()[:500], owner=owner.strip()[:200], due=due, kind=kind)
@@ -293,7 +286,7 @@ def add_action(session: Session, incident: Incident, text: str, owner: str = "",
 
 def add_event(session: Session, incident: Incident, at: dt.datetime | None, text: str) -> TimelineEvent:
     text = xml_safe(text)
-    _check_date(at, "the time ('at')")
+    check_date(at, "the time ('at')")
     if not text.strip():
         raise InvalidIncident("A timeline event needs a description.")
     event = TimelineEvent(key=f"manual:{secrets.token_hex(6)}", at=at, text=text.strip()[:500], manual=True)

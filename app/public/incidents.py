@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from app.consultant.incidents import blobs
 from app.db import get_db
-from app.public import bp
+from app.public import bp, statement_guard
 from app.public.hours import PUBLIC_CSP, _miss
 from hourtab.accounts import Account
 from hourtab.errors import NotFound
@@ -47,6 +47,7 @@ def _render(token: str, slug: str, kind: str) -> tuple[bytes, str]:
     key = cache_key(service.report_input(db, incident, store, author, with_runs=False))
 
     def make() -> bytes:
+        statement_guard.charge_render()  # a first render costs a report build; cached reads are free
         report = build_report(service.report_input(db, incident, store, author))
         if kind == "pdf":
             return render_pdf(pdf_html(report))

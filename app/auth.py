@@ -49,6 +49,7 @@ def log_in(account: Account) -> None:
     """Open a server-side session for the account and put its token in the cookie."""
     db = get_db()
     with transaction(db):
+        sessions.prune(db, account.id, lifetimes())
         token = sessions.start(db, account.id)
     login_user(CurrentAccount(account, token))
 

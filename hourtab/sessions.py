@@ -14,7 +14,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import ForeignKey, Integer, String, update
+from sqlalchemy import ForeignKey, Integer, String, delete, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from hourtab.db import Base, UTCDateTime, utcnow
@@ -54,6 +54,15 @@ def start(session: Session, account_id: int, now: dt.datetime | None = None) -> 
     session.add(LoginSession(id=_digest(token), account_id=account_id, created_at=now, last_seen_at=now))
     session.flush()
     return token
+
+
+def prune(session: Session, account_id: int, lifetimes: Lifetimes, now: dt.datetime | None = None) -> None:
+    """Forget the account's sessions that can never be used again (revoked, or past a lifetime)."""
+    now = now or utcnow()
+    session.execute(delete(LoginSession).where(
+        LoginSession.account_id == account_id,
+        (LoginSession.revoked_at.is_not(None)) | (LoginSession.created_at < now - lifetimes.absolute)
+        | (LoginSession.last_seen_at < now - lifetimes.idle)))
 
 
 def resolve(session: Session, token: str, lifetimes: Lifetimes,

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,6 @@ from hourtab.accounts import Account
 from hourtab.blobs import BlobStore
 from hourtab.bounds import check_date
 from hourtab.db import utcnow
-from hourtab.errors import InvalidInput
 from hourtab.scoping import get_owned, select_owned
 from hourtab.text import xml_safe
 from incidents import store
@@ -64,13 +63,6 @@ def _unique_slug(session: Session, account_id: int, title: str) -> str:
     while session.scalar(select(Incident.id).where(Incident.account_id == account_id, Incident.slug == slug)):
         slug = f"{base}-{secrets.token_hex(3)}"
     return slug
-
-
-def _check_date(value: dt.date | None, what: str) -> None:
-    try:
-        check_date(value, what)
-    except InvalidInput as e:
-        raise InvalidIncident(str(e)) from e
 
 
 def create_incident(session: Session, account_id: int, title: str, retainer_id: int | None = None) -> Incident:
@@ -275,7 +267,7 @@ def add_action(session: Session, incident: Incident, text: str, owner: str = "",
     if kind not in ACTION_KINDS:
         raise InvalidIncident(f"Kind must be one of {', '.join(ACTION_KINDS)}, not {kind!r}.")
     text, owner = xml_safe(text), xml_safe(owner)
-    _check_date(due, "the due date ('due')")
+    check_date(due, "the due date ('due')")
     if not text.strip():
         raise InvalidIncident("An action item needs a description.")
     item = ActionItem(text=text.strip()[:500], owner=owner.strip()[:200], due=due, kind=kind)
@@ -287,7 +279,7 @@ def add_action(session: Session, incident: Incident, text: str, owner: str = "",
 
 def add_event(session: Session, incident: Incident, at: dt.datetime | None, text: str) -> TimelineEvent:
     text = xml_safe(text)
-    _check_date(at, "the time ('at')")
+    check_date(at, "the time ('at')")
     if not text.strip():
         raise InvalidIncident("A timeline event needs a description.")
     event = TimelineEvent(key=f"manual:{secrets.token_hex(6)}", at=at, text=text.strip()[:500], manual=True)
@@ -413,9 +405,20 @@ def build_incident(session: Session, account: Account, title: str, runs: Sequenc
 
 
 def incident_document(session: Session, incident: Incident, blobs: BlobStore, kind: Kind = "pdf", *,
-                      author: str | None = None, pdf_url: str | None = None) -> bytes:
-    """The incident's writeup as HTML or PDF bytes, rendered once per distinct inputs."""
+                      author: str | None = None, pdf_url: str | None = None,
+                      before_render: Callable[[], None] | None = None) -> bytes:
+    """The incident's writeup as HTML or PDF bytes, rendered once per distinct inputs.
+
+    ``before_render`` runs only when the document is not cached (a public page charges it to the
+    client's render budget there: cached reads are free).
+    """
     if author is None:
         author = session.scalar(select(Account.display_name).where(Account.id == incident.account_id)) or ""
+
+    def full_inputs() -> ReportInput:
+        if before_render is not None:
+            before_render()
+        return report_input(session, incident, blobs, author)
+
     return writeup_document(report_input(session, incident, blobs, author, with_runs=False), kind, cache=blobs,
-                            full_inputs=lambda: report_input(session, incident, blobs, author), pdf_url=pdf_url)
+                            full_inputs=full_inputs, pdf_url=pdf_url)

@@ -64,6 +64,7 @@ class Rendered:
     etag: str = ""
     rendered_at: dt.datetime | None = None
 
+
 #: Built once, so SQLAlchemy reuses its compiled form; run as Core on a pooled connection, without
 #: the ORM session's per-request work, which was most of the time of a cached hit.
 _STAMP = (select(Retainer.id, Retainer.revision, Retainer.timezone)

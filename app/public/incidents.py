@@ -10,7 +10,7 @@ from flask import Response
 
 from app.db import get_db
 from app.extensions import blobs
-from app.public import bp
+from app.public import bp, statement_guard
 from app.public.hours import PUBLIC_CSP, _miss
 from hourtab.errors import NotFound
 from hourtab.retainers import service as retainers
@@ -29,7 +29,8 @@ def _render(token: str, slug: str, kind: str) -> tuple[bytes, str]:
     except (NotFound, EvidenceNotFound):
         raise _miss() from None
     pdf_url = f"/h/{token}/incidents/{slug}.pdf"
-    return service.incident_document(db, incident, blobs(), kind, pdf_url=pdf_url), incident.slug
+    return service.incident_document(db, incident, blobs(), kind, pdf_url=pdf_url,
+                                     before_render=statement_guard.charge_render), incident.slug
 
 
 @bp.route("/h/<token>/incidents/<slug>")

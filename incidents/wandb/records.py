@@ -256,8 +256,6 @@ class _Fold:
         history = _history_frame(self.history)
         system = _system_frame(self.system)
         start = self.run.get("start") or _parse_time(self.env.get("started_at"))
-        if not len(history.index) and not self.run and not self.counts.get("stats"):
-            warnings.append("no run, history or system records were found in the file")
         if start is not None and len(system.index):
             system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
         runtime = _runtime(self.exit, history, system, start)

@@ -128,7 +128,11 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--dry-run", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["new"] == 217
     assert count(app, TimeEntry) == 0
-    r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json"])
+    r = runner.invoke(cli, ["retainer", "create", "--account", "cli@example.com", "--name", "R", "--client", "C",
+                            "--hours", "10", "--json"])
+    retainer_id = json.loads(r.stdout)["id"]
+    r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json", "--retainer",
+                            str(retainer_id)])
     out = json.loads(r.stdout)
     assert (out["new"], out["unchanged"], out["total_seconds"]) == (217, 0, 672994)
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "cli@example.com", "--json"])
@@ -150,8 +154,9 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     r = runner.invoke(cli, ["import", str(TOGGL), "--account", "nobody@example.com"])
     assert r.exit_code == 2
     with app.app_context():
-        pass
+        from app.db import get_db
 
+        assert get_db().scalar(select(Upload.retainer_id).where(Upload.retainer_id.is_not(None))) == retainer_id
 
 
 def test_demo_loader_imports_real_samples_once(app):

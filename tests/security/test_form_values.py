@@ -52,6 +52,7 @@ def _assert_400_naming(r, field: str) -> str:
     ("/evidence", {"evidence_id": str(2 ** 70), "role": "incident"}, "'evidence_id'"),
     ("/entries", {"entry_id": str(2 ** 70), "phase": "fix"}, "'entry_id'"),
     ("/entries", {"entry_id": "1e3", "phase": "fix"}, "'entry_id'"),
+    ("/entries", {"entry_id": "2**70", "phase": "fix"}, "'entry_id'"),
 ])
 def test_incident_edits(app, logged_in, incident_url, path, data, field):
     token = csrf_token(logged_in, incident_url)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import threading
-
 import pytest
 import requests
 
 from hourtab import accounts
 from tests.conftest import PASSWORD, post_form, signup
+from tests.security.conftest import at_once, serve, token_of
 
 WRONG = "wrong password!"
 #: Spellings that reach the same account as victim@example.com.
@@ -76,42 +74,26 @@ def _limited_app(database_url, tmp_path, limit: int):
 @pytest.fixture
 def limited_server(database_url, tmp_path):
     """A real HTTP server (threaded) on an app whose log-in limit is 5."""
-    from werkzeug.serving import make_server
-
     app = _limited_app(database_url, tmp_path, 5)
     signup(app.test_client(), email="victim@example.com")
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        with serve(app) as base:
+            yield base
     finally:
-        server.shutdown()
-        thread.join(timeout=5)
         app.extensions["hourtab.engine"].dispose()
 
 
 def test_simultaneous_wrong_logins_evaluate_no_more_than_the_limit(limited_server):
     n = 24
-    barrier = threading.Barrier(n)
-    statuses: list[int] = []
-    lock = threading.Lock()
 
-    def attempt() -> None:
+    def prepare(_: int):
         s = requests.Session()
-        html = s.get(f"{limited_server}/login", timeout=30).text
-        token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html).group(1)
-        barrier.wait(timeout=60)
-        r = s.post(f"{limited_server}/login", data={"email": "victim@example.com", "password": WRONG,
-                                                    "csrf_token": token}, allow_redirects=False, timeout=120)
-        with lock:
-            statuses.append(r.status_code)
+        token = token_of(s.get(f"{limited_server}/login", timeout=30).text)
+        return lambda: s.post(f"{limited_server}/login", data={"email": "victim@example.com", "password": WRONG,
+                                                              "csrf_token": token},
+                              allow_redirects=False, timeout=120).status_code
 
-    threads = [threading.Thread(target=attempt) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=180)
-    assert len(statuses) == n and set(statuses) <= {401, 429}, statuses
+    statuses = at_once(n, prepare)
+    assert set(statuses) <= {401, 429}, statuses
     evaluated = statuses.count(401)
     assert 1 <= evaluated <= 5, statuses

@@ -123,3 +123,13 @@ def test_sessions_are_stored_by_digest_not_by_cookie_value(app, logged_in):
 
         ids = get_db().scalars(select(LoginSession.id)).all()
     assert len(ids) == 1 and re.fullmatch(r"[0-9a-f]{64}", ids[0])
+
+
+def test_dead_sessions_are_forgotten_at_the_next_log_in(app, logged_in):
+    assert post_form(logged_in, "/logout", {}, page="/dashboard").status_code == 302
+    _log_in(app)
+    with app.app_context():
+        from app.db import get_db
+
+        rows = get_db().execute(select(LoginSession.revoked_at)).all()
+    assert rows == [(None,)]

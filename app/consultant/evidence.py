@@ -16,6 +16,7 @@ from app.db import get_db
 from app.jobs import enqueue
 from app.jobs.handlers import start
 from hourtab.blobs import BlobStore, blob_store
+from hourtab.jobs.service import open_jobs
 from incidents import store
 from incidents.errors import InvalidEvidence
 from incidents.wandb.downsample import minmax
@@ -51,7 +52,8 @@ def evidence_list():
     elif form.is_submitted():
         status = 400
     rows = store.list_evidence(db, account().id)
-    return render_template("consultant/evidence/list.html", form=form, rows=rows), status
+    jobs = open_jobs(db, account().id, "evidence_ingest")
+    return render_template("consultant/evidence/list.html", form=form, rows=rows, jobs=jobs), status
 
 
 def _queue_ingest(db, upload):

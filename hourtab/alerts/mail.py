@@ -54,7 +54,7 @@ def build_message(mail: Mail, sender: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = sender
     message["To"] = mail.to
-    message["Subject"] = mail.subject
+    message["Subject"] = " ".join(mail.subject.split())   # names and titles never break the header
     message["Date"] = format_datetime(utcnow())
     message["Message-ID"] = make_msgid(domain=_domain(sender))
     message["Auto-Submitted"] = "auto-generated"

@@ -47,6 +47,13 @@ def get_job(session: Session, account_id: int, job_id: str) -> Job:
         raise NotFound("job not found") from e
 
 
+def open_jobs(session: Session, account_id: int, kind: str, limit: int = 10) -> list[Job]:
+    """The account's unfinished and failed jobs of one kind, newest first (for the list pages)."""
+    return list(session.scalars(select(Job).where(Job.account_id == account_id, Job.kind == kind,
+                                                  Job.status != "done")
+                                .order_by(Job.created_at.desc()).limit(limit)))
+
+
 def retry_job(session: Session, job: Job) -> Job:
     """Queue a failed job again (its parameters are kept; a done or running job is refused)."""
     if job.status != "failed":
@@ -57,9 +64,16 @@ def retry_job(session: Session, job: Job) -> Job:
     return job
 
 
-def requeue_stale(session: Session, now: dt.datetime | None = None) -> list[str]:
-    """Jobs whose worker stopped renewing the lease: queue them again (or fail after MAX_ATTEMPTS)."""
+def requeue_stale(session: Session, now: dt.datetime | None = None, lost_after_s: float = 600.0) -> list[str]:
+    """Jobs to hand to the queue again: those whose worker stopped renewing the lease (failed after
+    MAX_ATTEMPTS), and queued ones untouched for ``lost_after_s`` (their message may never have
+    reached the queue). A duplicate message is harmless: only one claim of an attempt succeeds.
+    """
     now = now or utcnow()
+    waiting = session.scalars(select(Job.id).where(
+        Job.status == "queued", Job.updated_at < now - dt.timedelta(seconds=lost_after_s))).all()
+    if waiting:
+        session.execute(update(Job).where(Job.id.in_(waiting), Job.status == "queued").values(updated_at=now))
     stale = session.execute(select(Job.id, Job.attempts).where(Job.status == "running",
                                                                Job.lease_until < now)).all()
     requeued = []
@@ -72,7 +86,7 @@ def requeue_stale(session: Session, now: dt.datetime | None = None) -> list[str]
                               .values(lease_until=None, updated_at=now, **values)).rowcount
         if hit and not give_up:
             requeued.append(job_id)
-    return requeued
+    return list(waiting) + requeued
 
 
 class JobRunner:

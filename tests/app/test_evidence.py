@@ -65,6 +65,7 @@ def test_hostile_archive_is_refused_and_nothing_stored(app, logged_in, tmp_path)
     r = _upload(logged_in, "evil.zip", buffer.getvalue())
     job = logged_in.get(r.headers["Location"]).get_data(as_text=True)     # the failed job shows why
     assert "outside the archive" in job and ">Retry</button>" in job
+    assert "evil.zip" in logged_in.get("/evidence").get_data(as_text=True)   # listed with the failed jobs
     r = _upload(logged_in, "sheet.csv", b"Date,Hours\n2024-01-01,3\n")
     assert "not a W&amp;B export" in logged_in.get(r.headers["Location"]).get_data(as_text=True)
     r = _upload(logged_in, "notes.txt", b"hello")                          # refused before queueing

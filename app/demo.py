@@ -56,7 +56,7 @@ def run_loaders(session: Session, account: accounts.Account) -> None:
 
     for i, loader in enumerate(LOADERS):
         progress.report("Loading the demo data", i, len(LOADERS))
-        with transaction(session):
+        with transaction(session), progress.quiet():
             loader(session, account)
     progress.report("Loading the demo data", len(LOADERS), len(LOADERS))
 

@@ -167,6 +167,9 @@ class JobRunner:
             if phase == last["phase"] and now - last["at"] < self.progress_every_s and done < total:
                 return
             last.update(at=now, phase=phase)
-            self._write(job_id, attempt, phase=phase[:100], done=done, total=total)
+            try:
+                self._write(job_id, attempt, phase=phase[:100], done=done, total=total)
+            except Exception:   # progress is for the page; losing one report must not fail the job
+                log.warning("could not record the progress of job %s", job_id, exc_info=True)
 
         return report

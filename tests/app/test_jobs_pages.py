@@ -46,3 +46,21 @@ def test_a_failed_job_is_retried_from_its_page_and_is_private(app, logged_in):
     signup(other, email="other@example.com")
     assert other.get(f"{job_url}.json").status_code == 404
     assert other.get(job_url).status_code == 404
+
+
+def test_demo_set_up_runs_as_a_job(app):
+    from sqlalchemy import func, select
+
+    from app.db import get_db
+    from app.demo import queue_demo
+    from hourtab.jobs.models import Job
+    from incidents.models import Incident
+
+    with app.app_context():
+        db = get_db()
+        email, password, job_id = queue_demo(db)
+        job = db.get(Job, job_id)
+        db.refresh(job)
+        assert (job.status, job.done, job.total, job.error) == ("done", 3, 3, "")
+        assert db.scalar(select(func.count(Incident.id))) == 1
+    assert email == "demo@hourtab.example" and len(password) >= 12

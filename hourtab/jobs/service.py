@@ -59,7 +59,10 @@ def retry_job(session: Session, job: Job) -> Job:
     if job.status != "failed":
         raise InvalidInput(f"only a failed job can be retried; this one is {job.status}")
     job.status, job.error, job.phase, job.done, job.total = "queued", "", "", 0, 0
-    job.attempts, job.lease_until, job.updated_at = 0, None, utcnow()
+    # Attempt numbers keep growing (a stale worker's writes stay fenced off); the give-up count
+    # starts again from here.
+    job.params = {**job.params, "_retry_base": job.attempts}
+    job.lease_until, job.updated_at = None, utcnow()
     session.flush()
     return job
 
@@ -74,12 +77,13 @@ def requeue_stale(session: Session, now: dt.datetime | None = None, lost_after_s
         Job.status == "queued", Job.updated_at < now - dt.timedelta(seconds=lost_after_s))).all()
     if waiting:
         session.execute(update(Job).where(Job.id.in_(waiting), Job.status == "queued").values(updated_at=now))
-    stale = session.execute(select(Job.id, Job.attempts).where(Job.status == "running",
-                                                               Job.lease_until < now)).all()
+    stale = session.execute(select(Job.id, Job.attempts, Job.params).where(Job.status == "running",
+                                                                           Job.lease_until < now)).all()
     requeued = []
-    for job_id, attempts in stale:
-        give_up = attempts >= MAX_ATTEMPTS
-        values = ({"status": "failed", "error": f"The worker stopped {attempts} times while running this job."}
+    for job_id, attempts, params in stale:
+        tries = attempts - int((params or {}).get("_retry_base", 0))
+        give_up = tries >= MAX_ATTEMPTS
+        values = ({"status": "failed", "error": f"The worker stopped {tries} times while running this job."}
                   if give_up else {"status": "queued", "phase": "Waiting for a worker (the last one stopped)"})
         hit = session.execute(update(Job).where(Job.id == job_id, Job.status == "running",
                                                 Job.attempts == attempts, Job.lease_until < now)

@@ -41,7 +41,7 @@ def test_a_failed_job_is_retried_from_its_page_and_is_private(app, logged_in):
     r = post_form(logged_in, f"{job_url}/retry", {}, page=job_url)
     assert r.status_code == 302 and r.headers["Location"] == job_url
     after = logged_in.get(f"{job_url}.json").get_json()
-    assert after["status"] == "failed" and after["attempts"] == 1 and "outside the archive" in after["error"]
+    assert after["status"] == "failed" and after["attempts"] == 2 and "outside the archive" in after["error"]
     other = app.test_client()
     signup(other, email="other@example.com")
     assert other.get(f"{job_url}.json").status_code == 404

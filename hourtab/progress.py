@@ -30,3 +30,14 @@ def reporting(reporter: Reporter) -> Iterator[None]:
         yield
     finally:
         _reporter.reset(token)
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """No reports inside: for work done inside a write transaction, since a report is written from
+    another connection and SQLite allows one writer at a time."""
+    token = _reporter.set(None)
+    try:
+        yield
+    finally:
+        _reporter.reset(token)

@@ -16,6 +16,7 @@ from app.errors import form_status
 from app.extensions import blobs
 from app.jobs import enqueue
 from app.jobs.handlers import start
+from hourtab.jobs.service import open_jobs
 from hourtab.svgchart import line_svg
 from incidents import store
 from incidents.errors import InvalidEvidence
@@ -50,7 +51,8 @@ def evidence_list():
             else:
                 return redirect(url_for("consultant.job_detail", job_id=job.id))
     rows = store.list_evidence(db, account().id)
-    return render_template("consultant/evidence/list.html", form=form, rows=rows), *form_status(error)
+    jobs = open_jobs(db, account().id, "evidence_ingest")
+    return render_template("consultant/evidence/list.html", form=form, rows=rows, jobs=jobs), *form_status(error)
 
 
 def _queue_ingest(db, upload):

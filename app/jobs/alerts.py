@@ -44,7 +44,8 @@ def queue_alert_check(app: Flask, session: Session, account_id: int) -> None:
     app.extensions["hourtab.queue"].enqueue(job.id)
 
 
-def _queue_send(app: Flask, session: Session, account_id: int, kind: str, params: dict[str, Any]) -> None:
+def queue_job(app: Flask, session: Session, account_id: int, kind: str, params: dict[str, Any]) -> None:
+    """Create a job (committed) and hand it to the queue."""
     from app.jobs.handlers import start
 
     job = start(session, account_id, kind, params)
@@ -67,7 +68,7 @@ def check_alerts(app: Flask, session: Session, job: Job) -> dict[str, Any]:
         events += [e.id for e in alerts.due_events(session, retainer, ledger)]
     session.commit()
     for event_id in events:
-        _queue_send(app, session, job.account_id, "alert_send", {"event_id": event_id})
+        queue_job(app, session, job.account_id, "alert_send", {"event_id": event_id})
     return {"events": events}
 
 
@@ -82,7 +83,7 @@ def incident_alert(app: Flask, session: Session, job: Job) -> None:
                                   f"/h/{retainer.public_token}/incidents/{incident.slug}")
     session.commit()
     if event is not None:
-        _queue_send(app, session, job.account_id, "alert_send", {"event_id": event.id})
+        queue_job(app, session, job.account_id, "alert_send", {"event_id": event.id})
 
 
 def _subject(event: AlertEvent, name: str) -> str:

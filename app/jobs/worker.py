@@ -21,7 +21,7 @@ def reap_once(app: Flask) -> list[str]:
     from hourtab.jobs.service import requeue_stale
 
     with app.extensions["hourtab.sessionmaker"]() as session:
-        ids = requeue_stale(session)
+        ids = requeue_stale(session, lost_after_s=max(300.0, 10 * app.config["JOB_LEASE_S"]))
         session.commit()
     queue = app.extensions["hourtab.queue"]
     for job_id in ids:

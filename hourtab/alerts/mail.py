@@ -54,7 +54,7 @@ def _automatic(to: str, subject: str, sender: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
-    message["Subject"] = subject
+    message["Subject"] = " ".join(subject.split())   # names and titles never break the header
     message["Date"] = format_datetime(utcnow())
     message["Message-ID"] = make_msgid(domain=_domain(sender))
     message["Auto-Submitted"] = "auto-generated"

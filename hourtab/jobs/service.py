@@ -44,32 +44,50 @@ def get_job(session: Session, account_id: int, job_id: str) -> Job:
     return get_owned(session, Job, account_id, job_id, missing=NotFound("job not found"))
 
 
+def open_jobs(session: Session, account_id: int, kind: str, limit: int = 10) -> list[Job]:
+    """The account's unfinished and failed jobs of one kind, newest first (for the list pages)."""
+    return list(session.scalars(select(Job).where(Job.account_id == account_id, Job.kind == kind,
+                                                  Job.status != "done")
+                                .order_by(Job.created_at.desc()).limit(limit)))
+
+
 def retry_job(session: Session, job: Job) -> Job:
     """Queue a failed job again (its parameters are kept; a done or running job is refused)."""
     if job.status != "failed":
         raise InvalidInput(f"only a failed job can be retried; this one is {job.status}")
     job.status, job.error, job.phase, job.done, job.total = "queued", "", "", 0, 0
-    job.attempts, job.lease_until, job.updated_at = 0, None, utcnow()
+    # Attempt numbers keep growing (a stale worker's writes stay fenced off); the give-up count
+    # starts again from here.
+    job.params = {**job.params, "_retry_base": job.attempts}
+    job.lease_until, job.updated_at = None, utcnow()
     session.flush()
     return job
 
 
-def requeue_stale(session: Session, now: dt.datetime | None = None) -> list[str]:
-    """Jobs whose worker stopped renewing the lease: queue them again (or fail after MAX_ATTEMPTS)."""
+def requeue_stale(session: Session, now: dt.datetime | None = None, lost_after_s: float = 600.0) -> list[str]:
+    """Jobs to hand to the queue again: those whose worker stopped renewing the lease (failed after
+    MAX_ATTEMPTS), and queued ones untouched for ``lost_after_s`` (their message may never have
+    reached the queue). A duplicate message is harmless: only one claim of an attempt succeeds.
+    """
     now = now or utcnow()
-    stale = session.execute(select(Job.id, Job.attempts).where(Job.status == "running",
-                                                               Job.lease_until < now)).all()
+    waiting = session.scalars(select(Job.id).where(
+        Job.status == "queued", Job.updated_at < now - dt.timedelta(seconds=lost_after_s))).all()
+    if waiting:
+        session.execute(update(Job).where(Job.id.in_(waiting), Job.status == "queued").values(updated_at=now))
+    stale = session.execute(select(Job.id, Job.attempts, Job.params).where(Job.status == "running",
+                                                                           Job.lease_until < now)).all()
     requeued = []
-    for job_id, attempts in stale:
-        give_up = attempts >= MAX_ATTEMPTS
-        values = ({"status": "failed", "error": f"The worker stopped {attempts} times while running this job."}
+    for job_id, attempts, params in stale:
+        tries = attempts - int((params or {}).get("_retry_base", 0))
+        give_up = tries >= MAX_ATTEMPTS
+        values = ({"status": "failed", "error": f"The worker stopped {tries} times while running this job."}
                   if give_up else {"status": "queued", "phase": "Waiting for a worker (the last one stopped)"})
         hit = session.execute(update(Job).where(Job.id == job_id, Job.status == "running",
                                                 Job.attempts == attempts, Job.lease_until < now)
                               .values(lease_until=None, updated_at=now, **values)).rowcount
         if hit and not give_up:
             requeued.append(job_id)
-    return requeued
+    return list(waiting) + requeued
 
 
 class JobRunner:
@@ -150,6 +168,9 @@ class JobRunner:
             if phase == last["phase"] and now - last["at"] < self.progress_every_s and done < total:
                 return
             last.update(at=now, phase=phase)
-            self._write(job_id, attempt, phase=phase[:100], done=done, total=total)
+            try:
+                self._write(job_id, attempt, phase=phase[:100], done=done, total=total)
+            except Exception:   # progress is for the page; losing one report must not fail the job
+                log.warning("could not record the progress of job %s", job_id, exc_info=True)
 
         return report

@@ -105,6 +105,15 @@ def test_a_lost_worker_leaves_the_job_to_another_and_cannot_overwrite_it(session
     assert (job.status, job.attempts, job.worker, job.result) == ("done", 2, "second", {"by": "second"})
 
 
+def test_a_queued_job_whose_message_was_lost_is_queued_again(sessions, account_id):
+    job_id = _job(sessions, account_id)
+    with sessions() as s:
+        assert requeue_stale(s, lost_after_s=600) == []
+        assert requeue_stale(s, utcnow() + dt.timedelta(seconds=601), lost_after_s=600) == [job_id]
+        s.commit()
+        assert requeue_stale(s, utcnow() + dt.timedelta(seconds=601), lost_after_s=600) == []   # just touched
+
+
 def test_a_job_whose_worker_keeps_dying_is_failed(sessions, account_id):
     job_id = _job(sessions, account_id)
     with sessions() as s:

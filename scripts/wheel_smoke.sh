@@ -76,7 +76,12 @@ page = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/login", timeout=1
 assert "<form" in page, page[:500]
 PY
 grep -q "Demo login: demo@hourtab.example / " "$work/serve.log"
-url=$("$hourtab" ledger 2 --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["public_url"])')
+# The demo's sample data loads as a job on the server's consumer: wait for its retainer.
+for _ in $(seq 1 120); do
+  "$hourtab" ledger 2 --json > "$work/ledger.json" 2>/dev/null && break
+  sleep 1
+done
+url=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["public_url"])' "$work/ledger.json")
 "$py" -c 'import sys, urllib.request; assert b"Model training support" in urllib.request.urlopen(sys.argv[1], timeout=30).read()' "$url"
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
 

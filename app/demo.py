@@ -85,9 +85,15 @@ def load_samples(session: Session, account: Account, blobs: BlobStore, today: dt
     _load_retainers(session, account, starts)
 
 
-def queue_demo(session: Session, enqueue: Callable[[str], None]) -> tuple[str, str, str]:
-    """The demo account now, its sample data on a worker: returns (e-mail, password, job id)."""
+def queue_demo(session: Session, enqueue: Callable[[str], None] | None = None) -> tuple[str, str, str]:
+    """The demo account now, its sample data on a worker: returns (e-mail, password, job id).
+
+    ``enqueue`` hands the job to the queue; by default the current app's.
+    """
     from hourtab.jobs.service import create_job
+
+    if enqueue is None:
+        from app.jobs import enqueue
 
     with transaction(session):
         account, password = _demo_account(session)

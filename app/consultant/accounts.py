@@ -22,7 +22,7 @@ from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.forms import LoginForm, PasswordForm, SignupForm
-from hourtab import accounts, billing, ratelimit
+from hourtab import accounts, billing, ratelimit, settings
 from hourtab.db import transaction
 from hourtab.errors import Conflict, InvalidInput, LimitReached, Unauthorized
 
@@ -163,7 +163,7 @@ def account_settings():
         form.display_name.data, form.contact.data, form.timezone.data = me.display_name, me.contact, me.timezone
         form.rounding_min.data, form.hours_unit.data = str(me.rounding_min), me.hours_unit
     elif form.validate_on_submit():
-        _, error = _commit_or_refuse(lambda db: accounts.update_settings(
+        _, error = _commit_or_refuse(lambda db: settings.update_settings(
             db, me, display_name=form.display_name.data or "", contact=form.contact.data or "",
             timezone=form.timezone.data or "", rounding_min=form.rounding_min.data or "0",
             hours_unit=form.hours_unit.data or "decimal"))

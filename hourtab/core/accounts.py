@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import unicodedata
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -205,50 +204,3 @@ def set_plan(session: Session, email: str, plan: str) -> Account:
         request.status = "confirmed" if request.plan == account.plan else "cancelled"
         request.decided_at = utcnow()
     return account
-
-
-def _clean(value: str | None, what: str, limit: int) -> str:
-    value = " ".join((value or "").split())
-    if len(value) > limit:
-        raise InvalidInput(f"The {what} is too long ({limit} characters at most).")
-    return value
-
-
-def update_settings(session: Session, account: Account, *, display_name: str, contact: str, timezone: str,
-                    rounding_min: int | str, hours_unit: str) -> Account:
-    """Change what clients see of the consultant and the defaults of new retainers."""
-    from hourtab.retainers.terms import ROUNDING_INCREMENTS_MIN
-
-    name = _clean(display_name, "display name", 200)
-    contact = _clean(contact, "contact e-mail", 320)
-    if contact:
-        contact = normalize_email(contact)
-    timezone = (timezone or "").strip() or "UTC"
-    try:
-        ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError) as e:
-        raise InvalidInput(f"Unknown time zone {timezone!r}; use an IANA name such as Europe/Berlin.") from e
-    try:
-        rounding = int(str(rounding_min).strip() or 0)
-    except ValueError as e:
-        raise InvalidInput(f"Default rounding must be a number of minutes, not {rounding_min!r}.") from e
-    if rounding not in ROUNDING_INCREMENTS_MIN:
-        allowed = ", ".join(map(str, ROUNDING_INCREMENTS_MIN))
-        raise InvalidInput(f"Default rounding must be one of {allowed} minutes (0 = none).")
-    try:
-        unit = HoursUnit(hours_unit).value
-    except ValueError as e:
-        raise InvalidInput(f"Unknown hours unit {hours_unit!r}; choose decimal or hm.") from e
-    account.display_name, account.contact, account.timezone = name, contact, timezone
-    account.rounding_min, account.hours_unit = rounding, unit
-    _touch_retainers(session, account.id)
-    session.flush()
-    return account
-
-
-def _touch_retainers(session: Session, account_id: int) -> None:
-    """Clients' pages show the consultant's name and units: every retainer's page must re-render."""
-    from hourtab.retainers.models import Retainer
-
-    session.execute(update(Retainer).where(Retainer.account_id == account_id)
-                    .values(revision=Retainer.revision + 1, updated_at=utcnow()))

@@ -7,6 +7,7 @@ to make; it is cached under ``.pytest_cache`` (inside the checkout) keyed by its
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -37,8 +38,15 @@ def big_steps() -> int:
 def big_run_zip(cache_dir: Path, steps: int) -> Path:
     """A .zip of one offline run folder with ``steps`` logged steps (made on first use)."""
     archive = cache_dir / f"big-run-{steps}.zip"
-    if archive.exists():
-        return archive
+    # Test workers (xdist) may ask at once: one makes it while the others wait on the lock.
+    with open(cache_dir / f"big-run-{steps}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not archive.exists():
+            _make(cache_dir, steps, archive)
+    return archive
+
+
+def _make(cache_dir: Path, steps: int, archive: Path) -> None:
     out = cache_dir / f"runs-{steps}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
     subprocess.run([sys.executable, "-c", SCRIPT, str(out), str(steps)], check=True, env=env, timeout=1800)
@@ -49,4 +57,3 @@ def big_run_zip(cache_dir: Path, steps: int) -> Path:
             if f.is_file() and not f.is_symlink():
                 z.write(f, f"{run_dir.name}/{f.relative_to(run_dir)}")
     tmp.replace(archive)
-    return archive

@@ -60,4 +60,5 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
             server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+        log.close()
         time.sleep(0.2)

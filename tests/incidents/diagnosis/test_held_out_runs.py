@@ -62,7 +62,8 @@ def _add_idle_gpus(folder: Path, gpus: int = 2, util: float = 0.0, memory: float
     """Append a GPU host's environment and GPU stats (idle by default) to the SDK's own .wandb file."""
     from wandb.proto import wandb_internal_pb2 as pb
 
-    from incidents.wandb.framing import iter_records, write_records
+    from incidents.wandb.framing import iter_records
+    from tests.factories import write_records
 
     path = next(folder.glob("run-*.wandb"))
     payloads = [p for _, p in iter_records(path, [])]

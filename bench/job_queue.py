@@ -1,6 +1,6 @@
 """Benchmark of the task queue at deployment shape. Not a test: prints figures measured in one run.
 
-    python bench/queue.py [--accounts 1000] [--retainers 10] [--workers 2] [--sample 20]
+    python bench/job_queue.py [--accounts 1000] [--retainers 10] [--workers 2] [--sample 20]
 
 Sets up a fresh PostgreSQL database with ``--accounts`` pro accounts of ``--retainers`` retainers
 each, stores one Toggl export per account (``--rows`` entries for each retainer's client, this

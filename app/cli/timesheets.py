@@ -169,7 +169,7 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                 from app.cli.context import queue_app
                 from app.jobs.alerts import queue_alert_check
 
-                with queue_app() as app, transaction(session):
+                with queue_app() as app:  # the job row is committed before it is queued
                     queue_alert_check(app, session, account.id)
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False))

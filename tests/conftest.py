@@ -12,6 +12,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -139,9 +140,9 @@ def logged_in(client):
     return client
 
 
-@pytest.fixture
-def live_server(app):
-    """The test app served over real HTTP on a free loopback port (for the browser tests)."""
+@contextmanager
+def serve(app) -> Iterator[str]:
+    """Serve ``app`` over real HTTP on a free loopback port, one thread per request."""
     import threading
 
     from werkzeug.serving import make_server
@@ -155,6 +156,13 @@ def live_server(app):
         server.shutdown()
         thread.join(timeout=5)
         server.server_close()
+
+
+@pytest.fixture
+def live_server(app):
+    """The test app served over real HTTP on a free loopback port (for the browser tests)."""
+    with serve(app) as url:
+        yield url
 
 
 CHROMIUM = os.environ.get("HOURTAB_CHROMIUM", "/usr/bin/chromium")

@@ -7,27 +7,10 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import requests
-
-
-@contextmanager
-def serve(app) -> Iterator[str]:
-    """Serve ``app`` over real HTTP on a free loopback port, one thread per request."""
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
 
 
 def token_of(html: str) -> str:

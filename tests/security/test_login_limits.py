@@ -6,8 +6,8 @@ import pytest
 import requests
 
 from hourtab import accounts
-from tests.conftest import PASSWORD, post_form, signup
-from tests.security.conftest import at_once, serve, token_of
+from tests.conftest import PASSWORD, post_form, serve, signup
+from tests.security.conftest import at_once, token_of
 
 WRONG = "wrong password!"
 #: Spellings that reach the same account as victim@example.com.

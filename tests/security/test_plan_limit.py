@@ -7,8 +7,8 @@ from sqlalchemy import func, select
 
 from hourtab.retainers.models import Retainer
 from tests.app.test_retainers import FORM
-from tests.conftest import PASSWORD, signup
-from tests.security.conftest import at_once, logged_in_session, serve, token_of
+from tests.conftest import PASSWORD, serve, signup
+from tests.security.conftest import at_once, logged_in_session, token_of
 
 
 def _active(app) -> int:

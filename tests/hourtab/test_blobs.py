@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import uuid
 
 import pytest
 
@@ -36,8 +37,10 @@ def s3_store(s3_endpoint, monkeypatch):
     for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                         "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(name, value)
-    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket="hourtab-test")
-    store = blob_store("/nonexistent", "s3://hourtab-test/some/prefix", s3_endpoint)
+    # moto keeps its buckets per process, so other tests in this worker may have filled "hourtab-test".
+    bucket = f"hourtab-blobs-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=bucket)
+    store = blob_store("/nonexistent", f"s3://{bucket}/some/prefix", s3_endpoint)
     assert isinstance(store, S3BlobStore)
     return store
 
@@ -70,7 +73,7 @@ def test_s3_store_against_moto_server(s3_store, s3_endpoint, tmp_path):
 
     _exercise(s3_store, tmp_path)
     keys = [o["Key"] for o in boto3.client("s3", endpoint_url=s3_endpoint)
-            .list_objects_v2(Bucket="hourtab-test").get("Contents", [])]
+            .list_objects_v2(Bucket=s3_store.bucket).get("Contents", [])]
     assert keys == ["some/prefix/evidence/1/abc/upload.zip"]
 
 

@@ -140,6 +140,15 @@ def logged_in(client):
     return client
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on right now (for servers the tests start)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @contextmanager
 def serve(app) -> Iterator[str]:
     """Serve ``app`` over real HTTP on a free loopback port, one thread per request."""

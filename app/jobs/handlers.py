@@ -29,27 +29,25 @@ TITLES = {"csv_import": "Importing the export", "demo_setup": "Loading the demo 
           "alert_send": "Sending an alert", "alert_confirm": "Sending a confirmation e-mail"}
 
 
-def app_blobs(app: Flask) -> BlobStore:
-    return app.extensions["hourtab.blobs"]
-
-
 def make_handlers(app: Flask) -> dict[str, Handler]:
     from app.jobs import alerts
 
+    blobs: BlobStore = app.extensions["hourtab.blobs"]
+
     def ingest(session: Session, job: Job) -> dict[str, Any]:
-        return ingest_evidence(session, job, app_blobs(app), app.config["ARCHIVE_MAX_BYTES"])
+        return ingest_evidence(session, job, blobs, app.config["ARCHIVE_MAX_BYTES"])
 
     def incident_pdf(session: Session, job: Job) -> dict[str, Any]:
-        return render_incident(session, job, app_blobs(app), ("pdf",))
+        return render_incident(session, job, blobs, ("pdf",))
 
     def incident_publish(session: Session, job: Job) -> dict[str, Any]:
         kinds = ("pdf", "html") if job.params.get("public_url") else ("pdf",)
-        result = render_incident(session, job, app_blobs(app), kinds)
+        result = render_incident(session, job, blobs, kinds)
         alerts.incident_alert(app, session, job)
         return result
 
     def csv_import(session: Session, job: Job) -> dict[str, Any]:
-        result = import_timesheet(session, job, app_blobs(app), app.config["CSV_MAX_BYTES"])
+        result = import_timesheet(session, job, blobs, app.config["CSV_MAX_BYTES"])
         alerts.queue_alert_check(app, session, job.account_id)
         return result
 
@@ -57,7 +55,7 @@ def make_handlers(app: Flask) -> dict[str, Handler]:
         from app.demo import run_loaders
         from hourtab.accounts import Account
 
-        run_loaders(session, session.get(Account, job.account_id), app_blobs(app))
+        run_loaders(session, session.get(Account, job.account_id), blobs)
         return {}
 
     return {"csv_import": csv_import, "demo_setup": demo_setup, "evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish,

@@ -36,9 +36,6 @@ class LimitReached(HourTabError):
         self.retry_after = retry_after
 
 
-#: The earlier name of ``LimitReached``, kept for callers that still use it.
-LimitExceeded = LimitReached
-
 
 class PayloadTooLarge(InvalidInput):
     """An upload is larger than the configured limit; refused before it is parsed."""

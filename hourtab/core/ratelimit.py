@@ -72,7 +72,7 @@ def take(session: Session, bucket: str, keys: list[str], window_s: int,
 
 def admit(session: Session, bucket: str, keys: list[str], limit: int, window_s: int,
           now: dt.datetime | None = None) -> None:
-    """Raise ``LimitExceeded`` when, counting the attempt just taken, a key has more than ``limit``."""
+    """Raise ``LimitReached`` when, counting the attempt just taken, a key has more than ``limit``."""
     check(session, bucket, keys, limit + 1, window_s, now)
 
 

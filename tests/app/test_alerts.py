@@ -11,7 +11,6 @@ import email
 import email.policy
 import io
 import re
-import socket
 from html import unescape
 from urllib.parse import urlparse
 
@@ -19,7 +18,7 @@ import pytest
 from sqlalchemy import select, update
 
 from tests.app.hours_helpers import toggl_csv
-from tests.conftest import csrf_token, post_form
+from tests.conftest import csrf_token, free_port, post_form
 
 
 class Sink:
@@ -37,18 +36,12 @@ class Sink:
         return [m for rcpt, m in self.messages if address in rcpt]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def smtp():
     from aiosmtpd.controller import Controller
 
     sink = Sink()
-    controller = Controller(sink, hostname="127.0.0.1", port=_free_port())
+    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
     controller.start()
     yield sink, f"smtp://127.0.0.1:{controller.port}"
     controller.stop()

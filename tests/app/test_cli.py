@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
 from app.cli import cli
+from tests.conftest import free_port
 
 
 @pytest.fixture
@@ -65,15 +65,9 @@ def test_db_upgrade_is_idempotent(cli_env):
     assert r.exit_code == 0 and "up to date" in r.output
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_serve_runs_gunicorn_with_demo_login(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "HOURTAB_DATA_DIR": str(tmp_path)}
     env.pop("HOURTAB_DATABASE_URL", None)
     env.pop("DATABASE_URL", None)

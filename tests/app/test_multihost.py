@@ -24,7 +24,8 @@ from sqlalchemy import create_engine, func, select, text
 
 from tests.app.big_run import big_run_zip
 from tests.app.hours_helpers import toggl_csv
-from tests.app.test_alerts import Sink, _free_port
+from tests.app.test_alerts import Sink
+from tests.conftest import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -65,7 +66,7 @@ def s3_endpoint(monkeypatch):
     import boto3
     from moto.server import ThreadedMotoServer
 
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
@@ -80,7 +81,7 @@ def smtp():
     from aiosmtpd.controller import Controller
 
     sink = StallingSink()
-    controller = Controller(sink, hostname="127.0.0.1", port=_free_port())
+    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
     controller.start()
     yield sink, f"smtp://127.0.0.1:{controller.port}"
     controller.stop()
@@ -154,7 +155,7 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
 
     start, env, sink = deployment
     archive = big_run_zip(request.config.cache.mkdir("hourtab-big-run"), STEPS)
-    ports = _free_port(), _free_port()
+    ports = free_port(), free_port()
     a, b = (f"http://127.0.0.1:{p}" for p in ports)
     start("app-a", "serve", "--no-queue-worker", "--workers", "1", "--port", str(ports[0]))
     start("app-b", "serve", "--no-queue-worker", "--workers", "1", "--port", str(ports[1]))

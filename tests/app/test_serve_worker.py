@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_alerts import _free_port
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
 
     db = tmp_path / "hourtab.db"
     shutil.copyfile(sqlite_template, db)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOURTAB_DATA_DIR": str(tmp_path / "data"),
            "HOURTAB_DATABASE_URL": f"sqlite:///{db}"}

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import socket
 import uuid
 
 import pytest
 
 from hourtab.blobs import LocalBlobStore, S3BlobStore, blob_store
 from hourtab.errors import InvalidInput, NotFound
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.conftest import free_port
 
 
 @pytest.fixture(scope="module")
 def s3_endpoint():
     from moto.server import ThreadedMotoServer
 
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
     try:

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from hourtab.resources import templates_dir
+from hourtab.core.resources import pages_dir
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -19,7 +19,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from app.public import bp as public_bp
 
     test_config = test_config or {}
-    app = Flask(__name__, template_folder=str(templates_dir()), static_folder="static")
+    app = Flask(__name__, template_folder=str(pages_dir()), static_folder="static")
     # HOURTAB_* keys in test_config stand in for environment variables; the rest are Flask config.
     env = {**os.environ, **{k: str(v) for k, v in test_config.items() if k.startswith("HOURTAB_")}}
     app.config.update(from_environment(env))

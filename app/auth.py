@@ -10,9 +10,9 @@ from flask import Flask, current_app, redirect, request, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
 
 from app.db import get_db
-from hourtab import sessions
-from hourtab.accounts import Account
-from hourtab.db import transaction
+from hourtab.core import sessions
+from hourtab.core.accounts import Account
+from hourtab.core.db import transaction
 
 login_manager = LoginManager()
 

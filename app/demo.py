@@ -1,7 +1,7 @@
 """``hourtab serve --demo``: a demo account with time entries, retainers and a published incident.
 
 Everything comes from data shipped in the packages (``hourtab/timesheets/samples`` and
-``incidents/samples``), never from the tests. The sample exports are old (2017, 2024), so their
+``incidents/evidence/samples``), never from the tests. The sample exports are old (2017, 2024), so their
 dates are moved forward by whole weeks to end in the last seven days: the retainers built on them
 show a period in progress rather than years of empty months. Running the loader again resets the
 password and adds nothing.
@@ -30,9 +30,9 @@ from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, Upload
-from incidents import service as incidents
-from incidents.models import Incident
-from incidents.sample_data import REPRO_TINY, repro_tiny_runs
+from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
+from incidents.writeups import service as incidents
+from incidents.writeups.models import Incident
 
 DEMO_EMAIL = "demo@hourtab.example"
 SAMPLES = files("hourtab.timesheets") / "samples"
@@ -90,7 +90,7 @@ def queue_demo(session: Session, enqueue: Callable[[str], None] | None = None) -
 
     ``enqueue`` hands the job to the queue; by default the current app's.
     """
-    from hourtab.jobs.service import create_job
+    from hourtab.core.jobs import create_job
 
     if enqueue is None:
         from app.jobs import enqueue
@@ -104,7 +104,7 @@ def queue_demo(session: Session, enqueue: Callable[[str], None] | None = None) -
 
 def run_loaders(session: Session, account: Account, blobs: BlobStore) -> None:
     """The ``demo_setup`` job: the samples in one transaction, with progress the job page shows."""
-    from hourtab import progress
+    from hourtab.core import progress
 
     progress.report("Loading the demo data", 0, 1)
     # Progress is written from another connection: nothing reports inside this write transaction.

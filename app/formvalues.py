@@ -11,7 +11,7 @@ import datetime as dt
 
 from flask import request
 
-from hourtab.errors import InvalidInput
+from hourtab.core.errors import InvalidInput
 
 #: Ids are database integers: anything past a signed 64-bit value cannot name a row.
 MAX_ID = 2**63 - 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import command
 from alembic.config import Config
 
-from hourtab.resources import resource_path
+from hourtab.core.resources import resource_path
 
 
 def alembic_config(database_url: str) -> Config:

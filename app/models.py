@@ -1,12 +1,16 @@
 """Imports every model module so ``Base.metadata`` knows every table (Alembic, tests)."""
 
-from hourtab import accounts, ratelimit, sessions  # noqa: F401
 from hourtab.alerts import models as alert_models  # noqa: F401
-from hourtab.db import Base
-from hourtab.jobs import models as job_models  # noqa: F401
+from hourtab.core import (  # noqa: F401
+    accounts,
+    jobs,  # noqa: F401
+    ratelimit,
+    sessions,
+)
+from hourtab.core.db import Base
 from hourtab.retainers import models as retainer_models  # noqa: F401
 from hourtab.timesheets import models as timesheet_models  # noqa: F401
-from incidents import evidence_models  # noqa: F401
-from incidents import models as incident_models  # noqa: F401
+from incidents.evidence import models as evidence_models  # noqa: F401
+from incidents.writeups import models as incident_models  # noqa: F401
 
 metadata = Base.metadata

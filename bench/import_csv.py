@@ -93,8 +93,8 @@ def peak_mib() -> float:
 
 def bench_import(url: str, data: bytes, label: str) -> None:
     from app.migrate import upgrade
-    from hourtab.accounts import Account
-    from hourtab.db import make_engine, make_sessionmaker, transaction
+    from hourtab.core.accounts import Account
+    from hourtab.core.db import make_engine, make_sessionmaker, transaction
     from hourtab.timesheets.importer import import_file
 
     upgrade(url)

@@ -28,13 +28,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hourtab.blobs import LocalBlobStore  # noqa: E402
-from hourtab.pdf import render_pdf  # noqa: E402
-from incidents.report.build import build_report  # noqa: E402
-from incidents.report.inputs import EntryInput, ProfileInput, ReportInput, RunInput  # noqa: E402
-from incidents.report.pdf import pdf_html  # noqa: E402
-from incidents.wandb.evidence import RunEvidence  # noqa: E402
-from incidents.writeup import writeup_document  # noqa: E402
+from hourtab.core.blobs import LocalBlobStore  # noqa: E402
+from hourtab.core.pdf import render_pdf  # noqa: E402
+from incidents.evidence.wandb.evidence import RunEvidence  # noqa: E402
+from incidents.writeups.document import writeup_document  # noqa: E402
+from incidents.writeups.report.build import build_report  # noqa: E402
+from incidents.writeups.report.inputs import EntryInput, ProfileInput, ReportInput, RunInput  # noqa: E402
+from incidents.writeups.report.pdf import pdf_html  # noqa: E402
 
 
 def make_run(run_id: str, steps: int, step_s: float, util: float, seed: int) -> RunEvidence:
@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    profile_path = ROOT / "incidents" / "samples" / "repro-tiny" / "profile.json"
+    profile_path = ROOT / "incidents" / "evidence" / "samples" / "repro-tiny" / "profile.json"
     profiles = (ProfileInput(profile_path.name, json.loads(profile_path.read_text()), "sample"),) \
         if profile_path.is_file() else ()
     import datetime as dt

@@ -69,7 +69,7 @@ def summary(name: str, values: list[float]) -> str:
 def setup(app, accounts: int, retainers: int, rows: int, first: dt.date) -> list[tuple[int, str, bytes]]:
     """Accounts and retainers (no Argon2: stored hashes that cannot log in), and one export each."""
     from app.db import get_db
-    from hourtab.accounts import Account
+    from hourtab.core.accounts import Account
     from hourtab.retainers import service
 
     out = []
@@ -113,7 +113,7 @@ def main() -> None:
     from app import create_app
     from app.jobs.handlers import start
     from app.migrate import upgrade
-    from hourtab.blobs import blob_store
+    from hourtab.core.blobs import blob_store
 
     name = f"hourtab_bench_{uuid.uuid4().hex[:10]}"
     admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")

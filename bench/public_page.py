@@ -118,8 +118,8 @@ def main() -> None:
         from app import create_app
         from app.db import get_db
         from app.migrate import upgrade
-        from hourtab.accounts import Account
-        from hourtab.db import transaction
+        from hourtab.core.accounts import Account
+        from hourtab.core.db import transaction
         from hourtab.retainers import service
         from hourtab.timesheets.importer import import_file
 

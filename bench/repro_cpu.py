@@ -42,11 +42,11 @@ def main() -> None:
 
     import torch
 
-    from incidents.repro.measure import HookTimer, StepClock
-    from incidents.repro.model import PRESETS, build_model, synthetic_batches
-    from incidents.repro.modes import DEFAULT_MODES, parse_modes
-    from incidents.repro.output import hardware_info
-    from incidents.repro.runner import ReproSettings, bare_steps, run_repro, timed_steps
+    from incidents.tools.repro.measure import HookTimer, StepClock
+    from incidents.tools.repro.model import PRESETS, build_model, synthetic_batches
+    from incidents.tools.repro.modes import DEFAULT_MODES, parse_modes
+    from incidents.tools.repro.output import hardware_info
+    from incidents.tools.repro.runner import ReproSettings, bare_steps, run_repro, timed_steps
 
     torch.set_num_threads(args.threads)
     hw = hardware_info("cpu")

@@ -6,7 +6,7 @@ The run file is generated with our framing writer and the SDK's own protobufs, i
 pattern wandb 0.31 writes (per ``wandb.log``: one ``history`` record and two ``summary`` records;
 a ``stats`` record every 15 s of simulated time; header, run, environment, telemetry, exit). The
 SDK itself logs about 2,400 steps/s here, so a 1M-step run would take 7+ minutes to make; the
-writer was checked to reproduce SDK-written files byte for byte (tests/incidents/wandb/test_framing.py).
+writer was checked to reproduce SDK-written files byte for byte (tests/incidents/evidence/wandb/test_framing.py).
 
 Each measurement runs in its own child process so its peak RSS is its own. Printed:
 ingest ÷ bare decode (FromString of every record; goal ≤ 1.5), ingest ÷ decode-with-values
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 PHASES = {
     "bare": """
-from incidents.wandb.framing import iter_records
+from incidents.evidence.wandb.framing import iter_records
 from wandb.proto.wandb_internal_pb2 import Record
 #START
 w = []
@@ -42,7 +42,7 @@ result = n
 """,
     "values": """
 import json
-from incidents.wandb.framing import iter_records
+from incidents.evidence.wandb.framing import iter_records
 from wandb.proto.wandb_internal_pb2 import Record
 #START
 w = []
@@ -63,7 +63,7 @@ for _, payload in iter_records(PATH, w):
 result = n
 """,
     "ingest": """
-from incidents.wandb import load_run
+from incidents.evidence.wandb import load_run
 import pandas, numpy, google.protobuf.json_format, wandb.proto.wandb_internal_pb2
 #START
 run = load_run(PATH)

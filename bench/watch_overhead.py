@@ -1,4 +1,4 @@
-"""Benchmark of incidents.fastwatch against wandb.watch (issue 8). Not a test: one run, figures printed.
+"""Benchmark of incidents.tools.fastwatch against wandb.watch (issue 8). Not a test: one run, figures printed.
 
     python bench/watch_overhead.py                       # bert-base, batch 2 x seq 128, CPU, 1 thread
     python bench/watch_overhead.py --rounds 4 --steps 8  # more samples on a noisy machine
@@ -97,7 +97,7 @@ def make_step(model: Any, optimizer: Any, batch: dict[str, Any], run: Any,
 
 
 def attach(mode: Mode, model: Any, run: Any) -> tuple[Any, Callable[[], None]]:
-    from incidents import fastwatch
+    from incidents.tools import fastwatch
 
     if mode.kind == "baseline":
         return None, lambda: None
@@ -133,7 +133,7 @@ def per_value_cpu_ns(model: Any, repeats: int = 3) -> dict[str, float]:
     """
     import torch
 
-    from incidents.fastwatch import kernels
+    from incidents.tools.fastwatch import kernels
 
     t = max((p.detach() for p in model.parameters()), key=lambda p: p.numel()).reshape(-1).cpu()
     lo, hi = (v.item() for v in torch.aminmax(t))
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
     import wandb
 
-    from incidents.fastwatch import kernels
+    from incidents.tools.fastwatch import kernels
 
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device here")

@@ -14,8 +14,8 @@ from typing import Protocol
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import PLAN_PRICES, RETAINER_LIMITS, Account, Plan, PlanRequest
-from hourtab.errors import Conflict, InvalidInput
+from hourtab.core.accounts import PLAN_PRICES, RETAINER_LIMITS, Account, Plan, PlanRequest
+from hourtab.core.errors import Conflict, InvalidInput
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A statement covers every period that *starts* in the given month (one for monthly and quarterly
 retainers, four or five for weekly ones), so ``/statement/2025-11.pdf`` means the same thing for
 every kind of retainer. The HTML is built with Jinja2's autoescaping and rendered by the safe
-renderer in ``hourtab.pdf``, which fetches nothing from outside our bundled assets.
+renderer in ``hourtab.core.pdf``, which fetches nothing from outside our bundled assets.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hourtab.errors import InvalidInput, NotFound
-from hourtab.pdf import PdfMeta, meta_tags, render_pdf
-from hourtab.resources import templates_dir
+from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.pdf import PdfMeta, meta_tags, render_pdf
+from hourtab.core.resources import documents_dir
 from hourtab.retainers.headline import hours_formatter
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
@@ -31,8 +31,8 @@ MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 @cache
 def _env() -> Environment:
-    # Documents live with the pages in the top-level templates/ folder (templates/pdf/).
-    return Environment(loader=FileSystemLoader(templates_dir()),
+    # Documents live with the pages in the top-level templates/ folder (templates/documents/).
+    return Environment(loader=FileSystemLoader(documents_dir()),
                        autoescape=select_autoescape(default=True, default_for_string=True))
 
 
@@ -94,7 +94,7 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     meta = meta_tags(PdfMeta(title=f"Hours statement {month} · {info.name}",
                              author=info.consultant_name or "HourTab", created=dated))
     lines = entry_lines(ledger, frame) if len(frame) else []
-    return _env().get_template("pdf/statement.html").render(
+    return _env().get_template("statement.html").render(
         meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
         h=hours_formatter(info.hours_unit), unit="h:mm" if info.hours_unit == "hm" else "h", total_s=sum(e.duration_s for e in lines),
         total_rounded_s=sum(e.rounded_s for e in lines),

@@ -1,4 +1,4 @@
-"""The incident domain's errors: each is one of the kernel's kinds (``hourtab.errors``)."""
+"""The incident domain's errors: each is one of the kernel's kinds (``hourtab.core.errors``)."""
 
 from __future__ import annotations
 

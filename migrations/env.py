@@ -8,7 +8,7 @@ from logging.config import fileConfig
 from alembic import context
 
 from app.models import metadata
-from hourtab.db import make_engine
+from hourtab.core.db import make_engine
 
 config = context.config
 if config.config_file_name and not config.attributes.get("database_url"):

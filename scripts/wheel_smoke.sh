@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 
 import app, hourtab, incidents
-from hourtab.resources import resource_path
+from hourtab.core.resources import resource_path
 
 repo = Path(sys.argv[1]).resolve()
 for module in (app, hourtab, incidents):
@@ -86,7 +86,7 @@ url=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["public_url
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
 
 echo "a smoke-test password" | "$hourtab" user create smoke@example.com --password-stdin >/dev/null
-run=$("$py" -c 'from incidents.sample_data import repro_tiny_runs; print(repro_tiny_runs()["watch:all:1"])')
+run=$("$py" -c 'from incidents.evidence.sample_data import repro_tiny_runs; print(repro_tiny_runs()["watch:all:1"])')
 "$hourtab" incident build --account smoke@example.com --title "Wheel smoke" --run "incident=$run" \
   --pdf "$work/incident.pdf" --json > "$work/incident.json"
 "$py" -c 'import json, sys; assert json.load(open(sys.argv[1]))["id"]' "$work/incident.json"

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from incidents.wandb.framing import BLOCK_SIZE, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
+from incidents.evidence.wandb.framing import BLOCK_SIZE, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
 
 # --- accounts -------------------------------------------------------------------------------------
 

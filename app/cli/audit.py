@@ -24,8 +24,8 @@ def audit(script: Path, params: int | None, tensors: int | None, run_steps: int,
 
     Exits 1 when a finding is warn or error (usable in CI), 2 when the script cannot be read.
     """
-    from incidents.audit import audit_script, render_text
-    from incidents.audit.cost import load
+    from incidents.tools.audit import audit_script, render_text
+    from incidents.tools.audit.cost import load
 
     # An unreadable script or calibration is refused input: the root group prints it and exits 2.
     report = audit_script(script, params=params, tensors=tensors, run_steps=run_steps,

@@ -7,8 +7,8 @@ import sys
 import click
 
 from app.cli.context import cli_session, queue_app, settings
-from hourtab import accounts
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.db import transaction
 
 
 @click.command()

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from app.cli.context import cli_session
-from hourtab.errors import InvalidInput
+from hourtab.core.errors import InvalidInput
 
 
 def _kpis(report) -> dict:
@@ -25,7 +25,7 @@ def _kpis(report) -> dict:
 
 
 def _write_outputs(report, pdf: Path | None, html: Path | None) -> None:
-    from incidents.writeup import document_bytes
+    from incidents.writeups.document import document_bytes
 
     if html:
         html.write_bytes(document_bytes(report, "html"))
@@ -59,9 +59,9 @@ def incident_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_json) -> None:
     """Build a draft incident from files and print its diagnosis, KPIs and log entry."""
-    from hourtab.accounts import get_account
-    from hourtab.db import transaction
-    from incidents import service
+    from hourtab.core.accounts import get_account
+    from hourtab.core.db import transaction
+    from incidents.writeups import service
 
     pairs = [_role_path(r) for r in runs]
     for out in (pdf, html):
@@ -91,7 +91,7 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
     if not report.fired:
         click.echo("- no rule fired")
     click.echo("\n" + incident.log_entry)
-    from incidents.report.checks import publish_warnings
+    from incidents.writeups.report.checks import publish_warnings
 
     for warning in publish_warnings(report):
         click.echo(f"Before publishing: {warning}", err=True)
@@ -103,7 +103,7 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
 def diagnose_cmd(path: Path, as_json: bool) -> None:
     """Run every diagnosis rule on one run folder or export; fired or not, each is reported."""
     from incidents.diagnosis import diagnose
-    from incidents.wandb import load_run
+    from incidents.evidence.wandb import load_run
 
     # Unreadable evidence is refused input (exit 2), as for `hourtab wandb inspect`.
     findings = diagnose(load_run(path))
@@ -120,9 +120,9 @@ def diagnose_cmd(path: Path, as_json: bool) -> None:
 @click.option("--pdf", "pdf", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def render(incident_id: int, pdf: Path) -> None:
     """Render a stored incident (draft or published) to a PDF file."""
-    from incidents import service
     from incidents.errors import EvidenceNotFound
-    from incidents.models import Incident
+    from incidents.writeups import service
+    from incidents.writeups.models import Incident
 
     with cli_session() as cx:
         session = cx.session

@@ -47,16 +47,16 @@ def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out
           threads: int | None, rounds: int, seed: int, no_progress: bool, calibrate_to: str | None) -> None:
     """Measure what wandb.watch costs a BERT training step on this machine, against a baseline."""
     if calibrate_to is not None:
-        from incidents.repro.calibrate import calibrate_and_store, summary_lines
+        from incidents.tools.repro.calibrate import calibrate_and_store, summary_lines
 
         path, calibration = calibrate_and_store(calibrate_to or None, device=device, threads=threads)
         threads_used = calibration["machine"]["torch_threads"]
         click.echo("\n".join([f"Calibration of wandb.watch histograms (torch threads: {threads_used}):",
                               *summary_lines(calibration), f"Wrote {path}."]))
         return
-    from incidents.repro.model import PRESETS
-    from incidents.repro.modes import DEFAULT_MODES, parse_modes
-    from incidents.repro.runner import ReproSettings, run_repro
+    from incidents.tools.repro.model import PRESETS
+    from incidents.tools.repro.modes import DEFAULT_MODES, parse_modes
+    from incidents.tools.repro.runner import ReproSettings, run_repro
 
     spec = PRESETS[preset].with_overrides(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
                                           batch_size=batch_size, num_labels=num_labels)
@@ -115,7 +115,7 @@ def profile_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the attribution as JSON.")
 def profile_inspect(path: Path, as_json: bool) -> None:
     """Attribute time in a profile.json, a key_averages table dump or a chrome trace (.json/.json.gz)."""
-    from incidents.profiles import inspect_profile
+    from incidents.evidence.profiles import inspect_profile
 
     result = inspect_profile(path)
     data = result.to_dict()

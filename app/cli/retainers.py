@@ -7,8 +7,8 @@ import json
 import click
 
 from app.cli.context import cli_session
-from hourtab import accounts
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.retainers.exports import period_json
 from hourtab.retainers.headline import format_hours, headline
@@ -72,7 +72,7 @@ def retainer_rotate_token(retainer_id: int) -> None:
 
 
 def _by_id(session, retainer_id: int):
-    from hourtab.errors import NotFound
+    from hourtab.core.errors import NotFound
     from hourtab.retainers.models import Retainer
 
     retainer = session.get(Retainer, retainer_id)

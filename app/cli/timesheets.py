@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from hourtab.errors import InvalidInput
+from hourtab.core.errors import InvalidInput
 from hourtab.timesheets.detect import FORMAT_NAMES
 from hourtab.timesheets.errors import (
     AmbiguousDateOrder,
@@ -150,8 +150,8 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                    date_order: str | None, timezone: str | None, profile: str | None, skip_invalid: bool) -> None:
     """Import FILE into the account's time entries (idempotent; exit 2 on errors)."""
     from app.cli.context import cli_session
-    from hourtab import accounts
-    from hourtab.db import transaction
+    from hourtab.core import accounts
+    from hourtab.core.db import transaction
     from hourtab.timesheets.importer import import_file
 
     with cli_session() as cx:

@@ -17,8 +17,8 @@ def wandb_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (a stable interface).")
 def inspect(path: str, as_json: bool) -> None:
     """Summarise a run folder, .wandb file, run archive or export (CSV/JSON/JSONL/Parquet)."""
-    from incidents.wandb import load_run
-    from incidents.wandb.summaries import inspect_dict
+    from incidents.evidence.wandb import load_run
+    from incidents.evidence.wandb.summaries import inspect_dict
 
     evidence = load_run(path)
     data = inspect_dict(evidence)

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from hourtab.errors import InvalidInput
+from hourtab.core.errors import InvalidInput
 
 STATUS_EVERY_S = 10.0
 
@@ -41,9 +41,9 @@ def _status(observation: Any, folder: Path | None) -> str:
 def watchdog(wandb_dir: Path, once: bool, as_json: bool, notify_to: tuple[str, ...], account: str | None,
              poll_s: float, max_seconds: float | None, calibration: Path | None) -> None:
     """Follow the newest run under WANDB_DIR while it trains; alert once per run when wandb.watch dominates."""
-    from incidents.audit.cost import load
-    from incidents.watchdog import Watchdog
-    from incidents.watchdog.notify import alert_text, targets
+    from incidents.tools.audit.cost import load
+    from incidents.tools.watchdog import Watchdog
+    from incidents.tools.watchdog.notify import alert_text, targets
 
     if not wandb_dir.is_dir():
         raise InvalidInput(f"{wandb_dir.name}: no such folder.")

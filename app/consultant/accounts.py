@@ -22,9 +22,10 @@ from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.forms import LoginForm, PasswordForm, SignupForm
-from hourtab import accounts, billing, ratelimit, settings
-from hourtab.db import transaction
-from hourtab.errors import Conflict, InvalidInput, LimitReached, Unauthorized
+from hourtab import billing, settings
+from hourtab.core import accounts, ratelimit
+from hourtab.core.db import transaction
+from hourtab.core.errors import Conflict, InvalidInput, LimitReached, Unauthorized
 
 LOGIN_WINDOW_S = 60
 T = TypeVar("T")

@@ -9,7 +9,7 @@ from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from hourtab.alerts import service as alerts
-from hourtab.db import transaction
+from hourtab.core.db import transaction
 
 CHOICES = (("used_80", "80 % of the period's hours used"), ("used_100", "100 % of the period's hours used"),
            ("overage", "Hours beyond the period's allotment"),

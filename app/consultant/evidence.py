@@ -16,12 +16,12 @@ from app.errors import form_status
 from app.extensions import blobs
 from app.jobs import enqueue
 from app.jobs.handlers import start
-from hourtab.jobs.service import open_jobs
-from hourtab.svgchart import line_svg
-from incidents import store
+from hourtab.core.jobs import open_jobs
+from hourtab.core.svgchart import line_svg
 from incidents.errors import InvalidEvidence
-from incidents.wandb.downsample import minmax
-from incidents.wandb.summaries import summarise
+from incidents.evidence import store
+from incidents.evidence.wandb.downsample import minmax
+from incidents.evidence.wandb.summaries import summarise
 
 
 class EvidenceUploadForm(FlaskForm):

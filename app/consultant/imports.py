@@ -15,10 +15,10 @@ from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.jobs.alerts import queue_alert_check
-from hourtab.accounts import Account
-from hourtab.db import transaction
+from hourtab.core.accounts import Account
+from hourtab.core.db import transaction
+from hourtab.core.scoping import get_owned
 from hourtab.retainers.service import list_retainers
-from hourtab.scoping import get_owned
 from hourtab.timesheets import importer, profiles, removal
 from hourtab.timesheets.detect import FORMAT_NAMES, sniff_header
 from hourtab.timesheets.encoding import to_utf8

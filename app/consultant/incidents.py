@@ -21,11 +21,12 @@ from app.extensions import blobs
 from app.formvalues import form_date, form_datetime, form_id, form_ids
 from app.jobs import enqueue
 from app.jobs.handlers import start
-from hourtab.db import transaction
-from hourtab.scoping import select_owned
-from incidents import service, store
+from hourtab.core.db import transaction
+from hourtab.core.scoping import select_owned
 from incidents.errors import InvalidEvidence
-from incidents.models import ACTION_KINDS, PHASES, SECTIONS, Incident
+from incidents.evidence import store
+from incidents.writeups import service
+from incidents.writeups.models import ACTION_KINDS, PHASES, SECTIONS, Incident
 
 
 def _incident(incident_id: int):
@@ -56,7 +57,7 @@ def incidents_list():
 @login_required
 def incident_edit(incident_id: int):
     from hourtab.timesheets.models import TimeEntry
-    from incidents.report.timeline import merged
+    from incidents.writeups.report.timeline import merged
 
     db, me = get_db(), account()
     incident = _incident(incident_id)
@@ -166,8 +167,8 @@ def incident_publish(incident_id: int):
         service.publish(db, incident, request.form.get("publish") != "0")
     flash("Published." if incident.status == "published" else "Withdrawn: the writeup is a draft again.")
     if incident.status == "published":
-        from incidents.report.build import build_report
-        from incidents.report.checks import publish_warnings
+        from incidents.writeups.report.build import build_report
+        from incidents.writeups.report.checks import publish_warnings
 
         report = build_report(service.report_input(db, incident, blobs(), account().display_name))
         for warning in publish_warnings(report):

@@ -10,9 +10,8 @@ from app.consultant import bp
 from app.db import get_db
 from app.jobs import enqueue
 from app.jobs.handlers import TITLES
-from hourtab.db import transaction
-from hourtab.jobs.models import Job
-from hourtab.jobs.service import get_job, retry_job
+from hourtab.core.db import transaction
+from hourtab.core.jobs import Job, get_job, retry_job
 
 
 def result_url(job: Job) -> str | None:

@@ -16,8 +16,8 @@ from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.templating import keep_units
-from hourtab.db import transaction
-from hourtab.errors import InvalidInput
+from hourtab.core.db import transaction
+from hourtab.core.errors import InvalidInput
 from hourtab.retainers import service, versions
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.headline import format_hours, headline, hours_formatter

@@ -1,7 +1,7 @@
 """The task queue (Huey): SQLite in the data folder by default, Redis when ``HOURTAB_REDIS_URL`` is set.
 
 Only a job id travels through the queue; the ``jobs`` row holds parameters, progress and errors
-(``hourtab.jobs``). Tests (``TESTING``) run jobs inline unless they set ``QUEUE_IMMEDIATE`` False,
+(``hourtab.core.jobs``). Tests (``TESTING``) run jobs inline unless they set ``QUEUE_IMMEDIATE`` False,
 so a request that enqueues work finds it done when it returns.
 """
 
@@ -21,8 +21,8 @@ class Queue:
 
     def __init__(self, app: Flask) -> None:
         from app.jobs.handlers import make_handlers
-        from hourtab.errors import HourTabError
-        from hourtab.jobs.service import JobRunner
+        from hourtab.core.errors import HourTabError
+        from hourtab.core.jobs import JobRunner
         from incidents.errors import IncidentsError
 
         cfg = app.config

@@ -15,10 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab.alerts import service as alerts
-from hourtab.alerts.mail import Attachment, Mail, build_message, send
+from hourtab.alerts.mail import Attachment, Mail, build_message
 from hourtab.alerts.models import AlertEvent, AlertSubscription
-from hourtab.db import utcnow
-from hourtab.jobs.models import Job
+from hourtab.core.db import utcnow
+from hourtab.core.jobs import Job
+from hourtab.core.mail import send
 from hourtab.retainers import service as retainers
 from hourtab.retainers.headline import format_hours, headline
 from hourtab.retainers.models import Retainer
@@ -73,7 +74,7 @@ def check_alerts(app: Flask, session: Session, job: Job) -> dict[str, Any]:
 
 
 def incident_alert(app: Flask, session: Session, job: Job) -> None:
-    from incidents import service as incidents
+    from incidents.writeups import service as incidents
 
     incident = incidents.get_incident(session, job.account_id, job.params["incident_id"])
     retainer = session.get(Retainer, incident.retainer_id) if incident.retainer_id else None

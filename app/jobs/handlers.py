@@ -1,4 +1,4 @@
-"""What each kind of job does, as ``handler(session, job) -> result``; run by ``hourtab.jobs.JobRunner``.
+"""What each kind of job does, as ``handler(session, job) -> result``; run by ``hourtab.core.jobs.JobRunner``.
 
 Handlers are written to be run twice: a retried ingest finds the run stored by the first attempt
 (evidence is keyed by the upload's sha256), a retried render overwrites the same cache entry, and
@@ -15,11 +15,11 @@ from typing import Any
 from flask import Flask
 from sqlalchemy.orm import Session
 
-from hourtab import progress
-from hourtab.blobs import BlobStore
-from hourtab.db import transaction
-from hourtab.errors import InvalidInput
-from hourtab.jobs.models import Job
+from hourtab.core import progress
+from hourtab.core.blobs import BlobStore
+from hourtab.core.db import transaction
+from hourtab.core.errors import InvalidInput
+from hourtab.core.jobs import Job
 
 Handler = Callable[[Session, Job], dict[str, Any]]
 
@@ -53,7 +53,7 @@ def make_handlers(app: Flask) -> dict[str, Handler]:
 
     def demo_setup(session: Session, job: Job) -> dict[str, Any]:
         from app.demo import run_loaders
-        from hourtab.accounts import Account
+        from hourtab.core.accounts import Account
 
         run_loaders(session, session.get(Account, job.account_id), blobs)
         return {}
@@ -66,7 +66,7 @@ def make_handlers(app: Flask) -> dict[str, Handler]:
 
 def ingest_evidence(session: Session, job: Job, blobs: BlobStore, max_archive_bytes: int) -> dict[str, Any]:
     """Fetch the stored upload, parse it (reporting bytes read) and store its runs once."""
-    from incidents import store
+    from incidents.evidence import store
 
     p = job.params
     with tempfile.TemporaryDirectory(prefix="hourtab-job-") as tmp:
@@ -90,7 +90,7 @@ def import_timesheet(session: Session, job: Job, blobs: BlobStore, max_bytes: in
     """Import a time-tracker export kept in blob storage; a retried job finds its own upload."""
     from sqlalchemy import select
 
-    from hourtab.accounts import Account
+    from hourtab.core.accounts import Account
     from hourtab.timesheets.importer import import_file
     from hourtab.timesheets.models import Upload
 
@@ -109,12 +109,12 @@ def import_timesheet(session: Session, job: Job, blobs: BlobStore, max_bytes: in
 
 def render_incident(session: Session, job: Job, blobs: BlobStore, kinds: tuple[str, ...]) -> dict[str, Any]:
     """Render the writeup into the blob cache, so the page's download is a single blob read."""
-    from hourtab.accounts import Account
-    from hourtab.pdf import render_pdf
-    from incidents import service
-    from incidents.report.build import build_report
-    from incidents.report.html import render_html
-    from incidents.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html
+    from hourtab.core.accounts import Account
+    from hourtab.core.pdf import render_pdf
+    from incidents.writeups import service
+    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.html import render_html
+    from incidents.writeups.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html
 
     incident = service.get_incident(session, job.account_id, job.params["incident_id"])
     author = session.get(Account, job.account_id).display_name
@@ -137,7 +137,7 @@ def render_incident(session: Session, job: Job, blobs: BlobStore, kinds: tuple[s
 
 def start(session: Session, account_id: int, kind: str, params: dict[str, Any]) -> Job:
     """Create the job row and commit it (the queue may run it at once, from another process)."""
-    from hourtab.jobs.service import create_job
+    from hourtab.core.jobs import create_job
 
     with transaction(session):
         job = create_job(session, account_id, kind, params)

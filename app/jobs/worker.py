@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 def reap_once(app: Flask) -> list[str]:
     """Queue again every job whose lease has run out; returns their ids."""
-    from hourtab.jobs.service import requeue_stale
+    from hourtab.core.jobs import requeue_stale
 
     with app.extensions["hourtab.sessionmaker"]() as session:
         ids = requeue_stale(session, lost_after_s=max(300.0, 10 * app.config["JOB_LEASE_S"]))
@@ -41,8 +41,8 @@ def queue_periodic_checks(app: Flask, every_s: float = 3600.0) -> int:
     from sqlalchemy import select
 
     from app.jobs.handlers import start
-    from hourtab.db import utcnow
-    from hourtab.jobs.models import Job
+    from hourtab.core.db import utcnow
+    from hourtab.core.jobs import Job
     from hourtab.retainers.models import Retainer
 
     if not app.config.get("SMTP_URL"):

@@ -17,10 +17,10 @@ from app.jobs.alerts import queue_job
 from app.public import bp
 from app.public.hours import _miss
 from app.security import csrf
-from hourtab import ratelimit
 from hourtab.alerts import service as alerts
-from hourtab.db import transaction
-from hourtab.errors import InvalidInput, NotFound
+from hourtab.core import ratelimit
+from hourtab.core.db import transaction
+from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.retainers import service as retainers
 
 SUBSCRIBE_LIMIT = 5

@@ -29,9 +29,9 @@ from sqlalchemy import bindparam, select
 from app.db import engine, get_db
 from app.extensions import page_cache
 from app.public import bp
-from hourtab import ratelimit
-from hourtab.db import transaction, utcnow
-from hourtab.errors import NotFound
+from hourtab.core import ratelimit
+from hourtab.core.db import transaction, utcnow
+from hourtab.core.errors import NotFound
 from hourtab.retainers import service
 from hourtab.retainers.exports import entries_csv, report_json
 from hourtab.retainers.headline import format_hours
@@ -159,7 +159,7 @@ def _page_context(report: HoursReport, token: str) -> dict:
 
 def _incident_logs(stamp: Stamp) -> dict:
     """Issue 7 (incidents): published incidents' retainer log entries, by the day of their last session."""
-    from incidents.published import published_log_lines
+    from incidents.writeups.published import published_log_lines
 
     return published_log_lines(get_db(), stamp.retainer_id)
 

@@ -1,6 +1,6 @@
 """Published incident writeups under the retainer's public URL: ``/h/<token>/incidents/<slug>[.pdf]``.
 
-Drafts, unknown slugs and bad tokens all 404 alike. Both are ``incidents.service.incident_document``,
+Drafts, unknown slugs and bad tokens all 404 alike. Both are ``incidents.writeups.service.incident_document``,
 cached in blob storage under a hash of their inputs, so a re-download is a single blob read.
 """
 
@@ -12,11 +12,11 @@ from app.db import get_db
 from app.extensions import blobs
 from app.public import bp, statement_guard
 from app.public.hours import PUBLIC_CSP, _miss
-from hourtab.errors import NotFound
+from hourtab.core.errors import NotFound
 from hourtab.retainers import service as retainers
-from incidents import service
 from incidents.errors import EvidenceNotFound
-from incidents.published import published_by_slug
+from incidents.writeups import service
+from incidents.writeups.published import published_by_slug
 
 HEADERS = {"Content-Security-Policy": PUBLIC_CSP, "Referrer-Policy": "no-referrer",
            "X-Robots-Tag": "noindex", "Cache-Control": "private, max-age=60"}

@@ -13,8 +13,8 @@ import datetime as dt
 from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hourtab.db import Base, UTCDateTime, utcnow
-from hourtab.scoping import AccountOwned
+from hourtab.core.db import Base, UTCDateTime, utcnow
+from hourtab.core.scoping import AccountOwned
 
 #: Every alert a retainer can send, in the order the settings page lists them.
 ALERTS = ("used_80", "used_100", "overage", "period_closed", "incident_published")

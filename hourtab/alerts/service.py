@@ -16,7 +16,6 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account
 from hourtab.alerts.models import (
     ALERTS,
     AlertDelivery,
@@ -24,11 +23,12 @@ from hourtab.alerts.models import (
     AlertSettings,
     AlertSubscription,
 )
-from hourtab.db import utcnow
-from hourtab.errors import InvalidInput, NotFound
+from hourtab.core.accounts import Account
+from hourtab.core.db import utcnow
+from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.scoping import get_owned
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.models import Retainer
-from hourtab.scoping import get_owned
 
 
 @dataclass(frozen=True)

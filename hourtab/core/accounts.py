@@ -16,11 +16,11 @@ from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import Integer, String, func, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from hourtab import sessions
+from hourtab.core import sessions
 from hourtab.core.db import Base, UTCDateTime, utcnow
 from hourtab.core.errors import Conflict, InvalidInput, NotFound
 from hourtab.core.scoping import AccountOwned
-from hourtab.text import xml_safe
+from hourtab.core.values import xml_safe
 
 MIN_PASSWORD_LENGTH = 10
 _hasher = PasswordHasher()

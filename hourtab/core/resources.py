@@ -18,5 +18,11 @@ def resource_path(name: str) -> Path:
     return shipped if shipped.exists() else CHECKOUT / name
 
 
-def templates_dir() -> Path:
-    return resource_path("templates")
+def pages_dir() -> Path:
+    """Templates of the web pages (Flask's template folder)."""
+    return resource_path("templates") / "pages"
+
+
+def documents_dir() -> Path:
+    """Templates of the documents: statements, incident reports, e-mails."""
+    return resource_path("templates") / "documents"

@@ -15,9 +15,9 @@ import pandas as pd
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from hourtab.db import columns
+from hourtab.core.db import columns
+from hourtab.core.scoping import select_owned
 from hourtab.retainers.models import Retainer, retainer_entries
-from hourtab.scoping import select_owned
 from hourtab.timesheets.models import TimeEntry, Upload
 
 

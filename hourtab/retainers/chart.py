@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hourtab.core.svgchart import PX, new_figure, to_svg
 from hourtab.retainers.headline import format_hours
 from hourtab.retainers.periods import Period, short_date
 from hourtab.retainers.terms import HOUR
-from hourtab.svgchart import PX, new_figure, to_svg
 
 WIDTH, HEIGHT = 640, 260
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 30

@@ -24,10 +24,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hourtab.db import Base, UTCDateTime, utcnow
+from hourtab.core.db import Base, UTCDateTime, utcnow
+from hourtab.core.scoping import AccountOwned
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.terms import Rounding, Terms
-from hourtab.scoping import AccountOwned
 
 retainer_entries = Table(
     "retainer_entries", Base.metadata,

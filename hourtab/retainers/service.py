@@ -17,10 +17,11 @@ import pandas as pd
 from sqlalchemy import String, cast, delete, exists, func, select
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account, lock_account
-from hourtab.bounds import MAX_RATE, check_date
-from hourtab.db import columns
-from hourtab.errors import InvalidInput, NotFound
+from hourtab.core.accounts import Account, lock_account
+from hourtab.core.db import columns
+from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.scoping import get_owned, select_owned
+from hourtab.core.values import MAX_RATE, check_date, xml_safe
 from hourtab.retainers.assign import match_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
@@ -30,8 +31,6 @@ from hourtab.retainers.periods import local_date
 from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
 from hourtab.retainers.versions import add_version, schedule_change, terms_schedule
-from hourtab.scoping import get_owned, select_owned
-from hourtab.text import xml_safe
 from hourtab.timesheets.models import TimeEntry, Upload
 
 #: 24 random bytes = 192 bits from ``secrets``; URL-safe base64 gives 32 characters.

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from hourtab.bounds import EARLIEST, LATEST, MAX_HOURS, MAX_RATE
-from hourtab.errors import InvalidInput
+from hourtab.core.errors import InvalidInput
+from hourtab.core.values import EARLIEST, LATEST, MAX_HOURS, MAX_RATE
 from hourtab.retainers.units import HOUR, format_hours
 
 

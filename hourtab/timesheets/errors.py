@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hourtab.errors import InvalidInput, PayloadTooLarge
+from hourtab.core.errors import InvalidInput, PayloadTooLarge
 
 #: How many bad rows a refusal lists; the count of all of them is always given.
 MAX_LISTED_ERRORS = 50

@@ -32,11 +32,11 @@ import pyarrow.compute as pc
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account
-from hourtab.db import columns, insert_new_rows, utcnow
-from hourtab.errors import Conflict
+from hourtab.core.accounts import Account
+from hourtab.core.db import columns, insert_new_rows, utcnow
+from hourtab.core.errors import Conflict
+from hourtab.core.scoping import get_owned, select_owned
 from hourtab.retainers.assign import entries_changed
-from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
 from hourtab.timesheets.coverage import coverage_of, covered_ids
 from hourtab.timesheets.diff import build_diff

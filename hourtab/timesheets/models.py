@@ -24,8 +24,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hourtab.db import Base, UTCDateTime, utcnow
-from hourtab.scoping import AccountOwned
+from hourtab.core.db import Base, UTCDateTime, utcnow
+from hourtab.core.scoping import AccountOwned
 
 
 class Upload(AccountOwned, Base):

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hourtab.text import XML_FORBIDDEN_RE2
+from hourtab.core.values import XML_FORBIDDEN_RE2
 from hourtab.timesheets import values as V
 from hourtab.timesheets.errors import AmbiguousDateOrder, DateReading, RowIssue, TimesheetError
 from hourtab.timesheets.spec import FormatSpec

@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account
-from hourtab.errors import Conflict, NotFound
-from hourtab.scoping import select_owned
+from hourtab.core.accounts import Account
+from hourtab.core.errors import Conflict, NotFound
+from hourtab.core.scoping import select_owned
 from hourtab.timesheets.errors import MappingInvalid
 from hourtab.timesheets.models import ImportProfile
 from hourtab.timesheets.normalise import DATE_ORDERS

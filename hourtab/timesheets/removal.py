@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account
-from hourtab.db import utcnow
+from hourtab.core.accounts import Account
+from hourtab.core.db import utcnow
+from hourtab.core.scoping import get_owned, select_owned
 from hourtab.retainers.assign import entries_changed
-from hourtab.scoping import get_owned, select_owned
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 
 

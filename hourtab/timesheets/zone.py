@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from hourtab.accounts import Account
+from hourtab.core.accounts import Account
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def _fix_options(subject: Subject) -> list[dict[str, Any]]:
                 "source": f"{facts.source} mode {light['mode']}" if light and light.get("log_freq", 0) >= 50
                 else None}]
     fast = facts.fastwatch_mode if facts else None
-    options.append({"code": f'incidents.fastwatch.watch(model, log="{(fast or {}).get("log") or "all"}", '
+    options.append({"code": f'incidents.tools.fastwatch.watch(model, log="{(fast or {}).get("log") or "all"}", '
                             f'log_freq={(fast or {}).get("log_freq") or 1})',
                     "keeps": "every tensor's histograms at every logging step (HourTab's low-overhead watch)",
                     "ratio_to_baseline": fast.get("ratio_to_baseline") if fast else None,

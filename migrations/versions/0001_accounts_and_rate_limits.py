@@ -6,7 +6,7 @@ Create Date: 2026-11-30 10:29:10.235145
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = '0001'
@@ -25,8 +25,8 @@ def upgrade() -> None:
     sa.Column('display_name', sa.String(length=200), nullable=False),
     sa.Column('contact', sa.String(length=320), nullable=False),
     sa.Column('timezone', sa.String(length=64), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('password_changed_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('password_changed_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_accounts')),
     sa.UniqueConstraint('email', name=op.f('uq_accounts_email'))
     )
@@ -34,7 +34,7 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('bucket', sa.String(length=40), nullable=False),
     sa.Column('key', sa.String(length=320), nullable=False),
-    sa.Column('at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_rate_events'))
     )
     with op.batch_alter_table('rate_events', schema=None) as batch_op:

@@ -5,7 +5,7 @@ Revises: 0001
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = "0002"
@@ -21,7 +21,7 @@ def upgrade() -> None:
     sa.Column('mapping', sa.JSON(), nullable=False),
     sa.Column('duration_unit', sa.String(length=16), nullable=False),
     sa.Column('date_order', sa.String(length=3), nullable=True),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_import_profiles_account_id_accounts'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_import_profiles')),
@@ -41,9 +41,9 @@ def upgrade() -> None:
     sa.Column('explanation', sa.Text(), nullable=False),
     sa.Column('options', sa.JSON(), nullable=False),
     sa.Column('retainer_id', sa.Integer(), nullable=True),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('created_by', sa.String(length=320), nullable=False),
-    sa.Column('imported_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('imported_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.Column('rows_count', sa.Integer(), nullable=False),
     sa.Column('new_count', sa.Integer(), nullable=False),
     sa.Column('unchanged_count', sa.Integer(), nullable=False),
@@ -67,8 +67,8 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('fingerprint', sa.String(length=64), nullable=False),
     sa.Column('content_hash', sa.String(length=64), nullable=False),
-    sa.Column('start_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('end_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('start_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('end_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.Column('local_date', sa.Date(), nullable=False),
     sa.Column('timezone', sa.String(length=64), nullable=False),
     sa.Column('duration_s', sa.Integer(), nullable=False),
@@ -83,7 +83,7 @@ def upgrade() -> None:
     sa.Column('source_line', sa.Integer(), nullable=False),
     sa.Column('upload_id', sa.Integer(), nullable=False),
     sa.Column('status', sa.String(length=20), nullable=False),
-    sa.Column('updated_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_time_entries_account_id_accounts'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['upload_id'], ['uploads.id'], name=op.f('fk_time_entries_upload_id_uploads')),
@@ -101,7 +101,7 @@ def upgrade() -> None:
     sa.Column('upload_id', sa.Integer(), nullable=True),
     sa.Column('kind', sa.String(length=20), nullable=False),
     sa.Column('old_values', sa.JSON(), nullable=False),
-    sa.Column('changed_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('changed_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_time_entry_changes_account_id_accounts'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['entry_id'], ['time_entries.id'], name=op.f('fk_time_entry_changes_entry_id_time_entries'), ondelete='CASCADE'),

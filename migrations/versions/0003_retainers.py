@@ -9,7 +9,7 @@ heads twice); a plain parent is the honest dependency and upgrades cleanly.
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = "0003"
@@ -42,8 +42,8 @@ def upgrade() -> None:
     sa.Column('revision', sa.Integer(), nullable=False),
     sa.Column('seen_entry_id', sa.Integer(), nullable=False),
     sa.Column('seen_change_id', sa.Integer(), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_retainers_account_id_accounts'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_retainers')),
@@ -59,7 +59,7 @@ def upgrade() -> None:
     sa.Column('on_date', sa.Date(), nullable=False),
     sa.Column('seconds', sa.Integer(), nullable=False),
     sa.Column('reason', sa.String(length=500), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_retainer_credits_account_id_accounts'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['retainer_id'], ['retainers.id'], name=op.f('fk_retainer_credits_retainer_id_retainers'), ondelete='CASCADE'),

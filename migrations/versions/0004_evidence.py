@@ -5,7 +5,7 @@ Revises: 0003
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = "0004"
@@ -30,7 +30,7 @@ def upgrade() -> None:
     sa.Column('runtime_s', sa.Float(), nullable=True),
     sa.Column('blobs', sa.JSON(), nullable=False),
     sa.Column('facts', sa.JSON(), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_evidence_account_id_accounts'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_evidence')),

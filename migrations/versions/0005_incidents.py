@@ -11,7 +11,7 @@ same ordering and upgrades cleanly on SQLite and PostgreSQL.
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = "0005"
@@ -34,9 +34,9 @@ def upgrade() -> None:
     sa.Column('log_entry', sa.Text(), nullable=False),
     sa.Column('log_entry_edited', sa.Boolean(), nullable=False),
     sa.Column('revision', sa.Integer(), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('published_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('published_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_incidents_account_id_accounts'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['retainer_id'], ['retainers.id'], name=op.f('fk_incidents_retainer_id_retainers'), ondelete='SET NULL'),
@@ -78,7 +78,7 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('incident_id', sa.Integer(), nullable=False),
     sa.Column('key', sa.String(length=200), nullable=False),
-    sa.Column('at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.Column('text', sa.String(length=500), nullable=False),
     sa.Column('manual', sa.Boolean(), nullable=False),
     sa.Column('hidden', sa.Boolean(), nullable=False),

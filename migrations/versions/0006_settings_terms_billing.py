@@ -8,7 +8,7 @@ the terms it has today: the ledger then reads terms from ``retainer_terms`` only
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = "0006"
@@ -38,7 +38,7 @@ def upgrade() -> None:
     sa.Column('rounding_min', sa.Integer(), nullable=False),
     sa.Column('rounding_mode', sa.String(length=8), nullable=False),
     sa.Column('minimum_min', sa.Integer(), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_retainer_terms_account_id_accounts'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['retainer_id'], ['retainers.id'], name=op.f('fk_retainer_terms_retainer_id_retainers'), ondelete='CASCADE'),
@@ -61,8 +61,8 @@ def upgrade() -> None:
     sa.Column('plan', sa.String(length=16), nullable=False),
     sa.Column('provider', sa.String(length=32), nullable=False),
     sa.Column('status', sa.String(length=16), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('decided_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('decided_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_plan_requests_account_id_accounts'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_plan_requests'))
     )

@@ -5,7 +5,7 @@ Revises: 0007
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = "0008"
@@ -18,9 +18,9 @@ def upgrade() -> None:
     op.create_table('login_sessions',
     sa.Column('id', sa.String(length=64), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('last_seen_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('revoked_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('last_seen_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('revoked_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_login_sessions_account_id_accounts'),
                             ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_login_sessions'))

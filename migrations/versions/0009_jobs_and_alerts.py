@@ -5,7 +5,7 @@ Revises: 0008
 """
 from alembic import op
 import sqlalchemy as sa
-import hourtab.db
+import hourtab.core.db
 
 
 revision = '0009'
@@ -26,12 +26,12 @@ def upgrade() -> None:
     sa.Column('total', sa.BigInteger(), nullable=False),
     sa.Column('error', sa.Text(), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
-    sa.Column('lease_until', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('lease_until', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.Column('worker', sa.String(length=100), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('started_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('finished_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('updated_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('started_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('finished_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('updated_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_jobs_account_id_accounts'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_jobs'))
@@ -47,8 +47,8 @@ def upgrade() -> None:
     sa.Column('period_key', sa.String(length=64), nullable=False),
     sa.Column('status', sa.String(length=16), nullable=False),
     sa.Column('facts', sa.JSON(), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('sent_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('sent_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['retainer_id'], ['retainers.id'], name=op.f('fk_alert_events_retainer_id_retainers'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_alert_events')),
     sa.UniqueConstraint('retainer_id', 'alert', 'period_key', name='uq_alert_events_retainer_id_alert_period_key')
@@ -60,7 +60,7 @@ def upgrade() -> None:
     sa.Column('retainer_id', sa.Integer(), nullable=False),
     sa.Column('enabled', sa.JSON(), nullable=False),
     sa.Column('copy_to_consultant', sa.Boolean(), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.Column('account_id', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], name=op.f('fk_alert_settings_account_id_accounts'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['retainer_id'], ['retainers.id'], name=op.f('fk_alert_settings_retainer_id_retainers'), ondelete='CASCADE'),
@@ -74,8 +74,8 @@ def upgrade() -> None:
     sa.Column('retainer_id', sa.Integer(), nullable=False),
     sa.Column('email', sa.String(length=320), nullable=False),
     sa.Column('token', sa.String(length=64), nullable=False),
-    sa.Column('confirmed_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('confirmed_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['retainer_id'], ['retainers.id'], name=op.f('fk_alert_subscriptions_retainer_id_retainers'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_alert_subscriptions')),
     sa.UniqueConstraint('retainer_id', 'email', name='uq_alert_subscriptions_retainer_id_email'),
@@ -88,8 +88,8 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('event_id', sa.Integer(), nullable=False),
     sa.Column('recipient', sa.String(length=40), nullable=False),
-    sa.Column('created_at', hourtab.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('sent_at', hourtab.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('sent_at', hourtab.core.db.UTCDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['event_id'], ['alert_events.id'], name=op.f('fk_alert_deliveries_event_id_alert_events'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_alert_deliveries')),
     sa.UniqueConstraint('event_id', 'recipient', name='uq_alert_deliveries_event_id_recipient')

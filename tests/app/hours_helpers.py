@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from hourtab import accounts
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.importer import import_file
 from tests.factories import TOGGL_HEADER, make_account, toggl_csv

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from hourtab.accounts import Account
+from hourtab.core.accounts import Account
 from tests.conftest import PASSWORD, post_form, signup
 
 

@@ -60,8 +60,8 @@ def app(database_url, tmp_path, smtp):
 
 def _retainer(app, start: dt.date):
     from app.db import get_db
-    from hourtab.accounts import Account
-    from hourtab.db import transaction
+    from hourtab.core.accounts import Account
+    from hourtab.core.db import transaction
     from hourtab.retainers import service
 
     with app.app_context():

@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import func, select
 
 from app.demo import DEMO_FILES, SAMPLES, load_demo, shifted_export
-from hourtab.blobs import LocalBlobStore
+from hourtab.core.blobs import LocalBlobStore
 from hourtab.retainers import service
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets.models import TimeEntry

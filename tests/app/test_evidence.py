@@ -8,9 +8,9 @@ import zipfile
 import pytest
 from sqlalchemy import func, select
 
-from incidents.evidence_models import Evidence
+from incidents.evidence.models import Evidence
 from tests.conftest import csrf_token
-from tests.incidents.wandb.runs import ensure_runs
+from tests.incidents.evidence.wandb.runs import ensure_runs
 
 
 @pytest.fixture(scope="session")

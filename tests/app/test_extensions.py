@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from app import create_app
 from app.cli import cli
 from app.extensions import PageCache
-from hourtab.blobs import LocalBlobStore
+from hourtab.core.blobs import LocalBlobStore
 
 
 def test_each_app_builds_its_own_blobs_and_page_cache(tmp_path):

@@ -87,7 +87,7 @@ def test_api_requires_login_with_json_401(client, logged_in):
 
 
 def test_500_rolls_back_the_session_and_hides_details(app):
-    from hourtab.accounts import Account
+    from hourtab.core.accounts import Account
 
     @app.route("/boom")
     def boom():

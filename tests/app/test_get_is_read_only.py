@@ -22,15 +22,15 @@ def _demo_values(app) -> tuple[dict[str, str], str, str]:
     from app.db import get_db
     from app.demo import load_demo
     from app.extensions import blobs
-    from hourtab.accounts import find_account
     from hourtab.alerts import service as alerts
-    from hourtab.db import transaction
-    from hourtab.jobs.service import create_job
+    from hourtab.core.accounts import find_account
+    from hourtab.core.db import transaction
+    from hourtab.core.jobs import create_job
     from hourtab.retainers.models import Retainer
     from hourtab.timesheets.importer import import_file
     from hourtab.timesheets.models import Upload
-    from incidents.evidence_models import Evidence
-    from incidents.models import Incident
+    from incidents.evidence.models import Evidence
+    from incidents.writeups.models import Incident
 
     with app.app_context():
         db = get_db()

@@ -10,8 +10,8 @@ import pytest
 from app import create_app
 from app.db import get_db
 from app.public.links import startup_warnings
-from hourtab import accounts
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.models import TimeEntry, Upload
 

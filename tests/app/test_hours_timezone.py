@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from app.db import get_db
-from hourtab import accounts
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.models import TimeEntry, Upload
 

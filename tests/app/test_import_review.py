@@ -17,8 +17,8 @@ FLORES = (DATA / "toggl_floresfdev_2017-08.csv").read_bytes()
 def make_retainer(app, client: str, timezone: str) -> int:
     with app.app_context():
         from app.db import get_db
-        from hourtab import accounts
-        from hourtab.db import transaction
+        from hourtab.core import accounts
+        from hourtab.core.db import transaction
         from hourtab.retainers import service
 
         db = get_db()

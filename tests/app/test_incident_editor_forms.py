@@ -11,12 +11,12 @@ import re
 from sqlalchemy import func, select
 
 from app.db import get_db
-from hourtab import accounts
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.db import transaction
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
-from incidents.models import IncidentEntry, IncidentEvidence, TimelineEvent
-from incidents.sample_data import REPRO_TINY as REPRO
+from incidents.evidence.sample_data import REPRO_TINY as REPRO
+from incidents.writeups.models import IncidentEntry, IncidentEvidence, TimelineEvent
 from tests.conftest import post_form, signup
 from tests.factories import toggl_csv
 

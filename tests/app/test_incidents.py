@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from app.db import get_db
-from hourtab.db import transaction
-from incidents import service
-from incidents.sample_data import REPRO_TINY as REPRO
-from incidents.sample_data import repro_tiny_runs
+from hourtab.core.db import transaction
+from incidents.evidence.sample_data import REPRO_TINY as REPRO
+from incidents.evidence.sample_data import repro_tiny_runs
+from incidents.writeups import service
 from tests.app.hours_helpers import AUG_20, setup_retainer, toggl_csv
 from tests.factories import offline_wandb
 
@@ -99,7 +99,7 @@ def _incident_with_entries(app, tmp_path):
     with app.app_context():
         db = get_db()
         account, retainer = setup_retainer(db, data=toggl_csv(rows))
-        from hourtab.blobs import blob_store
+        from hourtab.core.blobs import blob_store
         from hourtab.timesheets.models import TimeEntry
 
         blobs = blob_store(Path(app.config["DATA_DIR"]))
@@ -222,7 +222,7 @@ def test_hostile_names_config_and_markdown_are_inert_in_page_and_pdf(hours_app, 
     with hours_app.app_context():
         db = get_db()
         account, retainer = setup_retainer(db)
-        from hourtab.blobs import blob_store
+        from hourtab.core.blobs import blob_store
 
         blobs = blob_store(Path(hours_app.config["DATA_DIR"]))
         with transaction(db):
@@ -309,7 +309,7 @@ def test_build_into_a_missing_folder_says_one_line_and_keeps_no_draft(cli_env, t
     assert r.exit_code != 0 and len(r.output.strip().splitlines()) == 1 and "is not a folder" in r.output
     assert "Traceback" not in r.output
     from app import create_app
-    from incidents.models import Incident
+    from incidents.writeups.models import Incident
 
     app = create_app()
     with app.app_context():

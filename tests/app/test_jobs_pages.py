@@ -32,7 +32,7 @@ def test_a_failed_job_is_retried_from_its_page_and_is_private(app, logged_in):
     from app.db import get_db
     from app.jobs import enqueue
     from app.jobs.handlers import start
-    from hourtab.accounts import find_account
+    from hourtab.core.accounts import find_account
 
     with app.app_context():
         db = get_db()
@@ -58,8 +58,8 @@ def test_demo_set_up_runs_as_a_job(app):
 
     from app.db import get_db
     from app.demo import queue_demo
-    from hourtab.jobs.models import Job
-    from incidents.models import Incident
+    from hourtab.core.jobs import Job
+    from incidents.writeups.models import Incident
 
     with app.app_context():
         db = get_db()

@@ -55,8 +55,8 @@ def test_plan_refusal_points_to_the_plan_page_not_a_shell_command(app, logged_in
 
 def test_upgrade_request_is_confirmed_by_the_operator(app, logged_in):
     from app.db import get_db
-    from hourtab import accounts
-    from hourtab.db import transaction
+    from hourtab.core import accounts
+    from hourtab.core.db import transaction
 
     _create(logged_in)
     page = logged_in.get("/account/plan").get_data(as_text=True)

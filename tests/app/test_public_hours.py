@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from app.db import get_db
-from hourtab.db import transaction
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.retainers.headline import headline
 from hourtab.timesheets.importer import import_file
@@ -70,7 +70,7 @@ def test_rotate_makes_old_url_404_like_an_unknown_token(hours_app):
     assert client.get(f"/h/{token}").status_code == 200  # now cached
     with hours_app.app_context():
         db = get_db()
-        from hourtab.accounts import Account
+        from hourtab.core.accounts import Account
 
         with transaction(db):
             new = service.rotate_token(db, db.get(Account, aid), rid).public_token
@@ -87,7 +87,7 @@ def test_disabled_token_is_404(hours_app):
     aid, rid, token = setup(hours_app)
     with hours_app.app_context():
         db = get_db()
-        from hourtab.accounts import Account
+        from hourtab.core.accounts import Account
 
         with transaction(db):
             service.disable_token(db, db.get(Account, aid), rid)
@@ -114,7 +114,7 @@ def test_page_changes_right_after_an_import(hours_app):
     assert "Late night data pipeline fix" not in before
     with hours_app.app_context():
         db = get_db()
-        from hourtab.accounts import Account
+        from hourtab.core.accounts import Account
 
         with transaction(db):  # the importer's own service: nothing of ours is called
             import_file(db, db.get(Account, aid),
@@ -208,7 +208,7 @@ def test_confirmed_removal_shows_at_once(hours_app):
     assert "session deleted upstream" in client.get(f"/h/{token}").get_data(as_text=True)
     with hours_app.app_context():
         db = get_db()
-        from hourtab.accounts import Account
+        from hourtab.core.accounts import Account
 
         account = db.get(Account, aid)
         with transaction(db):

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from app.db import get_db
-from hourtab.accounts import Account
-from hourtab.db import transaction
+from hourtab.core.accounts import Account
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.importer import import_file
 from tests.app.hours_helpers import AUG_20, toggl_csv

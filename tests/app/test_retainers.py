@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from app.cli import cli
 from app.db import get_db
-from hourtab.db import transaction
+from hourtab.core.db import transaction
 from hourtab.timesheets.importer import import_file
 from tests.app.hours_helpers import SAMPLE
 from tests.conftest import post_form
@@ -22,7 +22,7 @@ FORM = {"name": "ML platform retainer", "client": "Client 1", "hours": "160", "p
 
 def _import_sample(app, email="consultant@example.com"):
     with app.app_context():
-        from hourtab.accounts import find_account
+        from hourtab.core.accounts import find_account
 
         db = get_db()
         with transaction(db):

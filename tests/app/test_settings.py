@@ -7,7 +7,7 @@ import re
 from sqlalchemy import select
 
 from app.db import get_db
-from hourtab.accounts import Account
+from hourtab.core.accounts import Account
 from tests.app.test_retainers import _create
 from tests.conftest import post_form
 

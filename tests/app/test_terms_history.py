@@ -8,8 +8,8 @@ import json
 import pytest
 
 from app.db import get_db
-from hourtab import accounts
-from hourtab.db import transaction
+from hourtab.core import accounts
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.app.test_retainers import FORM

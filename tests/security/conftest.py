@@ -74,7 +74,7 @@ def rewrite_wandb(src: Path, dst: Path, edit) -> Path:
     """Copy a real ``.wandb`` file record by record, passing each decoded record through ``edit``."""
     from wandb.proto.wandb_internal_pb2 import Record
 
-    from incidents.wandb.framing import iter_records
+    from incidents.evidence.wandb.framing import iter_records
     from tests.factories import write_records
 
     warnings: list[str] = []
@@ -100,7 +100,7 @@ def stored_evidence(app) -> tuple[int, list[str]]:
     """How many evidence rows the database holds, and every blob file kept on disk."""
     from sqlalchemy import func, select
 
-    from incidents.evidence_models import Evidence
+    from incidents.evidence.models import Evidence
 
     with app.app_context():
         from app.db import get_db

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from app.cli import cli
-from hourtab.db import make_engine, make_sessionmaker, transaction
+from hourtab.core.db import make_engine, make_sessionmaker, transaction
 from hourtab.timesheets.models import Upload
 from tests.app.hours_helpers import SAMPLE, setup_retainer
 
@@ -20,7 +20,7 @@ def env(database_url, tmp_path, monkeypatch):
     session = make_sessionmaker(engine)()
     _, theirs = setup_retainer(session, email="other@example.com")
     with transaction(session):
-        from hourtab import accounts
+        from hourtab.core import accounts
 
         session.add(accounts.Account(email="ada@example.com", password_hash="!", plan="pro"))
     mine = _own_retainer(session)
@@ -30,7 +30,7 @@ def env(database_url, tmp_path, monkeypatch):
 
 
 def _own_retainer(session) -> int:
-    from hourtab import accounts
+    from hourtab.core import accounts
     from hourtab.retainers import service
 
     with transaction(session):

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from incidents.wandb.framing import FILE_HEADER, FIRST, FULL, iter_records
+from incidents.evidence.wandb.framing import FILE_HEADER, FIRST, FULL, iter_records
 from tests.security.conftest import stored_evidence, upload
 
 

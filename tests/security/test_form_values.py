@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from hourtab.retainers.models import Retainer, RetainerCredit
-from incidents.models import ActionItem, Incident
+from incidents.writeups.models import ActionItem, Incident
 from tests.app.test_retainers import FORM
 from tests.conftest import csrf_token, post_form
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from hourtab import accounts
+from hourtab.core import accounts
 from tests.conftest import PASSWORD, post_form, serve, signup
 from tests.security.conftest import at_once, token_of
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from app.db import get_db
-from hourtab.db import transaction
-from incidents import service
+from hourtab.core.db import transaction
+from incidents.writeups import service
 from tests.app.hours_helpers import AUG_20, setup_retainer
 
 MATH = "$\\frac{$"
@@ -29,8 +29,8 @@ def _renamed(run, name: str):
 def test_every_chart_draws_a_hostile_run_name(hostile_run):
     import inspect
 
-    from incidents.report import charts
-    from incidents.wandb import load_run
+    from incidents.evidence.wandb import load_run
+    from incidents.writeups.report import charts
 
     run = load_run(hostile_run["file"])
     assert MATH in run.name
@@ -47,7 +47,7 @@ def published(app, hostile_run):
     with app.app_context():
         db = get_db()
         account, retainer = setup_retainer(db, email="consultant@example.com")
-        from hourtab.blobs import blob_store
+        from hourtab.core.blobs import blob_store
 
         blobs = blob_store(Path(app.config["DATA_DIR"]))
         with transaction(db):
@@ -63,8 +63,8 @@ def published(app, hostile_run):
 
 def _log_in_as_owner(app, account_id: int):
     from app.auth import CurrentAccount
-    from hourtab import sessions
-    from hourtab.accounts import Account
+    from hourtab.core import sessions
+    from hourtab.core.accounts import Account
 
     client = app.test_client()
     with app.app_context():

@@ -9,23 +9,23 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from hourtab.jsonbounded import MAX_DEPTH, TooDeep, loads, nesting_depth
-from incidents.models import IncidentEvidence
+from hourtab.core.values import MAX_JSON_DEPTH, TooDeep, json_loads, nesting_depth
+from incidents.writeups.models import IncidentEvidence
 from tests.conftest import csrf_token, post_form
 from tests.security.conftest import rewrite_wandb, stored_evidence, upload
 
 DEEP = "[" * 200_000 + "]" * 200_000
-JUST_TOO_DEEP = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+JUST_TOO_DEEP = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
 
 
 def test_depth_is_measured_outside_strings_and_escapes():
     assert nesting_depth('{"a": [1, {"b": "[[[[\\\\"}], "c": "\\" [[ {"}') == 3
     assert nesting_depth(json.dumps({"k": "a\\\"[[[\\\\", "x": [[1]]})) == 3
-    assert loads(json.dumps({"a": [[{"b": 1}]]})) == {"a": [[{"b": 1}]]}
+    assert json_loads(json.dumps({"a": [[{"b": 1}]]})) == {"a": [[{"b": 1}]]}
     with pytest.raises(TooDeep):
-        loads(DEEP)
+        json_loads(DEEP)
     with pytest.raises(TooDeep):
-        loads(JUST_TOO_DEEP)
+        json_loads(JUST_TOO_DEEP)
 
 
 @pytest.mark.parametrize("name,data", [

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from app.db import get_db
 from app.public.hours import MISS_BUCKET
-from hourtab.ratelimit import RateEvent
+from hourtab.core.ratelimit import RateEvent
 from tests.app.hours_helpers import AUG_20, setup_retainer
 
 

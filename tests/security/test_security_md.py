@@ -8,7 +8,7 @@ from pathlib import Path
 from app.config import SETTINGS
 from app.public.hours import DEFAULT_MISS_LIMIT, PUBLIC_CSP
 from app.public.statement_guard import DEFAULT_RENDER_LIMIT
-from hourtab.jsonbounded import MAX_DEPTH
+from hourtab.core.values import MAX_JSON_DEPTH
 from hourtab.retainers.service import TOKEN_BYTES
 
 TEXT = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text()
@@ -18,7 +18,7 @@ def test_figures_match_the_code():
     assert f"{TOKEN_BYTES} random bytes" in TEXT and f"({TOKEN_BYTES * 8} bits)" in TEXT
     assert f"({DEFAULT_MISS_LIMIT} a minute)" in TEXT
     assert f"`PUBLIC_RENDER_LIMIT`, {DEFAULT_RENDER_LIMIT} a minute" in TEXT
-    assert f"deeper than {MAX_DEPTH} levels" in TEXT
+    assert f"deeper than {MAX_JSON_DEPTH} levels" in TEXT
     assert PUBLIC_CSP.startswith("default-src 'none'") and "`default-src 'none'`" in TEXT
 
 

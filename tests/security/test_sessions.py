@@ -12,8 +12,8 @@ import re
 import pytest
 from sqlalchemy import func, select, update
 
-from hourtab.sessions import LoginSession
-from incidents.models import Incident
+from hourtab.core.sessions import LoginSession
+from incidents.writeups.models import Incident
 from tests.conftest import PASSWORD, csrf_token, post_form, signup
 
 ELSEWHERE = {"REMOTE_ADDR": "203.0.113.77"}

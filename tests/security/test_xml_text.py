@@ -8,12 +8,12 @@ import xml.etree.ElementTree as ET
 import pytest
 from sqlalchemy import select
 
-from hourtab.db import transaction
+from hourtab.core.db import transaction
+from hourtab.core.values import XML_FORBIDDEN, xml_safe
 from hourtab.retainers.models import Retainer
-from hourtab.text import XML_FORBIDDEN, xml_safe
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
-from incidents import service as incidents
+from incidents.writeups import service as incidents
 from tests.app.hours_helpers import setup_retainer, toggl_csv
 from tests.app.test_retainers import FORM
 from tests.conftest import PASSWORD, post_form
@@ -77,7 +77,7 @@ def test_incident_text_is_cleaned(db_session):
 
 
 def test_run_names_are_cleaned(hostile_run):
-    from incidents.wandb import load_run
+    from incidents.evidence.wandb import load_run
 
     evidence = load_run(hostile_run["file"])
     for text in [evidence.name, evidence.project, *evidence.metrics, *evidence.tags]:

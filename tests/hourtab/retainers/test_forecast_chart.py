@@ -89,7 +89,7 @@ def test_burnup_legend_draws_each_label_with_its_lines_style():
 
 
 def test_chart_labels_are_plain_text_even_with_dollar_signs():
-    from hourtab.svgchart import line_svg
+    from hourtab.core.svgchart import line_svg
 
     svg = line_svg([0, 1, 2], [1.0, 3.0, 2.0], title="loss $x$ < $5", title_id="s", )
     assert "<title id=\"s\">loss $x$ &lt; $5</title>" in svg

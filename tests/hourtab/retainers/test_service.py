@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from hourtab.db import transaction
-from hourtab.errors import InvalidInput, NotFound
+from hourtab.core.db import transaction
+from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.retainers import service
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.matching import MatchRules

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from hourtab.errors import InvalidInput, PayloadTooLarge
+from hourtab.core.errors import InvalidInput, PayloadTooLarge
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import CsvRowError, CsvTooLarge, UnknownFormat, UnreadableFile
 from tests.hourtab.timesheets.conftest import TOGGL_HEADER, sample, toggl_row

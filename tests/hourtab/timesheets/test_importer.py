@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
-from hourtab.db import make_engine, make_sessionmaker, transaction
+from hourtab.core.db import make_engine, make_sessionmaker, transaction
 from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected
 from hourtab.timesheets.importer import confirm_removal, import_file
 from hourtab.timesheets.models import ImportProfile, TimeEntry, TimeEntryChange, Upload

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hourtab.db import transaction
+from hourtab.core.db import transaction
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import TimesheetError
 from hourtab.timesheets.importer import import_file

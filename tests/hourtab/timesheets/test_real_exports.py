@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hourtab.db import transaction
+from hourtab.core.db import transaction
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import UnreadableFile
 from hourtab.timesheets.importer import import_file

@@ -7,7 +7,7 @@ import io
 
 from sqlalchemy import select
 
-from hourtab.db import transaction
+from hourtab.core.db import transaction
 from hourtab.timesheets.importer import ImportOptions, import_file, preview_upload, stage_upload
 from hourtab.timesheets.models import TimeEntry, Upload
 from hourtab.timesheets.removal import confirm_removal, removal_candidates, removed_entries, restore_removed

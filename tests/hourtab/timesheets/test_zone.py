@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hourtab.db import transaction
+from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.zone import upload_zone

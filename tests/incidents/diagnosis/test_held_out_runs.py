@@ -5,7 +5,7 @@ importer.
 The SDK writes system metrics only for the hardware it runs on, and this machine has no GPU: for the
 CPU-on-a-GPU-host run we add the records a GPU host's SDK writes (``gpu_nvidia`` environment,
 ``gpu.<i>.gpu`` and ``gpu.<i>.memoryAllocated`` stats) to the SDK's own file, with the framing
-writer that reproduces SDK files byte for byte (tests/incidents/wandb/test_framing.py).
+writer that reproduces SDK files byte for byte (tests/incidents/evidence/wandb/test_framing.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from incidents.diagnosis import RULES, diagnose
-from incidents.sample_data import REPRO_TINY
+from incidents.evidence.sample_data import REPRO_TINY
 from tests.incidents.wandb_runs import load_run, offline_wandb
 
 torch = pytest.importorskip("torch")
@@ -62,7 +62,7 @@ def _add_idle_gpus(folder: Path, gpus: int = 2, util: float = 0.0, memory: float
     """Append a GPU host's environment and GPU stats (idle by default) to the SDK's own .wandb file."""
     from wandb.proto import wandb_internal_pb2 as pb
 
-    from incidents.wandb.framing import iter_records
+    from incidents.evidence.wandb.framing import iter_records
     from tests.factories import write_records
 
     path = next(folder.glob("run-*.wandb"))
@@ -173,8 +173,8 @@ def test_progress_is_judged_on_range_and_noise_not_on_a_value_near_zero(held_out
 
 def test_a_profile_of_another_model_is_shown_as_another_setup_and_not_used(held_out):
     """The reproducer's BERT profile (41 tensors, 4.4M parameters) attached to a 4-tensor MLP run."""
-    from incidents.report.build import build_report
-    from incidents.report.inputs import ProfileInput, ReportInput, RunInput
+    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.inputs import ProfileInput, ReportInput, RunInput
 
     profile = json.loads((REPRO_TINY / "profile.json").read_text())
     run = held_out["watched"]
@@ -192,8 +192,8 @@ def test_a_profile_of_another_model_is_shown_as_another_setup_and_not_used(held_
 
 
 def test_baseline_of_another_batch_size_is_listed_beside_the_slowdown(held_out):
-    from incidents.report.build import build_report
-    from incidents.report.inputs import ReportInput, RunInput
+    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.inputs import ReportInput, RunInput
 
     report = build_report(ReportInput(title="t", runs=(RunInput("incident", held_out["watched"]),
                                                        RunInput("baseline", held_out["big_batch"]))))
@@ -205,8 +205,8 @@ def test_baseline_of_another_batch_size_is_listed_beside_the_slowdown(held_out):
 def test_baseline_on_other_hardware_gives_no_slowdown_or_hours_lost(held_out):
     from dataclasses import replace
 
-    from incidents.report.build import build_report
-    from incidents.report.inputs import ReportInput, RunInput
+    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.inputs import ReportInput, RunInput
 
     # The same idle-GPU run, as if it had trained on its two A100s, against a baseline on a CPU host.
     on_gpus = replace(held_out["cpu"], config={**held_out["cpu"].config, "device": "cuda"})
@@ -252,7 +252,7 @@ def _traced(tmp_path: Path, steps: int = 3) -> Path:
 
 
 def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(tmp_path):
-    from incidents.profiles import inspect_profile
+    from incidents.evidence.profiles import inspect_profile
 
     trace = _traced(tmp_path)
     result = inspect_profile(trace).to_dict()
@@ -272,7 +272,7 @@ def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(tmp_path
 
 def test_a_trace_of_another_watch_configuration_is_scaled_and_called_an_estimate(held_out, tmp_path):
     """The run logged every 10 steps; the trace was taken at log_freq=1: its share is not the run's."""
-    from incidents.profiles import inspect_profile
+    from incidents.evidence.profiles import inspect_profile
 
     trace = inspect_profile(_traced(tmp_path)).to_dict()
     run = held_out["every10"]
@@ -293,7 +293,7 @@ def test_with_a_comparable_baseline_the_runs_own_timing_replaces_the_profiles_sh
     """Step times set through the reproducer's summary key so the arithmetic is exact on real runs."""
     from dataclasses import replace
 
-    from incidents.profiles import inspect_profile
+    from incidents.evidence.profiles import inspect_profile
 
     trace = inspect_profile(_traced(tmp_path)).to_dict()
     run = replace(held_out["every10"], summary={"repro/mean_step_s": 0.30})

@@ -1,7 +1,0 @@
-"""Moved to ``hourtab.core.ratelimit``; this name stays an alias of that module for existing imports."""
-
-import sys
-
-from hourtab.core import ratelimit as _kernel_module
-
-sys.modules[__name__] = _kernel_module

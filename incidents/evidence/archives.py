@@ -1,0 +1,192 @@
+"""Unpack an uploaded ``.zip`` / ``.tar.gz`` run archive without trusting it.
+
+Every member is checked before the first byte is written: no absolute paths or ``..``, no
+links, devices or FIFOs, at most ``max_members`` members and ``max_bytes`` expanded in total.
+Declared sizes can lie (zip headers), so the writer also counts real bytes and removes what it
+wrote if the limit is crossed.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import shutil
+import stat
+import tarfile
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from hourtab.core import progress
+from incidents.errors import InvalidEvidence
+
+DEFAULT_MAX_BYTES = 2 * 1024**3
+DEFAULT_MAX_MEMBERS = 100_000
+ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
+_COPY_CHUNK = 1 << 20
+#: wandb/latest-run is a symlink, so archiving the whole wandb/ folder trips the link check.
+LINK_HINT = ("Archive the run folder itself (wandb/offline-run-…), or follow links when archiving "
+             "(tar --dereference, zip without -y).")
+
+
+class UnsafeArchive(InvalidEvidence):
+    """The archive was refused; nothing from it was written."""
+
+
+class DamagedArchive(UnsafeArchive):
+    """The archive's own checks failed while reading it (CRC, sizes, compressed stream)."""
+
+
+#: What zipfile, tarfile and their decompressors raise on damaged input.
+_DAMAGE = (zipfile.BadZipFile, tarfile.TarError, zlib.error, lzma.LZMAError, EOFError, NotImplementedError)
+
+
+def _reason(error: BaseException) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str          # normalised relative POSIX path
+    size: int
+    is_dir: bool
+
+
+def is_archive(path: Path) -> bool:
+    name = path.name.lower()
+    return name.endswith(ARCHIVE_SUFFIXES)
+
+
+def safe_member_name(name: str) -> str:
+    """A relative, normalised path, or ``UnsafeArchive`` naming the offending member."""
+    raw = name.replace("\\", "/")
+    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":") or "\0" in raw:
+        raise UnsafeArchive(f"archive member {name!r} has an absolute path; refused, nothing was written")
+    parts = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise UnsafeArchive(f"archive member {name!r} points outside the archive (..); refused, nothing was written")
+    if not parts:
+        raise UnsafeArchive(f"archive member {name!r} has an empty path; refused, nothing was written")
+    return "/".join(parts)
+
+
+def tar_folder(folder: Path, target: Path) -> None:
+    """Keep a run folder as ``target`` (.tar.gz): regular files and folders only, as ingest accepts."""
+    with tarfile.open(target, "w:gz") as tar:
+        tar.add(folder, arcname=folder.name, filter=lambda info: info if info.isfile() or info.isdir() else None)
+
+
+def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> list[Member]:
+    """Validate every member of the archive; raise before anything is extracted."""
+    members: list[Member] = []
+    seen: set[str] = set()
+    total = 0
+
+    def add(name: str, size: int, is_dir: bool) -> None:
+        nonlocal total
+        if len(members) >= max_members:
+            raise UnsafeArchive(f"archive has more than {max_members:,} members; refused, nothing was written")
+        total += size
+        if total > max_bytes:
+            raise UnsafeArchive(f"archive expands past {_human(max_bytes)}; refused, nothing was written")
+        member = Member(safe_member_name(name), size, is_dir)
+        if not is_dir and member.name in seen:
+            raise UnsafeArchive(f"archive member {name!r} appears twice; refused, nothing was written")
+        seen.add(member.name)
+        members.append(member)
+
+    if zipfile.is_zipfile(path):
+        try:
+            z = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+            raise DamagedArchive(f"{path.name} is a damaged .zip archive ({e}); nothing was kept") from e
+        with z:
+            infos = z.infolist()
+            if len(infos) > max_members:
+                raise UnsafeArchive(f"archive has more than {max_members:,} members; refused, nothing was written")
+            for info in infos:
+                mode = info.external_attr >> 16
+                if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                             or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+                    raise UnsafeArchive(f"archive member {info.filename!r} is a link or special file; "
+                                        f"refused, nothing was written. {LINK_HINT}")
+                add(info.filename, info.file_size, info.is_dir())
+        return members
+    try:
+        with tarfile.open(path, "r:*") as t:
+            while (info := t.next()) is not None:
+                if info.issym() or info.islnk():
+                    raise UnsafeArchive(f"archive member {info.name!r} is a link; refused, nothing was written. "
+                                        f"{LINK_HINT}")
+                if not (info.isfile() or info.isdir()):
+                    raise UnsafeArchive(f"archive member {info.name!r} is a device, FIFO or other special "
+                                        "file; refused, nothing was written")
+                add(info.name, info.size, info.isdir())
+    except (tarfile.TarError, EOFError, OSError) as e:
+        detail = "" if "\n" in str(e) else f" ({_reason(e)})"   # tarfile lists every method it tried
+        raise InvalidEvidence(f"{path.name} is not a readable .zip or .tar.gz archive{detail}") from e
+    return members
+
+
+def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,
+            max_bytes: int = DEFAULT_MAX_BYTES) -> list[Member]:
+    """Check, then extract into ``dest`` (created; must not exist or be empty)."""
+    members = list_members(path, max_members, max_bytes)
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise InvalidEvidence(f"extraction folder {dest} is not empty")
+    written = 0
+    expanded = sum(m.size for m in members if not m.is_dir)
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                for info, member in zip(z.infolist(), members, strict=True):
+                    written = _write(member, dest, lambda i=info: z.open(i), written, max_bytes)
+                    progress.report("Unpacking", written, expanded)
+        else:
+            with tarfile.open(path, "r:*") as t:
+                for info, member in zip(_iter_tar(t), members, strict=True):
+                    written = _write(member, dest, lambda i=info: t.extractfile(i), written, max_bytes)
+                    progress.report("Unpacking", written, expanded)
+    except _DAMAGE as e:          # a flipped CRC, a size the header understates, a cut-off stream
+        shutil.rmtree(dest, ignore_errors=True)
+        raise DamagedArchive(f"{path.name} is a damaged archive ({_reason(e)}); nothing was kept") from e
+    except OSError as e:          # e.g. a file and a folder of the same name
+        shutil.rmtree(dest, ignore_errors=True)
+        raise UnsafeArchive(f"archive could not be unpacked safely ({e.strerror or _reason(e)}); "
+                            "nothing was kept") from e
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    return members
+
+
+def _iter_tar(t: tarfile.TarFile):
+    while (info := t.next()) is not None:
+        yield info
+
+
+def _write(member: Member, dest: Path, opener, written: int, max_bytes: int) -> int:
+    target = dest / member.name
+    if member.is_dir:
+        target.mkdir(parents=True, exist_ok=True)
+        return written
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with opener() as src, os.fdopen(fd, "wb") as out:
+        while chunk := src.read(_COPY_CHUNK):
+            written += len(chunk)
+            if written > max_bytes:
+                raise UnsafeArchive(f"archive expands past {_human(max_bytes)} (its headers understated "
+                                    "the sizes); refused, nothing was kept")
+            out.write(chunk)
+    return written
+
+
+def _human(n: int) -> str:
+    for unit, size in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} bytes"

@@ -1,0 +1,418 @@
+"""Decode a ``.wandb`` file's records with the SDK's protobufs and fold them into a RunEvidence.
+
+Records are decoded one at a time and folded into columns (``columns.py``) as they come, so a
+run of a million steps never exists as a million Python dicts. Record kinds we use: ``run``,
+``environment``, ``telemetry``, ``config``, ``history``, ``summary``, ``stats``, ``exit``; the rest
+(console output, files, requests) are counted past.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from wandb.proto.wandb_internal_pb2 import Record
+
+from hourtab.core.values import json_loads
+from incidents.errors import InvalidEvidence
+from incidents.evidence.wandb.columns import ColumnSet
+from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms
+from incidents.evidence.wandb.framing import Cursor, iter_records
+
+HIST_PARTS = frozenset({"_type", "bins", "values"})
+#: Histogram rows kept in memory (watch(log="all", log_freq=1) on BERT makes 402 a step);
+#: beyond it histograms are still counted, and a warning says how many were not kept.
+DEFAULT_HISTOGRAM_LIMIT = 100_000
+_HISTOGRAM_TYPE = '"histogram"'
+
+
+def iter_decoded(path: str | Path, warnings: list[str], cursor: Cursor | None = None,
+                 ) -> Iterator[tuple[int, Record]]:
+    """Every record that passes its checksum and decodes, with its byte offset (from ``cursor`` on)."""
+    from_string = Record.FromString
+    for offset, payload in iter_records(path, warnings, cursor):
+        try:
+            yield offset, from_string(payload)
+        except DecodeError:
+            warnings.append(f"record at byte {offset} passed its checksum but is not a W&B record; skipped")
+
+
+class NoReadableRecord(InvalidEvidence):
+    """A ``.wandb`` file from which not one run, history or system record could be read."""
+
+
+def read_wandb_file(path: str | Path, *, histogram_limit: int = DEFAULT_HISTOGRAM_LIMIT) -> RunEvidence:
+    """Read one ``run-<id>.wandb`` file into a RunEvidence (history, system, histograms, facts).
+
+    Damage is handled by one rule: a file with no readable run, history or system record is
+    refused (``NoReadableRecord``), since storing it would store an empty run; a damaged or
+    truncated file that still yields records is kept, with a warning naming each damaged place.
+    """
+    folder = _Fold(histogram_limit)
+    warnings: list[str] = []
+    for _offset, record in iter_decoded(path, warnings):
+        folder.feed(record)
+    if folder.empty:
+        why = f": {warnings[0]}" if warnings else " (it holds the header and nothing else)"
+        raise NoReadableRecord(f"{Path(path).name} has no readable run, history or system record{why}; "
+                               "refused")
+    return folder.finish(warnings)
+
+
+def histogram_kind(key: str) -> tuple[str, str]:
+    """``gradients/0.weight`` → ``("gradients", "0.weight")``; anything else is ``other``."""
+    prefix, _, rest = key.partition("/")
+    if rest and prefix in ("gradients", "parameters"):
+        return prefix, rest
+    return "other", key
+
+
+class _Fold:
+    """Folds decoded records into columns and facts; one instance per file."""
+
+    def __init__(self, histogram_limit: int) -> None:
+        self.history = ColumnSet("q")
+        self.dense: dict[str, Any] = {}       # history columns still logged at every row
+        self.system = ColumnSet("d")
+        self.summary: dict[tuple[str, ...], str] = {}
+        self.config: dict[tuple[str, ...], str] = {}
+        self.run: dict[str, Any] = {}
+        self.env: dict[str, Any] = {}
+        self.telemetry: dict[str, Any] = {}
+        self.exit: dict[str, Any] | None = None
+        self.non_numeric: set[str] = set()
+        self.hist_rows: list[tuple] = []
+        self.hist_limit = histogram_limit
+        self.hist_tally: Counter[str] = Counter()
+        self.hist_dropped = 0
+        self.counts: Counter[str] = Counter()
+        self._handlers = {
+            "history": self._history, "summary": self._summary, "stats": self._stats,
+            "config": self._config, "run": self._run, "environment": self._environment,
+            "telemetry": self._telemetry, "exit": self._exit,
+        }
+
+    def feed(self, record: Record) -> None:
+        kind = record.WhichOneof("record_type")
+        self.counts[kind] += 1
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            handler(getattr(record, kind))
+
+    # -- the hot paths: one call per logged step ------------------------------------------------
+    def _history(self, h) -> None:
+        cols = self.history
+        step = h.step.num
+        row = cols.new_row(step)
+        dense = self.dense
+        parts: dict[str, dict[str, str]] | None = None
+        for item in h.item:
+            nk = item.nested_key
+            n = len(nk)
+            if n == 1:
+                key = nk[0]
+            elif n == 0:
+                key = item.key
+            elif n == 2 and nk[1] in HIST_PARTS:
+                if parts is None:
+                    parts = {}
+                parts.setdefault(nk[0], {})[nk[1]] = item.value_json
+                continue
+            else:
+                key = ".".join(nk)
+            vj = item.value_json
+            try:
+                value = float(vj)
+            except ValueError:
+                value = self._non_float(key, vj, item)
+                if value is None:
+                    continue
+            # Fast path: a column logged at every step so far is a bare array.
+            values = dense.get(key)
+            if values is not None and len(values) == row:
+                values.append(value)
+            elif key != "_step":
+                self._add_slow(key, row, value)
+        if parts:
+            self._histograms(parts, step, row)
+
+    def _add_slow(self, key: str, row: int, value: float) -> None:
+        col = self.history.column(key, row)
+        col.add(row, value)
+        if col.rows is None:
+            self.dense[key] = col.values
+        else:
+            self.dense.pop(key, None)
+
+    def _summary(self, s) -> None:
+        summary = self.summary
+        for item in s.update:
+            nk = item.nested_key
+            summary[(nk[0],) if len(nk) == 1 else tuple(nk) or (item.key,)] = item.value_json
+        for item in s.remove:
+            nk = item.nested_key
+            summary.pop(tuple(nk) if nk else (item.key,), None)
+
+    def _stats(self, s) -> None:
+        cols = self.system
+        row = cols.new_row(s.timestamp.seconds + s.timestamp.nanos / 1e9)
+        for item in s.item:
+            try:
+                value = float(item.value_json)
+            except ValueError:
+                continue
+            cols.column("system." + item.key, row).add(row, value)
+
+    # -- the rest ---------------------------------------------------------------------------------
+    def _non_float(self, key: str, vj: str, item) -> float | None:
+        if not vj:
+            which = item.WhichOneof("value")
+            if which in ("integer", "number"):
+                return float(getattr(item, which))
+            if which == "boolean":
+                return float(item.boolean)
+            self.non_numeric.add(key)
+            return None
+        try:
+            value = json_loads(vj)
+        except ValueError:
+            self.non_numeric.add(key)
+            return None
+        if isinstance(value, bool):
+            return float(value)
+        if value is None:
+            return None
+        self.non_numeric.add(key)
+        return None
+
+    def _histograms(self, parts: dict[str, dict[str, str]], step: int, row: int) -> None:
+        for key, p in parts.items():
+            if p.get("_type") != _HISTOGRAM_TYPE:
+                # A nested metric that merely has a "values"/"bins" key: keep its scalars.
+                for part, vj in p.items():
+                    try:
+                        self.history.column(f"{key}.{part}", row).add(row, float(vj))
+                    except ValueError:
+                        self.non_numeric.add(f"{key}.{part}")
+                continue
+            kind, tensor = histogram_kind(key)
+            self.hist_tally[kind] += 1
+            if len(self.hist_rows) >= self.hist_limit:
+                self.hist_dropped += 1
+                continue
+            try:
+                bins = np.asarray(json_loads(p.get("bins", "[]")), dtype=np.float64)
+                counts = np.asarray(json_loads(p.get("values", "[]")), dtype=np.float64)
+            except ValueError:
+                self.non_numeric.add(key)
+                continue
+            self.hist_rows.append((key, kind, tensor, step, bins, counts))
+
+    def _config(self, c) -> None:
+        for item in c.update:
+            self.config[tuple(item.nested_key) or (item.key,)] = item.value_json
+        for item in c.remove:
+            self.config.pop(tuple(item.nested_key) or (item.key,), None)
+
+    def _run(self, r) -> None:
+        self.run = {
+            "run_id": r.run_id, "project": r.project, "name": r.display_name, "tags": list(r.tags),
+            "host": r.host, "entity": r.entity, "group": r.run_group,
+            "start": r.start_time.ToDatetime(dt.UTC) if r.HasField("start_time") else None,
+            "git_commit": r.git.commit, "git_remote": r.git.remote_url,
+        }
+        if r.HasField("config"):
+            self._config(r.config)
+        if r.HasField("summary"):
+            self._summary(r.summary)
+        if r.HasField("telemetry"):
+            self._telemetry(r.telemetry)
+
+    def _environment(self, e) -> None:
+        self.env.update(json_format.MessageToDict(e, preserving_proto_field_name=True))
+
+    def _telemetry(self, t) -> None:
+        for name in ("cli_version", "python_version", "huggingface_version"):
+            value = getattr(t, name)
+            if value:
+                self.telemetry[name] = value
+
+    def _exit(self, e) -> None:
+        self.exit = {"exit_code": e.exit_code, "runtime": e.runtime}
+
+    # -- assembling the model ---------------------------------------------------------------------
+    @property
+    def empty(self) -> bool:
+        return not len(self.history.index) and not self.run and not self.counts.get("stats")
+
+    def finish(self, warnings: list[str]) -> RunEvidence:
+        history = _history_frame(self.history)
+        system = _system_frame(self.system)
+        start = self.run.get("start") or _parse_time(self.env.get("started_at"))
+        if start is not None and len(system.index):
+            system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
+        runtime = _runtime(self.exit, history, system, start)
+        if self.non_numeric:
+            shown = ", ".join(sorted(self.non_numeric)[:8])
+            warnings.append(f"{len(self.non_numeric)} logged key(s) hold non-numeric values (media, text) "
+                            f"and are not charted: {shown}")
+        if self.hist_dropped:
+            warnings.append(f"{self.hist_dropped} histograms beyond the first {self.hist_limit} were counted "
+                            "but not kept")
+        state = "unfinished" if self.exit is None else ("finished" if self.exit["exit_code"] == 0 else "failed")
+        return RunEvidence(
+            kind="run",
+            run_id=self.run.get("run_id", ""),
+            name=self.run.get("name", "") or self.run.get("run_id", ""),
+            project=self.run.get("project", ""),
+            tags=self.run.get("tags", []),
+            state=state,
+            started_at=start,
+            ended_at=start + dt.timedelta(seconds=runtime) if start is not None and runtime is not None else None,
+            runtime_s=runtime,
+            environment=_environment(self.env, self.telemetry, self.run),
+            config=_nested_values(self.config, drop_prefix="_wandb"),
+            summary=_summary_values(self.summary),
+            history=history,
+            system=system,
+            histograms=histogram_frame(self.hist_rows),
+            warnings=warnings,
+            histogram_counts={k: self.hist_tally.get(k, 0) for k in ("gradients", "parameters", "other")},
+        )
+
+
+def histogram_frame(rows: list[tuple]) -> pd.DataFrame:
+    if not rows:
+        return empty_histograms()
+    frame = pd.DataFrame.from_records(rows, columns=HISTOGRAM_COLUMNS)
+    frame["step"] = frame["step"].astype("int64")
+    return frame
+
+
+def _history_frame(cols: ColumnSet) -> pd.DataFrame:
+    index, arrays = cols.arrays()
+    frame = pd.DataFrame(arrays, index=pd.Index(index, name="_step"))
+    frame = frame[sorted(frame.columns, key=lambda c: (not c.startswith("_"), c))]
+    if not frame.index.is_unique:
+        frame = frame.groupby(level=0).last()
+    if not frame.index.is_monotonic_increasing:
+        frame = frame.sort_index()
+    return with_step_time(frame)
+
+
+def with_step_time(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``step_time_s``: wall-clock seconds per step between consecutive logged steps."""
+    clock = "_runtime" if "_runtime" in frame else "_timestamp" if "_timestamp" in frame else None
+    if clock is None or len(frame.index) < 2:
+        frame["step_time_s"] = np.nan
+        return frame
+    t = frame[clock].to_numpy(dtype=np.float64)
+    steps = frame.index.to_numpy(dtype=np.float64)
+    dt_ = np.diff(t)
+    ds = np.diff(steps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.where(ds > 0, dt_ / ds, np.nan)
+    frame["step_time_s"] = np.concatenate([[np.nan], per])
+    return frame
+
+
+def _system_frame(cols: ColumnSet) -> pd.DataFrame:
+    index, arrays = cols.arrays()
+    frame = pd.DataFrame(dict(sorted(arrays.items())), index=pd.Index(index, name="_timestamp"))
+    if not frame.index.is_monotonic_increasing:
+        frame = frame.sort_index()
+    return frame
+
+
+def _runtime(exit_: dict | None, history: pd.DataFrame, system: pd.DataFrame,
+             start: dt.datetime | None) -> float | None:
+    """The longest span any record vouches for (exit's runtime is whole seconds only)."""
+    spans = []
+    if exit_ is not None and exit_["runtime"]:
+        spans.append(float(exit_["runtime"]))
+    if "_runtime" in history and history["_runtime"].notna().any():
+        spans.append(float(history["_runtime"].max()))
+    if start is not None and len(system.index):
+        spans.append(float(system.index.max()) - start.timestamp())
+    return max(spans) if spans else None
+
+
+def _parse_time(value: Any) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        return pd.Timestamp(value).tz_convert("UTC").to_pydatetime()
+    except (ValueError, TypeError):
+        return None
+
+
+def _loads(value_json: str) -> Any:
+    try:
+        return json_loads(value_json)
+    except ValueError:
+        return value_json
+
+
+def _nested_values(items: dict[tuple[str, ...], str], drop_prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, vj in items.items():
+        if key and key[0] == drop_prefix:
+            continue
+        out[".".join(key)] = _loads(vj)
+    return out
+
+
+def _summary_values(items: dict[tuple[str, ...], str]) -> dict[str, Any]:
+    histos = {k[0] for k, v in items.items() if len(k) == 2 and k[1] == "_type" and v == _HISTOGRAM_TYPE}
+    out: dict[str, Any] = {}
+    for key, vj in sorted(items.items()):
+        if key[0] in histos or key[0].startswith("_wandb"):
+            continue
+        value = _loads(vj)
+        if isinstance(value, dict) and value.get("_type") == "histogram":
+            continue
+        out[".".join(key)] = value
+    return out
+
+
+def _environment(env: dict[str, Any], telemetry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    gpus = env.get("gpu_nvidia") or []
+    candidates = {
+        "python": env.get("python") or telemetry.get("python_version"),
+        "os": env.get("os"),
+        "host": env.get("host") or run.get("host"),
+        "cpu": (env.get("cpu") or {}).get("model"),
+        "cpu_count": env.get("cpu_count"),
+        "cpu_count_logical": env.get("cpu_count_logical"),
+        "memory_bytes": _int((env.get("memory") or {}).get("total")),
+        "gpu_name": (gpus[0].get("name") if gpus else None) or env.get("gpu_type"),
+        "gpu_count": env.get("gpu_count") or (len(gpus) or None),
+        "gpu_memory_bytes": _int(gpus[0].get("memory_total")) if gpus else None,
+        "cuda": env.get("cuda_version"),
+        "wandb": telemetry.get("cli_version"),
+        "huggingface": telemetry.get("huggingface_version"),
+        "program": env.get("program"),
+        "args": env.get("args"),
+        "executable": env.get("executable"),
+        "git_commit": (env.get("git") or {}).get("commit") or run.get("git_commit"),
+        "git_remote": (env.get("git") or {}).get("remote_url") or run.get("git_remote"),
+    }
+    for key, value in candidates.items():
+        if value not in (None, "", [], {}):
+            out[key] = value
+    return out
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

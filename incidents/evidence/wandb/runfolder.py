@@ -1,0 +1,209 @@
+"""Find the run in a folder a consultant hands us, and read the files beside the ``.wandb`` log.
+
+Accepted: a run folder (``run-*``, ``offline-run-*``), a ``wandb/`` folder (its ``latest-run``, or
+its only run), or any folder holding exactly one of those (an unpacked archive). Runs made before
+wandb 0.30 keep config, environment, summary, history and system metrics in JSON/YAML files
+(``config.yaml``, ``wandb-metadata.json``, ``wandb-summary.json``, ``wandb-history.jsonl``,
+``wandb-events.jsonl``); we read those when present, alone or to fill gaps the log leaves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hourtab.core.values import json_loads
+from incidents.errors import InvalidEvidence
+from incidents.evidence.wandb.evidence import RunEvidence
+from incidents.evidence.wandb.records import NoReadableRecord, read_wandb_file
+
+LEGACY_FILES = ("config.yaml", "wandb-metadata.json", "wandb-summary.json", "wandb-history.jsonl",
+                "wandb-events.jsonl")
+#: Packages whose versions we take from ``files/requirements.txt``.
+VERSIONED_PACKAGES = ("torch", "transformers", "wandb")
+
+
+def is_run_folder(path: Path) -> bool:
+    return path.is_dir() and (any(path.glob("run-*.wandb")) or any(_legacy(path, n) for n in LEGACY_FILES))
+
+
+def find_run_folder(path: Path) -> Path:
+    """The one run folder at or under ``path``; refuse ambiguity instead of guessing."""
+    path = Path(path)
+    if is_run_folder(path):
+        return path
+    latest = path / "latest-run"
+    if latest.exists() and is_run_folder(latest.resolve()):
+        return latest.resolve()
+    for parent in (path, path / "wandb"):
+        if not parent.is_dir():
+            continue
+        runs = sorted(p for p in parent.iterdir() if p.is_dir() and not p.is_symlink()
+                      and p.name.startswith(("run-", "offline-run-")) and is_run_folder(p))
+        if len(runs) == 1:
+            return runs[0]
+        if len(runs) > 1:
+            names = ", ".join(p.name for p in runs[:5])
+            raise InvalidEvidence(f"{path.name} holds {len(runs)} runs ({names}…); give one run folder")
+    found = [p.parent for p in path.rglob("run-*.wandb")]
+    found = sorted({p for p in found if not p.is_symlink()})
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise InvalidEvidence(f"{path.name} holds {len(found)} runs; give one run folder")
+    raise InvalidEvidence(
+        f"no W&B run found in {path.name}: expected a run folder (run-*/offline-run-*) with a "
+        "run-<id>.wandb file or the legacy files " + ", ".join(LEGACY_FILES))
+
+
+def read_run_folder(path: Path) -> RunEvidence:
+    folder = find_run_folder(path)
+    logs = sorted(folder.glob("run-*.wandb"))
+    if len(logs) > 1:
+        raise InvalidEvidence(f"{folder.name} holds {len(logs)} .wandb files; expected one")
+    evidence = _read_log(logs[0], folder) if logs else RunEvidence(kind="run")
+    return fill_from_folder(evidence, folder)
+
+
+def fill_from_folder(evidence: RunEvidence, folder: Path) -> RunEvidence:
+    """Complete what the log gave with the folder's legacy files and requirements, and name the run."""
+    _fill_from_legacy(evidence, folder)
+    _fill_from_requirements(evidence, folder)
+    if not evidence.run_id:
+        evidence.run_id = folder.name.rsplit("-", 1)[-1]
+    if not evidence.name:
+        evidence.name = evidence.run_id
+    return evidence
+
+
+def _read_log(log: Path, folder: Path) -> RunEvidence:
+    """The folder's ``.wandb`` log; one with nothing readable is refused unless legacy files stand in."""
+    try:
+        return read_wandb_file(log)
+    except NoReadableRecord as e:
+        if not any(_legacy(folder, name) for name in LEGACY_FILES):
+            raise
+        return RunEvidence(kind="run", warnings=[str(e).removesuffix("; refused") + "; read the legacy files"])
+
+
+def _legacy(folder: Path, name: str) -> Path | None:
+    for candidate in (folder / "files" / name, folder / name):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
+    from incidents.evidence.wandb.api_exports import frames_from_rows
+
+    config = _legacy(folder, "config.yaml")
+    if config and not evidence.config:
+        evidence.config = _read_config_yaml(config, evidence.warnings)
+    meta = _legacy(folder, "wandb-metadata.json")
+    if meta:
+        _merge_metadata(evidence, _read_json(meta, evidence.warnings))
+    summary = _legacy(folder, "wandb-summary.json")
+    if summary and not evidence.summary:
+        data = _read_json(summary, evidence.warnings)
+        evidence.summary = {k: v for k, v in data.items() if not k.startswith("_wandb")
+                            and not (isinstance(v, dict) and v.get("_type") == "histogram")}
+    history = _legacy(folder, "wandb-history.jsonl")
+    if history and evidence.history.empty:
+        rows = list(_read_jsonl(history, evidence.warnings))
+        hist, _, histos = frames_from_rows(rows, evidence.warnings)
+        evidence.history, evidence.histograms = hist, histos
+        evidence.histogram_counts = histos["kind"].value_counts().to_dict() if len(histos) else {}
+        if "_runtime" in hist and evidence.runtime_s is None and hist["_runtime"].notna().any():
+            evidence.runtime_s = float(hist["_runtime"].max())
+    events = _legacy(folder, "wandb-events.jsonl")
+    if events and evidence.system.empty:
+        rows = list(_read_jsonl(events, evidence.warnings))
+        _, system, _ = frames_from_rows(rows, evidence.warnings, system=True)
+        evidence.system = system
+
+
+def _read_json(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        data = json_loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        warnings.append(f"{path.name} is not valid JSON ({e}); ignored")
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _read_jsonl(path: Path, warnings: list[str]):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json_loads(line)
+            except ValueError:
+                warnings.append(f"{path.name} line {number} is not valid JSON; skipped")
+                continue
+            if isinstance(row, dict):
+                yield row
+
+
+def _read_config_yaml(path: Path, warnings: list[str]) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        warnings.append(f"{path.name} is not valid YAML ({e}); ignored")
+        return {}
+    out = {}
+    for key, value in data.items() if isinstance(data, dict) else []:
+        if str(key).startswith("_wandb") or key == "wandb_version":
+            continue
+        out[str(key)] = value.get("value") if isinstance(value, dict) and "value" in value else value
+    return out
+
+
+def _merge_metadata(evidence: RunEvidence, meta: dict[str, Any]) -> None:
+    gpus = meta.get("gpu_nvidia") or meta.get("gpu_devices") or []
+    facts = {
+        "python": meta.get("python"), "os": meta.get("os"), "host": meta.get("host"),
+        "cpu": (meta.get("cpu") or {}).get("model") if isinstance(meta.get("cpu"), dict) else None,
+        "cpu_count": meta.get("cpu_count"), "cpu_count_logical": meta.get("cpu_count_logical"),
+        "gpu_name": (gpus[0].get("name") if gpus and isinstance(gpus[0], dict) else None) or meta.get("gpu"),
+        "gpu_count": meta.get("gpu_count"),
+        "gpu_memory_bytes": _memory(gpus[0]) if gpus and isinstance(gpus[0], dict) else None,
+        "cuda": meta.get("cuda_version") or meta.get("cuda"),
+        "program": meta.get("program"), "args": meta.get("args"), "executable": meta.get("executable"),
+        "git_commit": (meta.get("git") or {}).get("commit"), "git_remote": (meta.get("git") or {}).get("remote"),
+    }
+    for key, value in facts.items():
+        if value not in (None, "", [], {}) and key not in evidence.environment:
+            evidence.environment[key] = value
+    if meta.get("startedAt") and evidence.started_at is None:
+        try:
+            evidence.started_at = pd.Timestamp(meta["startedAt"]).tz_localize("UTC").to_pydatetime() \
+                if pd.Timestamp(meta["startedAt"]).tzinfo is None else pd.Timestamp(meta["startedAt"]).to_pydatetime()
+        except (ValueError, TypeError):
+            evidence.warnings.append("wandb-metadata.json has an unreadable startedAt; ignored")
+    if meta.get("state") and evidence.state == "unknown":
+        evidence.state = str(meta["state"])
+
+
+def _memory(gpu: dict[str, Any]) -> int | None:
+    for key in ("memory_total", "memoryTotal"):
+        if gpu.get(key) is not None:
+            try:
+                return int(gpu[key])
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def _fill_from_requirements(evidence: RunEvidence, folder: Path) -> None:
+    req = folder / "files" / "requirements.txt"
+    if not req.is_file():
+        return
+    for line in req.read_text(encoding="utf-8", errors="replace").splitlines():
+        name, sep, version = line.strip().partition("==")
+        if sep and name.lower() in VERSIONED_PACKAGES:
+            evidence.environment.setdefault(name.lower(), version.strip())

@@ -1,0 +1,70 @@
+"""Pre-flight audit of a training script: what will make its steps slow, before it runs.
+
+``audit_script`` reads the script with ``ast`` (never imports or runs it), judges what it finds
+(``incidents.tools.audit.rules``) and predicts each ``wandb.watch`` call's cost per step from a calibration
+of this machine (``hourtab repro --calibrate``) or the shipped one, which says where it was measured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from incidents.tools.audit import rules
+from incidents.tools.audit.cost import Calibration, load
+from incidents.tools.audit.models import ModelSize
+from incidents.tools.audit.script import ScriptUnreadable, read_script
+
+__all__ = ["SCHEMA", "ScriptUnreadable", "audit_script", "render_text"]
+
+SCHEMA = "hourtab.audit/1"
+DEFAULT_RUN_STEPS = 11_250
+
+
+def audit_script(path: Path, params: int | None = None, tensors: int | None = None,
+                 run_steps: int = DEFAULT_RUN_STEPS, calibration: Calibration | None = None) -> dict[str, Any]:
+    """Every finding for the script at ``path``, worst first, as a JSON-ready document."""
+    facts = read_script(path)
+    calibration = calibration or load()
+    model = facts.model
+    if params is not None:
+        model = ModelSize("model", params, tensors if tensors is not None else (model.tensors if model else None),
+                          "--params" + (" and --tensors" if tensors is not None else ""))
+    findings = (rules.watch_findings(facts, model, calibration, run_steps) + rules.profiler_findings(facts)
+                + rules.loader_findings(facts) + rules.device_findings(facts) + rules.loop_findings(facts))
+    findings.sort(key=lambda f: (-rules.SEVERITIES.index(f.severity), f.line))
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in rules.SEVERITIES}
+    return {
+        "schema": SCHEMA, "script": path.name, "run_steps": run_steps,
+        "model": {"name": model.name, "parameters": model.parameters, "tensors": model.tensors,
+                  "source": model.source} if model else None,
+        "calibration": calibration.origin, "counts": counts,
+        "flagged": counts["warn"] + counts["error"] > 0,
+        "findings": [f.to_dict(path.name) for f in findings],
+    }
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The report as a terminal reads it: one block per finding, its fix as a diff."""
+    counts = report["counts"]
+    lines = [f"{report['script']}: {len(report['findings'])} finding(s) "
+             f"({counts['error']} error, {counts['warn']} warn, {counts['info']} info)"]
+    model = report["model"]
+    lines.append(f"  model: {model['name']}, {model['parameters'] / 1e6:.1f}M parameters, "
+                 f"{model['tensors'] or 'unknown'} tensors ({model['source']})" if model
+                 else "  model: not recognised (pass --params N [--tensors T])")
+    lines.append(f"  calibration: {report['calibration']}")
+    for f in report["findings"]:
+        lines.append("")
+        lines.append(f"{f['severity'].upper():<5} {f['location']}  {f['message']}")
+        if f["evidence"].get("log_freq_via") and f["evidence"]["log_freq_via"] != "literal":
+            lines.append(f"      log_freq from {f['evidence']['log_freq_via']}; log from {f['evidence']['log_via']}")
+        if f["prediction"]:
+            p = f["prediction"]
+            lines.append(f"      predicted: {p['per_logging_step_s']:.3g} s per logging step on {p['device']}, "
+                         f"{p['per_step_s']:.3g} s per step, {p['run_s'] / 3600:.2f} h over {p['run_steps']:,} steps"
+                         + (f" ({p['note']})" if p.get("note") else ""))
+        if f["fix"]:
+            lines.append(f"      fix: {f['fix']}")
+        lines += ["      " + d for d in f["diff"].splitlines()]
+    return "\n".join(lines)

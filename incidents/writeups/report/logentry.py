@@ -1,0 +1,233 @@
+"""The retainer log entry: one paragraph in the reference form, then one line per phase, then footnotes.
+
+Form: "<project> <title>: <stack and hardware>; <model>; <watch configuration>; <costliest tensor>;
+<hook overhead>; <whole-run runtime>; <method and date>; <cause>; <fix>; <result>; <hours>h." Each
+clause appears only when the evidence holds it, and every number carries a footnote naming its source;
+what a missing fixed run leaves unmeasured is said, not skipped. Numbers come from the comparison
+and the diagnosis computed for the report, so the entry and the report never disagree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from incidents.diagnosis import Finding
+from incidents.writeups.report import engagement
+from incidents.writeups.report import figures as fmt
+from incidents.writeups.report.inputs import ReportInput
+from incidents.writeups.report.kpis import Comparison, final_metric
+
+
+class _Notes:
+    """Clauses with footnote numbers: ``add("text", "source")`` → ``text [n]``."""
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.sources: list[str] = []
+
+    def add(self, text: str, source: str | None = None) -> None:
+        text = fmt.clause(text)
+        if not text:
+            return
+        if source:
+            if source not in self.sources:
+                self.sources.append(source)
+            text = f"{text} [{self.sources.index(source) + 1}]"
+        self.clauses.append(text)
+
+
+def _project(inputs: ReportInput) -> str:
+    projects = Counter(e.project for e in inputs.entries if e.project)
+    if projects:
+        return projects.most_common(1)[0][0]
+    run = inputs.run("incident")
+    return getattr(run, "project", "") or ""
+
+
+def _first_sentence(text: str) -> str:
+    return fmt.lower_first(text.split(". ")[0].rstrip("."))
+
+
+def _usable_profile(inputs: ReportInput, subject: Any) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+    """(name, document, watch mode) when the profile is of this setup and this watch configuration."""
+    profile = inputs.profile
+    facts = getattr(subject, "profile", None)
+    if profile is None or facts is None or getattr(subject, "watch_configs_differ", False) or not facts.watch_mode:
+        return None
+    return profile.name, profile.document, facts.watch_mode
+
+
+def _model(notes: _Notes, inputs: ReportInput, subject: Any, usable: Any) -> None:
+    from incidents.diagnosis import setup
+
+    run = inputs.run("incident")
+    if run is None or subject is None:
+        return
+    sig = setup.run_signature(run, subject.stats)
+    name, source = sig.name, f"run {fmt.run_label(run)} config"
+    if name and name == (getattr(run, "config", {}) or {}).get("preset"):
+        name = f"{name}-preset model"
+    if usable is not None:
+        model = usable[1].get("model") or {}
+        if model.get("name"):
+            name = model["name"] + (f" ({model['preset']} preset)" if model.get("preset") else "")
+            source = f"{usable[0]} · model"
+    if not (name or sig.parameters):
+        return
+    size = f"{sig.parameters:,}-parameter " if sig.parameters else ""
+    tensors = f", {sig.tensors} named parameter tensors" if sig.tensors else ""
+    notes.add(f"{size}{name or 'model'}{tensors}", source if name else f"run {fmt.run_label(run)} watch histograms")
+
+
+def _watch(notes: _Notes, watch: Finding | None, usable: Any) -> None:
+    if watch is None:
+        return
+    ev = watch.evidence
+    interval = ev.get("histogram_interval_steps")
+    firing = "every step" if interval == 1 else f"every {interval} steps"
+    notes.add(f'wandb.watch(model, log="{ev["log"]}", log_freq={interval}) hooks firing {firing}',
+              f"{ev.get('mean_step_source', '').split(' ')[0] or 'incident'} run watch histograms "
+              f"({ev['tensors']} tensors)")
+    if usable is None:
+        return
+    name, _, mode = usable
+    top = (mode.get("top_tensors") or [None])[0]
+    if top and top.get("mean_ms") is not None:
+        elements = top.get("numel")
+        size = f" ({elements / 1e6:.1f}M elements)" if elements and elements >= 1e5 else \
+            (f" ({elements:,} elements)" if elements else "")
+        notes.add(f"costliest tensor {top['name']}{size} alone {top['mean_ms']:,.1f} ms/step",
+                  f"{name} · mode {mode['mode']} top_tensors")
+    if isinstance(mode.get("mean_hook_ms"), int | float):
+        notes.add(f"total hook overhead {mode['mean_hook_ms']:,.1f} ms/step", f"{name} · mode {mode['mode']} mean_hook_ms")
+
+
+def _runtime(notes: _Notes, inputs: ReportInput, cmp: Comparison, usable: Any) -> None:
+    run = cmp.before
+    if run is not None and cmp.comparable and not cmp.after_step.missing and getattr(run, "runtime_s", None):
+        expected = cmp.after_step.value * max(run.steps, 1)
+        ratio = run.runtime_s / expected if expected else None
+        notes.add(f"{run.steps:,}-step run: expected {fmt.duration(expected)}, actual {fmt.duration(run.runtime_s)}"
+                  + (f" ({ratio:.1f}× slowdown)" if ratio else ""),
+                  f"{fmt.run_label(run)} _runtime; {cmp.after_step.source} × {run.steps:,} steps")
+    if usable is None:
+        return
+    name, doc, mode = usable
+    steps = (doc.get("settings") or {}).get("project_steps")
+    base = next((m for m in doc.get("modes") or [] if m.get("kind") == "baseline"), None)
+    if steps and base and base.get("projected_run_s") and mode.get("projected_run_s"):
+        notes.add(f"projected {steps:,}-step run: {fmt.duration(base['projected_run_s'])} without watch, "
+                  f"{fmt.duration(mode['projected_run_s'])} with it", f"{name} · projected_run_s")
+
+
+def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, usable: Any) -> None:
+    """A run without watch, otherwise the same, is the null-hypothesis test; its date is the diagnosis date."""
+    baseline = inputs.run("baseline")
+    watched = subject is not None and not subject.stats.empty
+    if baseline is not None and watched and cmp.comparable and len(getattr(baseline, "histograms", [])) == 0:
+        from incidents.diagnosis import signals
+
+        step, _ = signals.mean_step_time(baseline)
+        when = baseline.ended_at or baseline.started_at
+        date = f" {when:%-d %B %Y}" if when else ""
+        took = f": {fmt.duration(baseline.runtime_s)}" if getattr(baseline, "runtime_s", None) else ""
+        per = f", {fmt.step_time(step)}/step" if step else ""
+        notes.add(f"diagnosed{date} by null-hypothesis test (training without wandb.watch(){took}{per})",
+                  f"baseline run {fmt.run_label(baseline)}")
+    elif usable is not None and usable[1].get("created_at"):
+        notes.add(f"diagnosed {str(usable[1]['created_at'])[:10]} by null-hypothesis test (reproducer modes "
+                  "with and without wandb.watch())", f"{usable[0]} · created_at")
+
+
+def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str]:
+    watch = next((f for f in fired if f.rule == "watch_overhead"), None)
+    if watch is not None:
+        ev = watch.evidence
+        parts = []
+        if not cmp.slowdown.missing:
+            parts.append(f"steps {cmp.slowdown.text} slower than {cmp.after_role} "
+                         f"({cmp.before_step.text} vs {cmp.after_step.text})")
+        if ev.get("watch_share") is not None:
+            estimate = "an estimated " if ev.get("share_is_estimate") else ""
+            parts.append(f"{estimate}{ev['watch_share']:.0%} of step time in watch hooks")
+        if ev.get("gpu_util_mean") is not None:
+            parts.append(f"GPU utilisation {ev['gpu_util_mean']:.1f} %")
+        cause = (f'wandb.watch(log="{ev["log"]}", log_freq={ev.get("histogram_interval_steps")}) computing '
+                 "histograms of every tensor on the training thread")
+        return ", ".join(parts), cause
+    if fired:
+        first = fired[0]
+        head, _, detail = first.verdict.partition(": ")
+        evidence = _first_sentence(detail) if detail else _first_sentence(first.verdict)
+        return evidence, fmt.lower_first(head) if detail else first.title.lower()
+    numbers = (f"steps {cmp.slowdown.text} slower than {cmp.after_role} ({cmp.before_step.text} vs "
+               f"{cmp.after_step.text})") if not cmp.slowdown.missing else "no anomaly in the attached evidence"
+    return numbers, "no defect found by the automatic checks"
+
+
+def _fix(inputs: ReportInput, fired: list[Finding]) -> str:
+    if inputs.fix_after.strip():
+        line = next(line.strip() for line in inputs.fix_after.splitlines() if line.strip())
+        return f"fix: {line}"
+    for f in fired:
+        fixes = f.evidence.get("fixes")
+        if fixes:
+            return f"proposed fix: {fixes[0]['code']}"
+    return "fix pending"
+
+
+def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
+    fixed = cmp.after if cmp.after_role == "fixed" else None
+    if fixed is not None and not cmp.after_step.missing:
+        from incidents.diagnosis import signals
+
+        runtime = f"{fmt.duration(fixed.runtime_s)}, " if getattr(fixed, "runtime_s", None) else ""
+        util = signals.gpu_utilisation(getattr(fixed, "system", None))
+        gpu = f", GPU {util:.0f}%" if util is not None else ""
+        notes.add(f"fixed run: {runtime}{cmp.after_step.text}/step{gpu}", cmp.after_step.source)
+        before, after = final_metric(cmp.before), final_metric(fixed)
+        if not before.missing and not after.missing:
+            same = abs(before.value - after.value) <= 0.01 * max(abs(before.value), abs(after.value), 1e-12)
+            notes.add(f"{'same' if same else 'changed'} final {after.text.split(' ')[0]}: "
+                      f"{before.text.split(' ')[-1]} before, {after.text.split(' ')[-1]} after",
+                      f"{before.source}; {after.source}")
+        return
+    watch = next((f for f in fired if f.rule == "watch_overhead"), None)
+    predicted = watch.evidence.get("predicted_step_s") if watch else None
+    if predicted:
+        notes.add(f"expected {fmt.step_time(predicted)} per step once fixed (measured {cmp.after_role or 'baseline'})")
+    notes.add("no fixed run yet: the fixed run's runtime, GPU utilisation and final metric are not measured")
+
+
+def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], environment: str = "",
+             subject: Any = None) -> str:
+    """The paragraph, the per-phase lines and the footnotes, as plain text (the consultant may edit it)."""
+    fired = [f for f in findings if f.fired]
+    watch = next((f for f in fired if f.rule == "watch_overhead"), None)
+    usable = _usable_profile(inputs, subject)
+    notes = _Notes()
+    notes.add(environment or inputs.environment or "environment not recorded")
+    _model(notes, inputs, subject, usable)
+    _watch(notes, watch, usable)
+    evidence, cause = _evidence_and_cause(cmp, fired)
+    share_source = watch.evidence.get("watch_share_source") if watch and watch.evidence.get("watch_share") \
+        is not None else None
+    notes.add(evidence, "; ".join(x for x in (cmp.slowdown.source, share_source) if x) or None)
+    differences = "; ".join(d.text() for d in cmp.differences)
+    if differences:
+        notes.add(f"incident and {cmp.after_role} runs differ ({differences})")
+    _runtime(notes, inputs, cmp, usable)
+    _method(notes, inputs, cmp, subject, usable)
+    notes.add(cause)
+    notes.add(_fix(inputs, fired))
+    _result(notes, cmp, fired)
+    seconds = engagement.total_seconds(inputs)
+    if seconds:
+        notes.add(f"{fmt.hours(seconds)}h")
+    project = _project(inputs)
+    head = f"{project} — {fmt.clause(inputs.title)}" if project else fmt.clause(inputs.title)
+    paragraph = f"{head}: " + "; ".join(notes.clauses) + "."
+    lines = [fmt.clause(p.line) + "." for p in engagement.phases(inputs)]
+    footnotes = [f"[{i}] {source}" for i, source in enumerate(notes.sources, start=1)]
+    return "\n".join([paragraph, *lines, *footnotes])

@@ -1,0 +1,172 @@
+"""``hourtab audit`` on training scripts read from disk (never run), through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from app.cli import cli
+from incidents.tools.audit.models import KNOWN_MODELS
+
+DATA = Path(__file__).resolve().parents[3] / "data" / "audit"
+
+
+def script(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / "train.py"
+    shutil.copyfile(DATA / f"{name}.py.txt", target)
+    return target
+
+
+def audit(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, ["audit", *args], env=env, catch_exceptions=False)
+
+
+def as_json(result) -> dict:
+    return json.loads(result.output)
+
+
+def by_rule(report: dict) -> dict[str, list[dict]]:
+    rules: dict[str, list[dict]] = {}
+    for finding in report["findings"]:
+        rules.setdefault(finding["rule"], []).append(finding)
+    return rules
+
+
+@pytest.fixture(autouse=True)
+def empty_data_dir(tmp_path, monkeypatch):
+    """No stored calibration unless a test writes one: the shipped default is used."""
+    monkeypatch.setenv("HOURTAB_DATA_DIR", str(tmp_path / "data"))
+
+
+def test_incident_pattern_is_flagged_with_a_prediction_and_a_fix(tmp_path):
+    result = audit(str(script(tmp_path, "incident_train")), "--json")
+    assert result.exit_code == 1
+    report = as_json(result)
+    watch = by_rule(report)["wandb_watch"][0]
+    assert watch["severity"] == "error" and watch["location"] == "train.py:24"
+    assert watch["evidence"]["log"] == "all" and watch["evidence"]["log_freq"] == 1
+    assert "argparse --log-freq default 1 (line 17)" == watch["evidence"]["log_freq_via"]
+    assert "WATCH_LOG = 'all' (line 12)" == watch["evidence"]["log_via"]
+    assert report["model"] == {"name": "bert-base-uncased", "parameters": 109_483_778, "tensors": 201,
+                               "source": KNOWN_MODELS["bert-base-uncased"].source}
+    prediction = watch["prediction"]
+    assert prediction["per_step_s"] > 0 and prediction["run_s"] == pytest.approx(prediction["per_step_s"] * 11_250)
+    assert "shipped default, not this machine" in prediction["calibration"]
+    assert "the script trains on cuda; the calibration has no cuda figures" == prediction["note"]
+    assert '-    wandb.watch(model, log=WATCH_LOG, log_freq=args.log_freq)' in watch["diff"]
+    assert '+    wandb.watch(model, log="gradients", log_freq=100)' in watch["diff"]
+    assert set(by_rule(report)) == {"wandb_watch"}  # workers, .to(device), guarded .item(): nothing else
+
+
+def test_text_output_names_the_line_the_cost_and_the_run_length(tmp_path):
+    result = audit(str(script(tmp_path, "incident_train")), "--run-steps", "1000")
+    assert result.exit_code == 1
+    assert "ERROR train.py:24  wandb.watch(log=\"all\", log_freq=1) on bert-base-uncased (109.5M parameters, " \
+           "201 tensors): predicted +" in result.output
+    assert "over 1,000 steps" in result.output and "+    wandb.watch(model, log=\"gradients\", log_freq=100)" \
+        in result.output
+
+
+def test_gradients_every_100_steps_is_not_flagged(tmp_path):
+    result = audit(str(script(tmp_path, "fixed_train")), "--json")
+    assert result.exit_code == 0, result.output
+    report = as_json(result)
+    assert not report["flagged"]
+    (watch,) = report["findings"]
+    assert watch["severity"] == "info" and watch["evidence"]["log_freq"] == 100
+    assert watch["prediction"]["per_step_s"] == pytest.approx(watch["prediction"]["per_logging_step_s"] / 100)
+
+
+def test_configuration_hidden_behind_variables(tmp_path):
+    report = as_json(audit(str(script(tmp_path, "hidden_config")), "--json"))
+    rules = by_rule(report)
+    watch = rules["wandb_watch"][0]
+    assert (watch["evidence"]["log"], watch["evidence"]["log_freq"]) == ("all", 1)
+    assert watch["evidence"]["log_freq_via"] == "FREQ = 1 (line 12)"
+    assert watch["location"] == "train.py:20"  # run.watch on the run wandb.init returned
+    # BertConfig(hidden 128 via a constant, 4 * HIDDEN, layers from a dict): the tiny preset's model
+    from incidents.tools.repro.model import PRESETS, build_model
+
+    pytest.importorskip("transformers")
+    model = build_model(PRESETS["tiny"], seed=0, device="meta")
+    assert report["model"]["parameters"] == sum(p.numel() for p in model.parameters())
+    assert report["model"]["tensors"] == len(list(model.parameters())) == 41
+    assert rules["dataloader_workers"][0]["location"] == "train.py:21"
+    assert "num_workers=4, pin_memory=True" in rules["dataloader_workers"][0]["diff"]
+    assert rules["profiler_on"][0]["severity"] == "warn" and "schedule=torch.profiler.schedule(" \
+        in rules["profiler_on"][0]["diff"]
+    assert rules["sync_in_step"][0]["location"] == "train.py:25"
+    assert rules["item_in_step"][0]["location"] == "train.py:27"
+    assert "+            total += model(**batch).loss.detach()" in rules["item_in_step"][0]["diff"]
+    assert rules["model_not_on_device"][0]["location"] == "train.py:18"
+
+
+def test_params_override_and_unknown_models(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text("import wandb\nmodel = make_model()\nwandb.watch(model, 'gradients', 'all', 10)\n")
+    unknown = as_json(audit(str(path), "--json"))
+    (watch,) = unknown["findings"]
+    assert watch["severity"] == "warn" and "pass --params" in watch["message"] and watch["prediction"] is None
+    known = as_json(audit(str(path), "--json", "--params", "50000000", "--tensors", "100"))
+    (watch,) = known["findings"]
+    assert watch["severity"] == "error" and watch["evidence"]["log_freq"] == 10
+    assert known["model"]["source"] == "--params and --tensors"
+
+
+def test_script_that_does_not_parse_exits_2_with_one_line(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text('import wandb\n\ndef main(:\n    wandb.watch(model, log="all", log_freq=1)\n')
+    result = CliRunner().invoke(cli, ["audit", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == ["Error: train.py:3:10: does not parse: invalid syntax."]
+    missing = CliRunner().invoke(cli, ["audit", str(tmp_path / "nope.py")])
+    assert missing.exit_code == 2 and missing.output.strip() == "Error: nope.py: no such file."
+
+
+def test_bad_calibration_file_exits_2(tmp_path):
+    bad = tmp_path / "cal.json"
+    bad.write_text('{"devices": {}}')
+    result = CliRunner().invoke(cli, ["audit", str(script(tmp_path, "fixed_train")), "--calibration", str(bad)])
+    assert result.exit_code == 2 and "not a calibration" in result.output and "Traceback" not in result.output
+
+
+def test_model_placed_by_device_map_or_cuda_is_not_flagged(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text('import torch\nfrom transformers import AutoModel\n'
+                    'model = AutoModel.from_pretrained("bert-base-uncased", device_map="auto")\n'
+                    'other = AutoModel.from_pretrained("bert-base-uncased").cuda()\n')
+    report = as_json(audit(str(path), "--json"))
+    assert report["findings"] == [] and report["model"]["name"] == "bert-base-uncased"
+
+
+def test_calibration_fit_recovers_a_line():
+    from incidents.tools.repro.calibrate import fit
+
+    per_element, per_tensor = fit([(n, 20e-9 * n + 400e-6) for n in (1_024, 16_384, 262_144, 2_359_296)])
+    assert per_element == pytest.approx(20e-9) and per_tensor == pytest.approx(400e-6)
+
+
+def test_calibrate_refuses_a_folder_before_measuring(tmp_path):
+    result = CliRunner().invoke(cli, ["repro", "--calibrate", str(tmp_path)])
+    assert result.exit_code == 2 and "is a folder; give a file name" in result.output
+
+
+def test_model_left_on_the_cpu_is_flagged_once(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text('import torch\nfrom transformers import AutoModel\n'
+                    'moved = AutoModel.from_pretrained("bert-base-uncased").cuda()\n'
+                    'model = AutoModel.from_pretrained("bert-base-uncased")\nx = torch.zeros(2).cuda()\n')
+    result = audit(str(path), "--json")
+    assert result.exit_code == 1
+    assert [f["rule"] for f in as_json(result)["findings"]] == ["model_not_on_device"]
+
+
+def test_null_bytes_are_refused_in_one_line(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_bytes(b"import wandb\x00\n")
+    result = CliRunner().invoke(cli, ["audit", str(path)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and result.output.startswith("Error: train.py: ")

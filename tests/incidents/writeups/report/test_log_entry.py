@@ -1,0 +1,59 @@
+"""The log entry generated from the reproducer's shipped sample, clause by clause, against its evidence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
+from incidents.evidence.wandb import load_run
+from incidents.writeups.report.build import build_report
+from incidents.writeups.report.inputs import ProfileInput, ReportInput, RunInput
+
+
+@pytest.fixture(scope="module")
+def sample():
+    runs = {mode: load_run(path) for mode, path in repro_tiny_runs().items()}
+    profile = json.loads((REPRO_TINY / "profile.json").read_text())
+    return runs, profile
+
+
+def _entry(runs, profile, **kw):
+    inputs = ReportInput(title="training throughput investigation",
+                         runs=(RunInput("incident", runs["watch:all:1"]), RunInput("baseline", runs["baseline"])),
+                         profiles=(ProfileInput("profile.json", profile),), **kw)
+    return build_report(inputs).log_entry
+
+
+def test_sample_log_entry_has_every_clause_the_evidence_supports(sample):
+    runs, profile = sample
+    paragraph, *rest = _entry(runs, profile).splitlines()
+    watch = next(m for m in profile["modes"] if m["mode"] == "watch:all:1")
+    base = next(m for m in profile["modes"] if m["mode"] == "baseline")
+    top = watch["top_tensors"][0]
+    assert "BertForSequenceClassification (tiny preset)" in paragraph                     # model name
+    assert "CPU AMD EPYC" in paragraph                                                   # hardware, run metadata
+    assert f"costliest tensor {top['name']} (3.9M elements) alone {top['mean_ms']:.1f} ms/step" in paragraph
+    assert f"total hook overhead {watch['mean_hook_ms']:.1f} ms/step" in paragraph
+    run = runs["watch:all:1"]
+    assert f"{run.steps}-step run: expected" in paragraph and f"actual {run.runtime_s:.1f} s" in paragraph
+    assert f"projected 11,250-step run: {base['projected_run_s'] / 60:.1f} min without watch" in paragraph
+    assert "diagnosed 30 November 2026 by null-hypothesis test (training without wandb.watch()" in paragraph
+    assert "no fixed run yet: the fixed run's runtime, GPU utilisation and final metric are not measured" \
+        in paragraph
+    # Every footnote number in the paragraph has its source line, and no time entries means no "0.0h".
+    numbers = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", paragraph)}
+    footnotes = [line for line in rest if line.startswith("[")]
+    assert len(footnotes) == len(numbers) == max(numbers)
+    assert "profile.json · mode watch:all:1 top_tensors" in "\n".join(footnotes)
+    assert "0.0h" not in paragraph and not paragraph.endswith("h.")
+
+
+def test_log_entry_leaves_out_what_a_profile_of_another_setup_would_claim(sample):
+    runs, profile = sample
+    other = json.loads(json.dumps(profile))
+    other["model"].update(preset="bert-base", parameter_tensors=201, parameters=109_483_778)
+    paragraph = _entry(runs, other).splitlines()[0]
+    assert "costliest tensor" not in paragraph and "hook overhead" not in paragraph
+    assert "projected" not in paragraph and "bert-base" not in paragraph and "109M" not in paragraph

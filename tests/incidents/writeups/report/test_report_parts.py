@@ -1,0 +1,72 @@
+"""Report parts as pure functions: Markdown sanitising, engagement hours, log entry form, cache keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+
+from incidents.evidence.wandb.evidence import RunEvidence
+from incidents.writeups.report import markdown
+from incidents.writeups.report.build import build_report
+from incidents.writeups.report.inputs import EntryInput, ReportInput, RunInput
+from incidents.writeups.report.pdf import cache_key
+
+
+def test_markdown_keeps_formatting_and_drops_html_images_styles_and_bad_links():
+    html = markdown.render("# T\n**b** <script>alert(1)</script> <img src=file:///etc/passwd>\n"
+                           "![i](http://127.0.0.1:1/x.png) [ok](https://example.com) [js](javascript:alert(1))\n"
+                           '<span style="background:url(http://127.0.0.1:1/c)">s</span>')
+    assert "<h3>T</h3>" in html and "<strong>b</strong>" in html
+    assert "<script" not in html and "<img" not in html and "<span" not in html
+    assert "&lt;script&gt;" in html
+    assert 'href="https://example.com"' in html and "javascript:" not in html.split("[js]")[0]
+    assert 'href="javascript' not in html
+
+
+def _run(run_id: str, step_s: float, steps: int = 50) -> RunEvidence:
+    history = pd.DataFrame({"_runtime": np.arange(1, steps + 1) * step_s,
+                            "loss": np.linspace(2.0, 1.0, steps), "step_time_s": [step_s] * steps},
+                           index=pd.Index(range(steps), name="_step"))
+    return RunEvidence(run_id=run_id, name=run_id, project="acme", history=history, runtime_s=steps * step_s,
+                       environment={"python": "CPython 3.11.7", "wandb": "0.31.0", "torch": "2.13.0"})
+
+
+def _inputs(**kw) -> ReportInput:
+    entries = (EntryInput(1, "investigation", dt.date(2026, 1, 5), 5400, "Profiled the run", "Acme ML"),
+               EntryInput(2, "investigation", dt.date(2026, 1, 5), 1440, "Read the watch code", "Acme ML"),
+               EntryInput(3, "code review", dt.date(2026, 1, 6), 1800, "Reviewed the PR", "Acme ML"))
+    return ReportInput(title="slow training", runs=(RunInput("incident", _run("slow", 0.4), "a"),
+                                                    RunInput("fixed", _run("quick", 0.1), "b")),
+                       entries=entries, **kw)
+
+
+def test_log_entry_has_the_reference_form_and_phase_lines():
+    report = build_report(_inputs(fix_after='wandb.watch(model, log="gradients", log_freq=100)'))
+    head, *lines = report.log_entry.splitlines()
+    assert head.startswith("Acme ML — slow training: wandb 0.31.0 • PyTorch 2.13.0 • Python 3.11")
+    assert head.endswith("; 2.4h.")
+    assert "4.00× slower than fixed (400.0 ms vs 100.0 ms) [1]" in head
+    assert 'fix: wandb.watch(model, log="gradients", log_freq=100)' in head
+    assert "fixed run: 5.0 s, 100.0 ms/step" in head and "same final loss: 1 before, 1 after" in head
+    assert lines[:2] == ["Investigated: profiled the run; read the watch code — 1.9 h.",
+                         "Worked on code review: reviewed the PR — 0.5 h."]
+    assert lines[2].startswith("[1] run slow · history step_time_s (mean) ÷ run quick")
+
+
+def test_kpis_cite_their_sources_and_missing_parts_are_stated():
+    report = build_report(_inputs())
+    slowdown = next(k for k in report.kpis if k.label == "Slowdown").before
+    assert slowdown.value == 4.0 and "slow" in slowdown.source and "quick" in slowdown.source
+    assert any("no baseline run attached" in m for m in report.missing)
+    assert any("No GPU utilisation metrics" in m for m in report.missing)
+    bare = build_report(ReportInput(title="nothing"))
+    assert bare.findings == [] and "no incident run attached" in bare.missing[0]
+
+
+def test_edited_log_entry_wins_and_cache_key_follows_inputs():
+    a = _inputs()
+    assert build_report(_inputs(log_entry="Mine.")).log_entry == "Mine."
+    assert cache_key(a) == cache_key(_inputs())
+    assert cache_key(a) != cache_key(_inputs(sections={"summary": "changed"}))

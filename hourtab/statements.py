@@ -79,11 +79,15 @@ def month_status(session: Session, retainer: Retainer, month: str, today: dt.dat
     return "closed" if all(p.end <= today for p in starting) else "open"
 
 
-def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> str:
+def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime,
+                   revisions: dict | None = None) -> str:
     """The statement's HTML. Once its periods have closed it is dated at the close, not at
-    ``as_of``, so the same figures always give the same bytes, however often it is downloaded."""
+    ``as_of``, so the same figures always give the same bytes, however often it is downloaded;
+    a closed period revised since (``revisions``) carries its revision number and date instead."""
     indices = statement_indices(ledger, month)
     balances = [ledger.periods[i] for i in indices]
+    revised = {b.period.start: (revisions or {}).get(b.period.start, ())[-1]
+               for b in balances if (revisions or {}).get(b.period.start)}
     frame = ledger.entries[ledger.entries["period"].isin(indices)]
     credits = [c for i in indices for c in ledger.period_credits(i)]
     first, last = balances[0].period, balances[-1].period
@@ -91,19 +95,24 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     tz = ledger.terms.tz
     closed = not any(b.is_open for b in balances)
     dated = dt.datetime.combine(last.end, dt.time(0), tzinfo=tz) if closed else as_of
+    latest = max(revised.values(), key=lambda r: r.at, default=None)
+    stamp = f"{'closed' if closed else 'as of'} {dated.astimezone(tz):%Y-%m-%d %H:%M} ({tz.key})"
+    if closed and latest is not None:
+        dated = latest.at
+        stamp += f" · revision {latest.number}, {latest.at.astimezone(tz):%Y-%m-%d %H:%M}"
     meta = meta_tags(PdfMeta(title=f"Hours statement {month} · {info.name}",
                              author=info.consultant_name or "HourTab", created=dated))
     lines = entry_lines(ledger, frame) if len(frame) else []
     return _env().get_template("statement.html").render(
         meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
         h=hours_formatter(info.hours_unit), unit="h:mm" if info.hours_unit == "hm" else "h", total_s=sum(e.duration_s for e in lines),
-        total_rounded_s=sum(e.rounded_s for e in lines),
-        as_of=f"{'closed' if closed else 'as of'} {dated.astimezone(tz):%Y-%m-%d %H:%M} ({tz.key})")
+        total_rounded_s=sum(e.rounded_s for e in lines), revised=revised, as_of=stamp)
 
 
-def statement_pdf(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime) -> bytes:
+def statement_pdf(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime,
+                  revisions: dict | None = None) -> bytes:
     """The statement for ``month`` as PDF bytes (title, author and date set in its metadata)."""
-    return render_pdf(statement_html(info, ledger, month, as_of))
+    return render_pdf(statement_html(info, ledger, month, as_of, revisions))
 
 
 

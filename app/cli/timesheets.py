@@ -105,6 +105,24 @@ def _print_diff(diff: dict) -> None:
                    f"(covered: {diff['scope']}); they keep counting until removed.")
 
 
+def _print_routing(routing: dict) -> None:
+    """Where the entries count (the web preview's table): per retainer, unassigned, by default."""
+    for r in routing["retainers"]:
+        extra = f", {r['default_entries']} without client or project" if r["default_entries"] else ""
+        revised = "; revises " + ", ".join(f"{v['period']} ({v['was_hours']} → {v['hours']} h)"
+                                           for v in r["revises"]) if r["revises"] else ""
+        click.echo(f"retainer {r['id']} {r['name']}: {r['entries']} entries{extra}, {r['hours']} h; "
+                   f"balance {r['balance_before']} → {r['balance_after']} h ({r['period']}){revised}")
+    nowhere = routing["unassigned"]
+    if nowhere["entries"]:
+        groups = ", ".join(f"{g['client'] or '(no client)'} / {g['project'] or '(no project)'} {g['hours']} h"
+                           for g in nowhere["groups"])
+        click.echo(f"matching no retainer: {nowhere['entries']} entries, {nowhere['hours']} h ({groups})")
+    if len(routing["zones"]) > 1:
+        click.echo("times read per retainer: " + "; ".join(f"{z['zone']} for {z['entries']} entries ({z['why']})"
+                                                            for z in routing["zones"]))
+
+
 @click.group("csv")
 def csv_group() -> None:
     """Read time-tracker CSV exports without touching the database."""
@@ -137,7 +155,8 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
 @click.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--account", "email", required=True, help="E-mail of the account to import into.")
-@click.option("--retainer", "retainer_id", type=int, default=None, help="Retainer the upload is for (recorded).")
+@click.option("--retainer", "retainer_id", type=int, default=None,
+              help="Retainer the upload is for: its time zone, and the home of entries with no client or project.")
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True)
@@ -180,6 +199,8 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                f"{c['unchanged']} unchanged, {c['changed']} changed, {c['missing']} missing upstream, "
                f"{c['skipped']} skipped.")
     click.echo(f"Times read as {result.report.timezone} ({result.report.timezone_why}).")
+    if result.routing:
+        _print_routing(result.routing)
     if result.diff:
         _print_diff(result.diff)
     for w in result.report.warnings + result.notes:

@@ -6,6 +6,7 @@ date order, time zone or column mapping without uploading again; confirming impo
 
 from __future__ import annotations
 
+import pandas as pd
 from flask import Response, current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from sqlalchemy.orm import Session
@@ -147,10 +148,10 @@ def import_preview(upload_id: int):
 
 
 def _local_rows(frame, zone: str) -> list[dict]:
-    """The first rows with their start in the upload's zone (what the export showed)."""
-    local = frame["start_at"].dt.tz_convert(zone).dt.strftime("%Y-%m-%d %H:%M:%S") if len(frame) else []
-    return [dict(r, start_local=s if isinstance(s, str) else "") for r, s in
-            zip(frame.to_dict("records"), local, strict=True)]
+    """The first rows with their start in the zone each was read in (what the export showed)."""
+    zones = frame["timezone"] if "timezone" in frame else [zone] * len(frame)
+    return [dict(r, start_local=s.tz_convert(z).strftime("%Y-%m-%d %H:%M:%S") if not pd.isna(s) else "")
+            for r, s, z in zip(frame.to_dict("records"), frame["start_at"], zones, strict=True)]
 
 
 @bp.route("/imports/<int:upload_id>/confirm", methods=["POST"])

@@ -164,8 +164,9 @@ def retainer_new():
                            plan_refused=isinstance(error, PlanLimitReached)), *form_status(error)
 
 
-def _fill(form: RetainerForm, r) -> None:
-    terms, rules = r.terms(), r.rules()
+def _fill(form: RetainerForm, r, terms) -> None:
+    """The form as the retainer stands; ``terms``: the version in force now (not a later scheduled one)."""
+    rules = r.rules()
     form.name.data, form.client.data = r.name, r.client
     form.hours.data = format_hours(terms.allotment_s)
     form.period.data, form.reset_day.data, form.start.data = terms.period.value, str(terms.reset_day), terms.start
@@ -190,11 +191,15 @@ def retainer_edit(retainer_id: int):
     retainer = service.get_retainer(db, account(), retainer_id)
     form = RetainerForm()
     choices = versions.change_periods(retainer, _now())
+    scheduled = versions.scheduled_after(db, retainer, choices[0].start)
+    replaces = {start: t for start, t in scheduled}
     form.effective_from.choices = _choices(
-        [(p.start.isoformat(), f"{p.label}{' (current period)' if i == 0 else ''}") for i, p in enumerate(choices)])
+        [(p.start.isoformat(), f"{p.label}{' (current period)' if i == 0 else ''}"
+          + (f" (replaces the change scheduled for it: {replaces[p.start].describe()})" if p.start in replaces else ""))
+         for i, p in enumerate(choices)])
     error = None
     if request.method == "GET":
-        _fill(form, retainer)
+        _fill(form, retainer, versions.in_force(db, retainer, choices[0].start))
         form.effective_from.data = choices[0].start.isoformat()
     elif form.validate_on_submit():
         try:
@@ -209,7 +214,7 @@ def retainer_edit(retainer_id: int):
             flash("Terms saved; the public page shows them now.")
             return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
     return render_template("consultant/retainers/form.html", form=form, title=f"Edit {retainer.name}",
-                           retainer=retainer), *form_status(error)
+                           retainer=retainer, scheduled=scheduled), *form_status(error)
 
 
 @bp.route("/retainers/<int:retainer_id>")

@@ -54,13 +54,8 @@ def queue_job(app: Flask, session: Session, account_id: int, kind: str, params: 
 
 
 def check_alerts(app: Flask, session: Session, job: Job) -> dict[str, Any]:
-    from sqlalchemy.exc import IntegrityError
-
-    try:   # imports leave new entries unmatched until a page asks; the thresholds need them matched
-        retainers.match_entries(session, job.account_id)
-        session.commit()
-    except IntegrityError:   # another worker or a page view matched them at the same moment
-        session.rollback()
+    # Entries are routed to retainers in the transaction that brings them (imports, removals,
+    # rule changes), so the ledger read here is already right.
     events = []
     for retainer in session.scalars(select(Retainer).where(Retainer.account_id == job.account_id,
                                                            Retainer.active.is_(True),

@@ -210,7 +210,7 @@ def hours_statement(token: str, month: str):
         statement_guard.charge_render()
         report = _report(stamp, all_text=True)
         try:
-            pdf = statement_pdf(report.info, report.ledger, month, report.as_of)
+            pdf = statement_pdf(report.info, report.ledger, month, report.as_of, report.revisions)
         except NotFound:  # month_status errs on the side of rendering at the ledger's edge
             raise _miss() from None
         name = f"statement-{_slug(report.info.name)}-{month}.pdf"

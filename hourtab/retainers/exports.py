@@ -18,7 +18,11 @@ Schema ``hourtab.hours/1``::
      "periods": [{"start", "last_day", "label", "open", "entries",
                   "<figure>_seconds", "<figure>_hours" for figure in opening, allotment, topups,
                   adjustments, available, used, closing, expired, overage, billed;
-                  "billed_amount": decimal string | null}],
+                  "billed_amount": decimal string | null,
+                  "revised": null | {"on", "at", "revision", "reason", "was_used_seconds",
+                                     "was_used_hours", "was_entries", "used_seconds", "used_hours",
+                                     "entries"} (the latest revision of a closed period),
+                  "revisions": [the same objects, oldest first]}],
      "credits": [{"kind": "topup" | "adjustment", "date", "hours", "seconds", "reason"}]}
 """
 
@@ -43,7 +47,16 @@ def _iso(value) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def period_json(balance: PeriodBalance) -> dict[str, Any]:
+def revision_json(revision) -> dict[str, Any]:
+    """One ``revisions.Revision``: when, why, and the figure the period had before it."""
+    return {"on": revision.on.isoformat(), "at": _iso(revision.at), "revision": revision.number,
+            "reason": revision.reason, "was_used_seconds": revision.was_used_s,
+            "was_used_hours": format_hours(revision.was_used_s), "was_entries": revision.was_entries,
+            "used_seconds": revision.used_s, "used_hours": format_hours(revision.used_s),
+            "entries": revision.entries}
+
+
+def period_json(balance: PeriodBalance, revisions: tuple = ()) -> dict[str, Any]:
     out: dict[str, Any] = {"start": balance.period.start.isoformat(),
                            "last_day": balance.period.last_day.isoformat(),
                            "label": balance.period.label, "open": balance.is_open,
@@ -53,6 +66,8 @@ def period_json(balance: PeriodBalance) -> dict[str, Any]:
         out[f"{name}_seconds"] = seconds
         out[f"{name}_hours"] = format_hours(seconds)
     out["billed_amount"] = str(balance.billed_amount) if balance.billed_amount is not None else None
+    out["revisions"] = [revision_json(r) for r in revisions]
+    out["revised"] = out["revisions"][-1] if revisions else None
     return out
 
 
@@ -90,7 +105,7 @@ def report_json(report: HoursReport) -> dict[str, Any]:
             "terms": terms_json(terms),
             "terms_history": [{"from": start.isoformat(), **terms_json(t)} for start, t in ledger.schedule]},
         "current": current,
-        "periods": [period_json(p) for p in ledger.periods],
+        "periods": [period_json(p, report.revisions.get(p.period.start, ())) for p in ledger.periods],
         "credits": [{"kind": c.kind, "date": c.on.isoformat(), "hours": format_hours(c.seconds),
                      "seconds": c.seconds, "reason": c.reason} for c in ledger.credits],
     }

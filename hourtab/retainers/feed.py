@@ -2,7 +2,9 @@
 
 An import item says what the import brought (its entries, rounded as the page rounds them) and
 the period's headline right after it, computed from the entries, credits and terms that existed
-then, not from today's ledger. A period item gives the period's closing figures.
+then, not from today's ledger. A period item gives the period's closing figures. A revision item
+says that a closed period changed after it closed, and what it was before; a terms item, that
+the terms change from a period on.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sqlalchemy.orm import Session
 from hourtab.retainers import service
 from hourtab.retainers.headline import headline, hours_formatter
 from hourtab.retainers.ledger import Credit, build_ledger
-from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
+from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.periods import short_date
 from hourtab.retainers.report import HoursReport
 from hourtab.retainers.versions import terms_schedule
@@ -26,6 +28,8 @@ from hourtab.timesheets.models import TimeEntry, Upload
 
 #: Import items in the feed, newest first.
 MAX_IMPORTS = 30
+#: A terms version written this close to the retainer's creation is the one it was created with.
+SETUP_WINDOW = dt.timedelta(seconds=5)
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,46 @@ def period_items(report: HoursReport, retainer_id: int) -> list[FeedItem]:
     return items
 
 
+def revision_items(report: HoursReport, retainer_id: int) -> list[FeedItem]:
+    """One item per revision of a closed period, at the moment it was revised."""
+    h = hours_formatter(report.info.hours_unit)
+    labels = {p.period.start: (p.period.label, p.period.month_key) for p in report.ledger.periods}
+    items = []
+    for start, revisions in report.revisions.items():
+        label, month = labels.get(start, (start.isoformat(), f"{start.year:04d}-{start.month:02d}"))
+        for r in revisions:
+            items.append(FeedItem(
+                id=_urn(retainer_id, "revision", start.isoformat(), r.number), updated=r.at,
+                link=f"/statement/{month}.pdf",
+                title=f"{label} revised: {h(r.used_s)} h used (was {h(r.was_used_s)} h)",
+                summary=f"Revision {r.number} of {label}, on {short_date(r.on, True)}: "
+                        f"{_plural(r.entries, 'entry')}, {h(r.used_s)} h used; before it "
+                        f"{_plural(r.was_entries, 'entry')}, {h(r.was_used_s)} h."))
+    return items
+
+
+def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
+    """One item per change of terms made after the retainer was set up, when it was made."""
+    base = retainer.terms()
+    versions = list(session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
+                                    .order_by(RetainerTerms.created_at, RetainerTerms.id)))
+    items = []
+    for i, v in enumerate(versions):
+        # The terms it was created with are not a change: they carry the retainer's own creation
+        # time (retainers made before that was so: the first version, written along with it).
+        if v.created_at == retainer.created_at or (i == 0 and abs(v.created_at - retainer.created_at) <= SETUP_WINDOW):
+            continue
+        terms = v.terms(base)
+        items.append(FeedItem(
+            id=_urn(retainer.id, "terms", v.id, v.created_at.isoformat()), updated=v.created_at, link="",
+            title=f"Terms from {short_date(v.effective_from, True)}: {terms.describe()}",
+            summary=f"From the period starting {short_date(v.effective_from, True)}: {terms.describe()}. "
+                    "Periods before it keep the terms they ran under."))
+    return items
+
+
 def feed_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
     """Every item, newest first."""
-    items = import_items(session, retainer, report.info.hours_unit) + period_items(report, retainer.id)
+    items = (import_items(session, retainer, report.info.hours_unit) + period_items(report, retainer.id)
+             + revision_items(report, retainer.id) + terms_items(session, retainer, report))
     return sorted(items, key=lambda i: i.updated, reverse=True)

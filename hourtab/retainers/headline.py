@@ -29,13 +29,17 @@ def hours_formatter(unit: str = "decimal") -> Callable[[int], str]:
 
 
 def headline(balance: PeriodBalance, unit: str = "decimal") -> str:
-    """``12.5 of 20 h used · 7.5 h left · resets 1 Dec``, or ``22 of 20 h · 2 h over``."""
+    """``12.5 of 20 h used · 7.5 h left · resets 1 Dec``, or ``22 of 20 h · 2 h over · resets 1 Dec``.
+
+    Over the allotment is when a client most needs to know when the hours start again, so both
+    forms end with the reset date.
+    """
     h = hours_formatter(unit)
     used, available = h(balance.used_s), h(balance.available_s)
+    resets = f"resets {short_date(balance.period.end)}"
     if balance.closing_s < 0:
-        return f"{used} of {available} h · {h(-balance.closing_s)} h over"
-    return (f"{used} of {available} h used · {h(balance.closing_s)} h left · "
-            f"resets {short_date(balance.period.end)}")
+        return f"{used} of {available} h · {h(-balance.closing_s)} h over · {resets}"
+    return f"{used} of {available} h used · {h(balance.closing_s)} h left · {resets}"
 
 
 def used_percent(balance: PeriodBalance) -> int:

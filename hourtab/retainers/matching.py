@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from hourtab.retainers.terms import InvalidTerms
@@ -75,15 +76,26 @@ class MatchRules:
         return self.billable is None or bool(billable) == self.billable
 
     def mask(self, frame: pd.DataFrame) -> pd.Series:
-        """The same test over a frame with columns client, project, tags, billable."""
-        ok = pd.Series(True, index=frame.index)
+        """The same test over a frame with columns client, project, tags, billable.
+
+        Each text is normalised once per distinct value (an export has a few dozen clients and
+        projects, and tens of thousands of rows), then looked up per row by its code.
+        """
+        ok = np.ones(len(frame), dtype=bool)
         if self.clients:
-            ok &= frame["client"].map(_norm).isin({_norm(c) for c in self.clients})
+            ok &= _per_value(frame["client"], lambda v: _norm(v) in {_norm(c) for c in self.clients})
         if self.projects:
-            ok &= frame["project"].map(_norm).isin({_norm(p) for p in self.projects})
+            ok &= _per_value(frame["project"], lambda v: _norm(v) in {_norm(p) for p in self.projects})
         if self.tags:
             wanted = {_norm(t) for t in self.tags}
-            ok &= frame["tags"].map(lambda s: bool({_norm(t) for t in str(s or "").split(",")} & wanted))
+            ok &= _per_value(frame["tags"], lambda v: bool({_norm(t) for t in str(v or "").split(",")} & wanted))
         if self.billable is not None:
-            ok &= frame["billable"].fillna(False).astype(bool) == self.billable
-        return ok
+            ok &= (frame["billable"].astype("boolean").fillna(False).astype(bool) == self.billable).to_numpy()
+        return pd.Series(ok, index=frame.index)
+
+
+def _per_value(values: pd.Series, test) -> np.ndarray:
+    """``test`` of each row's value, computed once per distinct value."""
+    codes, uniques = pd.factorize(values.fillna("").astype("str"))
+    answers = np.fromiter((bool(test(u)) for u in uniques), dtype=bool, count=len(uniques))
+    return answers[codes] if len(codes) else np.zeros(0, dtype=bool)

@@ -127,3 +127,30 @@ class RetainerCredit(AccountOwned, Base):
     seconds: Mapped[int] = mapped_column(Integer, nullable=False)
     reason: Mapped[str] = mapped_column(String(500), nullable=False)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+
+
+class PeriodRevision(AccountOwned, Base):
+    """A closed period's figures changed after it closed: what it was, what it is, when and why.
+
+    Rows are only ever added. The figure a client saw before the change is kept here, so a
+    revised period says "revised on DATE (was X h)" instead of silently showing a new number.
+    """
+
+    __tablename__ = "period_revisions"
+    __table_args__ = (UniqueConstraint("retainer_id", "period_start", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    retainer_id: Mapped[int] = mapped_column(ForeignKey("retainers.id", ondelete="CASCADE"), index=True,
+                                             nullable=False)
+    #: First local day of the revised period (periods are named by their start).
+    period_start: Mapped[dt.date] = mapped_column(Date, nullable=False)
+    #: 1 for the period's first revision, then 2, 3…: the statement's revision number.
+    number: Mapped[int] = mapped_column(Integer, nullable=False)
+    revised_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+    was_used_s: Mapped[int] = mapped_column(Integer, nullable=False)
+    used_s: Mapped[int] = mapped_column(Integer, nullable=False)
+    was_entries: Mapped[int] = mapped_column(Integer, nullable=False)
+    entries: Mapped[int] = mapped_column(Integer, nullable=False)
+    #: What changed it: "import", "removal", "restore", "rules", "migration", "sync".
+    reason: Mapped[str] = mapped_column(String(16), nullable=False)
+    upload_id: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -7,7 +7,7 @@ cannot disagree: the headline on the page is the headline in the JSON.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -67,10 +67,17 @@ class HoursReport:
     forecast: Forecast
     chart_svg: str
     days: tuple[DayGroup, ...]  # the current period's sessions, newest day first
+    #: Revisions of closed periods (``revisions.Revision``), oldest first, by period start.
+    revisions: dict[dt.date, tuple] = field(default_factory=dict)
 
     @property
     def current(self):
         return self.ledger.current
+
+    def revision_of(self, start: dt.date):
+        """The latest revision of the period starting on ``start``, or ``None``."""
+        found = self.revisions.get(start)
+        return found[-1] if found else None
 
     @property
     def fmt(self):
@@ -111,7 +118,7 @@ def daily_used(ledger: Ledger, index: int, frame: pd.DataFrame | None = None) ->
 
 
 def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated_at: dt.datetime | None,
-                 current_entries: pd.DataFrame | None = None) -> HoursReport:
+                 current_entries: pd.DataFrame | None = None, revisions: dict | None = None) -> HoursReport:
     """``current_entries``: the current period's rows of the ledger's frame with their text, when
     the ledger was built without it (see ``service.hours_report``)."""
     today = local_date(as_of, info.terms.tz)
@@ -129,4 +136,5 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
         headline=headline(current, info.hours_unit), percent=used_percent(current),
         forecast=forecast(current, daily, today),
-        chart_svg=burnup_svg(current.period, current.available_s, daily, today, inline=True), days=days)
+        chart_svg=burnup_svg(current.period, current.available_s, daily, today, inline=True), days=days,
+        revisions=revisions or {})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 import pandas as pd
-from sqlalchemy import String, cast, delete, exists, func, select
+from sqlalchemy import String, cast, exists, func, select
 from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account, lock_account
@@ -22,13 +22,14 @@ from hourtab.core.db import columns
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import MAX_RATE, check_date, xml_safe
-from hourtab.retainers.assign import match_entries, touch
+from hourtab.retainers.assign import route_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import local_date
 from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
+from hourtab.retainers.revisions import revisions_of, watch_closed_periods
 from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
 from hourtab.retainers.versions import add_version, schedule_change, terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
@@ -179,8 +180,11 @@ def create_retainer(session: Session, account: Account, name: str, client: str, 
     _apply_terms(retainer, terms)
     session.add(retainer)
     session.flush()
-    add_version(session, retainer, terms, terms.start)
-    match_entries(session, account.id)
+    add_version(session, retainer, terms, terms.start, created_at=retainer.created_at)
+    # A newer retainer takes only what no older one's rules match, except entries sent to another
+    # by default (no client, no project) that its rules do match: that revises the other's periods.
+    with watch_closed_periods(session, account.id, "rules"):
+        route_entries(session, account.id)
     return retainer
 
 
@@ -197,7 +201,7 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
                     client: str | None = None, terms: Terms | None = None,
                     rules: MatchRules | None = None, effective_from: dt.date | None = None,
                     now: dt.datetime | None = None) -> Retainer:
-    """Change names, terms or match rules; new rules re-match this retainer's entries.
+    """Change names, terms or match rules; new rules route the account's entries again.
 
     New figures (hours, rollover, overage, rounding) apply from the period containing
     ``effective_from`` (default: the current one) onward; the period structure (kind, reset day,
@@ -216,16 +220,17 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
         _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])
     if rules is not None and rules.to_json() != retainer.match_rules:
         retainer.match_rules = rules.to_json()
-        session.execute(delete(retainer_entries).where(retainer_entries.c.retainer_id == retainer.id))
-    _rematch(session, account, retainer)
+    _rematch(session, account, retainer, now)
     return retainer
 
 
-def _rematch(session: Session, account: Account, retainer: Retainer) -> None:
-    """After a change to what a retainer matches or holds: a new revision, then entries matched again."""
+def _rematch(session: Session, account: Account, retainer: Retainer, now: dt.datetime | None = None) -> None:
+    """After a change to what a retainer matches or holds: a new revision, then every entry routed
+    again, released ones included; closed periods this changes are recorded as revised."""
     touch(retainer)
     session.flush()
-    match_entries(session, account.id)
+    with watch_closed_periods(session, account.id, "rules", now=now):
+        route_entries(session, account.id)
 
 
 def set_active(session: Session, account: Account, retainer_id: int, active: bool) -> Retainer:
@@ -296,7 +301,8 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
     credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
                             seconds=seconds, reason=reason)
     session.add(credit)
-    _rematch(session, account, retainer)
+    touch(retainer)
+    session.flush()
     return credit
 
 
@@ -306,7 +312,8 @@ def delete_credit(session: Session, account: Account, retainer_id: int, credit_i
     if credit.retainer_id != retainer.id:
         raise NotFound(f"RetainerCredit {credit_id} not found")
     session.delete(credit)
-    _rematch(session, account, retainer)
+    touch(retainer)
+    session.flush()
 
 
 def credits_of(session: Session, retainer: Retainer) -> list[Credit]:
@@ -316,6 +323,16 @@ def credits_of(session: Session, retainer: Retainer) -> list[Credit]:
 
 
 # --- matching entries -------------------------------------------------------------------------
+
+def match_entries(session: Session, account_id: int) -> dict[int, int]:
+    """Route every entry of the account by the rules again; ``{retainer_id: entries gained}``.
+
+    For entries written without the importer (tests, the demo); closed periods it changes are
+    recorded as revised, as for any rule change.
+    """
+    with watch_closed_periods(session, account_id, "rules"):
+        return route_entries(session, account_id).gained
+
 
 def unmatched_entries(session: Session, account: Account, limit: int = 200) -> tuple[int, list[TimeEntry]]:
     """Entries of the account that count against no retainer (removed ones excluded)."""
@@ -349,11 +366,30 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
                      for n in names))
             .join(retainer_entries, retainer_entries.c.entry_id == te.id)
             .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed"))
-    frame = pd.DataFrame(columns(session, stmt, names))
+    return _typed(pd.DataFrame(columns(session, stmt, names)))
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype({"entry_id": "int64", "duration_s": "int64"}).assign(
         # SQLite stores naive UTC text, PostgreSQL writes an offset: ISO8601 with utc=True reads both.
         start_at=pd.to_datetime(frame["start_at"].astype("str"), utc=True, format="ISO8601"),
         local_date=pd.to_datetime(frame["local_date"].astype("str"), format="%Y-%m-%d").astype("datetime64[us]"))
+
+
+def held_frames(session: Session, account_id: int) -> dict[int, pd.DataFrame]:
+    """``entries_frame(text=False)`` of every retainer of the account that counts entries, in one read."""
+    te = TimeEntry
+    names = ["retainer_id", *ENTRY_FRAME_COLUMNS[:4]]
+    stmt = (select(retainer_entries.c.retainer_id, te.id, cast(te.start_at, String), cast(te.local_date, String),
+                   te.duration_s)
+            .join(retainer_entries, retainer_entries.c.entry_id == te.id)
+            .where(te.account_id == account_id, te.status != "removed"))
+    frame = pd.DataFrame(columns(session, stmt, names))
+    if not len(frame):
+        return {}
+    frame = _typed(frame).sort_values("entry_id", kind="stable")
+    return {int(rid): part.drop(columns="retainer_id").reset_index(drop=True)
+            for rid, part in frame.groupby("retainer_id", sort=True)}
 
 
 def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
@@ -404,4 +440,5 @@ def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None
         current = ledger.period_entries(ledger.current_index)
         current = current.join(entry_text(session, current["entry_id"]), on="entry_id")
     return build_report(retainer_info(session, retainer, ledger.terms), ledger, as_of,
-                        last_import_at(session, retainer.account_id), current_entries=current)
+                        last_import_at(session, retainer.account_id), current_entries=current,
+                        revisions=revisions_of(session, retainer))

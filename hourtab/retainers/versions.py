@@ -47,9 +47,12 @@ def terms_schedule(session: Session, retainer: Retainer,
     return [(v.effective_from, v.terms(base)) for v in versions] or [(base.start, base)]
 
 
-def add_version(session: Session, retainer: Retainer, terms: Terms, effective_from: dt.date) -> None:
+def add_version(session: Session, retainer: Retainer, terms: Terms, effective_from: dt.date,
+                created_at: dt.datetime | None = None) -> None:
+    """``created_at``: the retainer's own for the terms it is created with (the feed tells them apart)."""
+    extra = {"created_at": created_at} if created_at is not None else {}
     session.add(RetainerTerms(account_id=retainer.account_id, retainer_id=retainer.id,
-                              effective_from=effective_from, **_version_values(terms)))
+                              effective_from=effective_from, **_version_values(terms), **extra))
 
 
 def schedule_change(session: Session, retainer: Retainer, terms: Terms, effective_from: dt.date | None,
@@ -57,7 +60,8 @@ def schedule_change(session: Session, retainer: Retainer, terms: Terms, effectiv
     """Apply ``terms``' figures from the period containing ``effective_from`` (default: today's).
 
     Closed periods keep the terms they closed with, so a period before today's is refused.
-    Versions that started at or after the chosen period are replaced by this one.
+    Only a version starting in the chosen period is replaced (that is the one being edited);
+    versions scheduled for later periods are kept, never dropped silently (issue 19).
     """
     periods = periods_through(terms, max(today, effective_from or today))
     current = periods[max(index_of(periods, today), 0)]
@@ -70,10 +74,21 @@ def schedule_change(session: Session, retainer: Retainer, terms: Terms, effectiv
     if _version_values(in_force[-1]) == _version_values(terms):
         return
     for version in terms_versions(session, retainer):
-        if version.effective_from >= chosen.start:
+        if chosen.start <= version.effective_from < chosen.end:
             session.delete(version)
     session.flush()
     add_version(session, retainer, terms, chosen.start)
+
+
+def in_force(session: Session, retainer: Retainer, day: dt.date) -> Terms:
+    """The terms version that applies on ``day`` (what an edit of that period starts from)."""
+    schedule = terms_schedule(session, retainer)
+    return ([t for start, t in schedule if start <= day] or [schedule[0][1]])[-1]
+
+
+def scheduled_after(session: Session, retainer: Retainer, day: dt.date) -> list[tuple[dt.date, Terms]]:
+    """Versions that start after ``day``: kept by an edit of the period containing ``day``."""
+    return [(start, t) for start, t in terms_schedule(session, retainer) if start > day]
 
 
 def change_periods(retainer: Retainer, now: dt.datetime | None = None, ahead: int = 3) -> list[Period]:

@@ -45,6 +45,9 @@ def _show(field: str, value: Any, zone: ZoneInfo) -> str:
 
 
 def _row(values: dict[str, Any], zone: ZoneInfo) -> dict[str, str]:
+    # Rows of one file can be read in different zones (the zone of the retainer each matches).
+    own = values.get("timezone")
+    zone = ZoneInfo(own) if own and own != zone.key else zone
     return {"date": _show("local_date", values["local_date"], zone), "start": _show("start_at", values["start_at"], zone),
             "client": values["client"] or "", "project": values["project"] or "",
             "description": values["description"] or "", "duration": hms(int(values["duration_s"]))}

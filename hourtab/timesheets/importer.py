@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -37,6 +38,9 @@ from hourtab.core.db import columns, insert_new_rows, utcnow
 from hourtab.core.errors import Conflict
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.retainers.assign import entries_changed
+from hourtab.retainers.destinations import upload_destinations
+from hourtab.retainers.revisions import watch_closed_periods
+from hourtab.retainers.routing import read_in_row_zones
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
 from hourtab.timesheets.coverage import coverage_of, covered_ids
 from hourtab.timesheets.diff import build_diff
@@ -53,7 +57,7 @@ from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES, read_timesheet
 from hourtab.timesheets.removal import confirm_removal as confirm_removal  # kept importable from here
-from hourtab.timesheets.report import ReadReport
+from hourtab.timesheets.report import ReadReport, describe
 from hourtab.timesheets.zone import upload_zone
 
 #: Fields whose difference makes a stored entry "changed" (identity fields are in the fingerprint).
@@ -80,6 +84,8 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)
     #: The row-by-row diff (see ``diff.build_diff``), for a dry run's report.
     diff: dict[str, Any] | None = None
+    #: Where the entries count (``retainers.destinations``): per retainer, and unassigned.
+    routing: dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         return {"new": self.new, "unchanged": self.unchanged, "changed": self.changed,
@@ -88,7 +94,7 @@ class ImportResult:
     def as_json(self) -> dict[str, Any]:
         return {"upload_id": self.upload_id, "dry_run": self.dry_run, "format": self.report.format,
                 "entries": self.report.entries, "total_seconds": self.report.total_seconds,
-                **self.counts(), "warnings": self.report.warnings + self.notes}
+                **self.counts(), "warnings": self.report.warnings + self.notes, "routing": self.routing}
 
 
 @dataclass(frozen=True)
@@ -115,9 +121,21 @@ def read_for_account(session: Session, account: Account, data: bytes, options: I
         profile = get_profile(session, account, options.profile)
         mapping, unit, order = profile.mapping, profile.duration_unit, order or profile.date_order
     zone = upload_zone(session, account, options.timezone, options.retainer_id)
-    frame, report = read_timesheet(data, format=options.format, date_order=order, timezone=zone.name,
-                                   mapping=mapping, duration_unit=unit, max_bytes=max_bytes)
+
+    def read(name: str):
+        return read_timesheet(data, format=options.format, date_order=order, timezone=name, mapping=mapping,
+                              duration_unit=unit, max_bytes=max_bytes)
+
+    frame, report = read(zone.name)
     report.timezone_why = zone.why
+    report.zones = [{"zone": zone.name, "why": zone.why, "entries": len(frame), "retainers": []}]
+    if not zone.chosen:  # each row in the zone of the retainer its rules match (issue 19)
+        frame, groups = read_in_row_zones(session, account.id, frame, zone.name, zone.why,
+                                          lambda name: read(name)[0])
+        report.zones = [g.as_dict() for g in groups]
+        if len(groups) == 1:  # every row in one zone: that is the upload's zone
+            report.timezone, report.timezone_why = groups[0].zone, groups[0].why
+        describe(frame, report)
     return frame, report
 
 
@@ -144,7 +162,7 @@ def import_file(session: Session, account: Account, data: bytes, filename: str, 
     frame, report = read_for_account(session, account, data, options, max_bytes)
     _refuse_unless_allowed(report, skip_invalid)
     if dry_run:
-        result = _classify_only(session, account, frame, report)
+        result = _classify_only(session, account, frame, report, retainer_id)
         result.dry_run = True
         return result
     upload = Upload(account_id=account.id, filename=_safe_name(filename), content=data, size_bytes=len(data),
@@ -261,6 +279,11 @@ class _Plan:
     missing: pd.DataFrame
     notes: list[str]
     scope: str = ""
+    #: The file's rows, the stored entry each one is (-1: a new entry) and whether the import
+    #: writes it (new or changed), in the same order.
+    frame: pd.DataFrame | None = None
+    known_ids: np.ndarray | None = None
+    touched: np.ndarray | None = None
 
 
 def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> _Plan:
@@ -286,13 +309,22 @@ def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadR
         keep = covered_ids(session, account.id, [int(i) for i in candidates["id"]], covers)
         missing = candidates.loc[candidates["id"].isin(keep)]
         scope = covers.describe()
+    ids = existing["id"].to_numpy(dtype=np.int64)
+    known_ids = np.where(known, ids[np.maximum(where, 0)] if len(ids) else -1, -1)
+    touched = ~known
+    touched[np.flatnonzero(known)[differs]] = True
     return _Plan(new=new, changed_new=matched.loc[differs], changed_old=old.loc[differs],
-                 unchanged=int((~differs).sum()), missing=missing, notes=notes, scope=scope)
+                 unchanged=int((~differs).sum()), missing=missing, notes=notes, scope=scope, frame=frame,
+                 known_ids=known_ids, touched=touched)
 
 
-def _diff(session: Session, plan: _Plan, report: ReadReport) -> dict[str, Any]:
-    return build_diff(session, plan.new, plan.changed_new, [int(i) for i in plan.changed_old["id"]],
+def _diff(session: Session, account: Account, plan: _Plan, report: ReadReport,
+          retainer_id: int | None) -> dict[str, Any]:
+    diff = build_diff(session, plan.new, plan.changed_new, [int(i) for i in plan.changed_old["id"]],
                       [int(i) for i in plan.missing["id"]], report.timezone, plan.scope)
+    diff["routing"] = upload_destinations(session, account.id, plan.frame, plan.known_ids, retainer_id,
+                                          report.zones, touched=plan.touched)
+    return diff
 
 
 def preview_upload(session: Session, account: Account, upload_id: int, options: ImportOptions,
@@ -302,7 +334,8 @@ def preview_upload(session: Session, account: Account, upload_id: int, options: 
     frame, report = read_for_account(session, account, upload.content, options, max_bytes)
     if report.entries == 0:
         return frame, report, build_diff(session, frame, frame, [], [], report.timezone, "")
-    return frame, report, _diff(session, _plan(session, account, frame, report), report)
+    return frame, report, _diff(session, account, _plan(session, account, frame, report), report,
+                                options.retainer_id)
 
 
 def assess_upload(session: Session, account: Account, upload: Upload, options: ImportOptions,
@@ -323,11 +356,13 @@ def assess_upload(session: Session, account: Account, upload: Upload, options: I
     session.flush()
 
 
-def _classify_only(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> ImportResult:
+def _classify_only(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport,
+                   retainer_id: int | None) -> ImportResult:
     plan = _plan(session, account, frame, report)
+    diff = _diff(session, account, plan, report, retainer_id)
     return ImportResult(report=report, new=len(plan.new), unchanged=plan.unchanged, changed=len(plan.changed_new),
                         missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes,
-                        diff=_diff(session, plan, report))
+                        diff=diff, routing=diff["routing"])
 
 
 def _skipped_rows(report: ReadReport) -> int:
@@ -420,7 +455,27 @@ def _json_safe(value: Any) -> Any:
 def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
            options: ImportOptions) -> ImportResult:
     plan = _plan(session, account, frame, report)
-    upload.diff = _diff(session, plan, report)
+    upload.diff = _diff(session, account, plan, report, options.retainer_id)
+    # A late import into a closed period revises it, visibly (retainers.revisions). Only the rows
+    # it writes can change what counts where; an import that writes none needs no watching.
+    since = _earliest(plan)
+    with (watch_closed_periods(session, account.id, "import", since=since, upload_id=upload.id) if since
+          else nullcontext()):
+        result = _write(session, account, upload, plan, report, options)
+    result.routing = upload.diff["routing"]
+    return result
+
+
+def _earliest(plan: _Plan) -> dt.date | None:
+    """The first day the import changes (a day early: a tracker's date can be the day before the
+    retainer's), or ``None`` when it writes no entry."""
+    days = [d for d in (plan.frame.loc[plan.touched, "local_date"].min(), plan.changed_old["local_date"].min())
+            if not pd.isna(d)]
+    return min(days).date() - dt.timedelta(days=1) if days else None
+
+
+def _write(session: Session, account: Account, upload: Upload, plan: _Plan, report: ReadReport,
+           options: ImportOptions) -> ImportResult:
     now = utcnow()
     if len(plan.new):
         _insert_new(session, plan.new, account.id, upload.id, now)
@@ -454,7 +509,8 @@ def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFra
     upload.imported_at = now
     upload.format = report.format
     upload.explanation = report.explanation
-    upload.options = {**options.as_dict(), "timezone": report.timezone, "date_order": report.date_order}
+    upload.options = {**options.as_dict(), "timezone": report.timezone, "date_order": report.date_order,
+                      "zones": report.zones}
     upload.retainer_id = options.retainer_id
     upload.rows_count = report.rows
     upload.new_count = inserted
@@ -468,7 +524,9 @@ def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFra
     upload.skipped_rows = [e.as_dict() for e in report.errors[:max(MAX_LISTED_ERRORS * 20, 1000)]]
     upload.warnings = report.warnings + plan.notes
     session.flush()
-    entries_changed(session, account.id)
+    brought = session.scalars(select(TimeEntry.id).where(TimeEntry.upload_id == upload.id)).all()
+    # Only the rows written can go elsewhere: the rest keep the routing they were given.
+    entries_changed(session, account.id, [*brought, *(int(i) for i in plan.changed_old["id"])])
     return ImportResult(report=report, upload_id=upload.id, new=inserted, unchanged=plan.unchanged + raced,
                         changed=len(plan.changed_new), missing=len(plan.missing), skipped=skipped,
                         notes=plan.notes)

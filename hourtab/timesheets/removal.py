@@ -7,6 +7,7 @@ can restore them afterwards. Every step is kept in ``time_entry_changes``.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -16,6 +17,7 @@ from hourtab.core.accounts import Account
 from hourtab.core.db import utcnow
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.retainers.assign import entries_changed
+from hourtab.retainers.revisions import watch_closed_periods
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 
 
@@ -77,7 +79,19 @@ def restore_removed(session: Session, account: Account, upload_id: int, entry_id
 
 def _set_status(session: Session, account: Account, entries: list[TimeEntry], status: str | None,
                 upload_id: int | None) -> None:
-    """Change each entry's status and record it; ``None`` restores the status before the last removal."""
+    """Change each entry's status and record it; ``None`` restores the status before the last removal.
+
+    Removing or restoring an entry of a closed period revises that period, visibly."""
+    if not entries:
+        return
+    since = min(e.local_date for e in entries) - dt.timedelta(days=1)
+    with watch_closed_periods(session, account.id, "removal" if status else "restore", since=since,
+                              upload_id=upload_id):
+        _write_status(session, account, entries, status, upload_id)
+
+
+def _write_status(session: Session, account: Account, entries: list[TimeEntry], status: str | None,
+                  upload_id: int | None) -> None:
     now = utcnow()
     before: dict[int, str] = {}
     if status is None and entries:
@@ -93,6 +107,5 @@ def _set_status(session: Session, account: Account, entries: list[TimeEntry], st
         entry.status = new
         entry.updated_at = now
     session.flush()
-    if entries:
-        # Removing or restoring changes what retainers hold: the ledger is right in this transaction.
-        entries_changed(session, account.id)
+    # Removing or restoring changes what retainers hold: the ledger is right in this transaction.
+    entries_changed(session, account.id, [e.id for e in entries])

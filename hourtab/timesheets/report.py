@@ -41,6 +41,9 @@ class ReadReport:
     blank_rows: int = 0
     #: Why the times were read in ``timezone`` (chosen, the retainer's, the account's).
     timezone_why: str = ""
+    #: The zones the rows were read in, per group of rows (``routing.ZoneGroup.as_dict``): one
+    #: group unless rows match retainers kept in other zones than ``timezone``.
+    zones: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total_hours(self) -> float:
@@ -65,6 +68,7 @@ class ReadReport:
         """Everything, for storing with the upload and for the preview page."""
         return {**self.as_json(), "format_label": self.format_label, "explanation": self.explanation,
                 "columns": self.columns, "timezone": self.timezone, "timezone_why": self.timezone_why,
+                "zones": self.zones,
                 "date_order": self.date_order,
                 "error_count": len(self.errors), "blank_rows": self.blank_rows}
 

@@ -75,3 +75,33 @@ def test_a_change_cannot_reach_back_into_a_closed_period(app, client, retainer):
     assert r.status_code == 400 and "closed" in r.get_data(as_text=True)
     history = json.loads(client.get(f"/h/{token}.json").data)["retainer"]["terms_history"]
     assert len(history) == 1
+
+
+def test_a_current_period_edit_keeps_a_change_scheduled_for_later(app, client, retainer):
+    """Issue 19 item 3: "25 h from Dec 2026" no longer deletes "30 h from Jan 2027"."""
+    import re
+    import xml.etree.ElementTree as ET
+    from html import unescape
+
+    rid, token = retainer
+    edit = f"/retainers/{rid}/edit"
+    assert post_form(client, edit, {**EDIT, "hours": "30", "effective_from": "2027-01-01"}).status_code == 302
+    form = client.get(edit).get_data(as_text=True)
+    hours = re.search(r'<input[^>]*name="hours"[^>]*>', form).group(0)
+    assert 'value="20"' in hours  # the form starts from the terms in force now, not the scheduled ones
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", form)).split())
+    assert "Already scheduled, and kept when you change an earlier period: 30 h per month" in text
+    assert "Jan 2027 (replaces the change scheduled for it: 30 h per month" in text
+    assert post_form(client, edit, {**EDIT, "hours": "25", "effective_from": "2026-12-01"}).status_code == 302
+    history = json.loads(client.get(f"/h/{token}.json").data)["retainer"]["terms_history"]
+    assert [(v["from"], v["hours_per_period"]) for v in history] == [
+        ("2026-10-01", "20"), ("2026-12-01", "25"), ("2027-01-01", "30")]
+    periods = {p["label"]: p for p in json.loads(client.get(f"/h/{token}.json").data)["periods"]}
+    assert periods["Dec 2026"]["allotment_hours"] == "25"
+    # Both changes reach the client's feed, each dated when it was made.
+    feed = ET.fromstring(client.get(f"/h/{token}/feed.atom").data)
+    atom = {"a": "http://www.w3.org/2005/Atom"}
+    titles = [e.findtext("a:title", namespaces=atom) for e in feed.findall("a:entry", atom)]
+    assert any(t.startswith("Terms from 1 Dec 2026: 25 h per month") for t in titles)
+    assert any(t.startswith("Terms from 1 Jan 2027: 30 h per month") for t in titles)
+    assert not any(t.startswith("Terms from 1 Oct 2026") for t in titles)  # the terms it was created with

@@ -53,7 +53,7 @@ def test_overage_carried_as_negative_balance():
     terms = Terms(allotment_s=20 * H, start=dt.date(2025, 1, 1), rollover=Rollover.ALL)
     entries = frame([on(2025, 1, 3, 12), on(2025, 1, 20, 10), on(2025, 2, 3, 5)])
     jan_view = build_ledger(terms, entries, as_of=at(2025, 1, 25))
-    assert headline(jan_view.current) == "22 of 20 h · 2 h over"
+    assert headline(jan_view.current) == "22 of 20 h · 2 h over · resets 1 Feb"  # issue 19: the reset stays
     jan, feb = build_ledger(terms, entries, as_of=at(2025, 2, 10)).periods
     assert (jan.closing_s, jan.overage_s, jan.billed_s) == (-2 * H, 2 * H, 0)
     assert (feb.opening_s, feb.available_s, feb.closing_s) == (-2 * H, 18 * H, 13 * H)

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.retainers import service
+from hourtab.retainers.assign import route_entries
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import retainer_entries
@@ -52,14 +53,15 @@ def test_each_entry_counts_against_one_retainer_oldest_rule_wins(db_session):
     assert service.unmatched_entries(db_session, account)[0] == 0
 
 
-def test_upload_for_a_chosen_retainer_goes_there(db_session):
+def test_upload_for_a_chosen_retainer_does_not_take_another_clients_entry(db_session):
+    """Issue 19: choosing a retainer for an upload no longer sends every row of the file there."""
     account, first = setup_retainer(db_session, plan="pro")
     with transaction(db_session):
         other = service.create_retainer(db_session, account, "Other", "Nobody", _terms())
         import_file(db_session, account, toggl_csv([("Client 1", "extra", "2017-08-30", "09:00:00", "01:00:00")]),
                     "x.csv", retainer_id=other.id)
-        service.match_entries(db_session, account.id)
-    assert len(service.entries_frame(db_session, other.id)) == 1
+    assert len(service.entries_frame(db_session, other.id)) == 0
+    assert "extra" in set(service.entries_frame(db_session, first.id)["description"])
 
 
 def test_rule_change_rematches_and_bumps_revision(db_session):
@@ -84,7 +86,7 @@ def test_import_assigns_entries_in_its_own_transaction_and_bumps_only_this_accou
     db_session.refresh(theirs)
     assert theirs.revision == their_rev
     with transaction(db_session):
-        assert service.match_entries(db_session, account.id) == {}
+        assert route_entries(db_session, account.id).moved == 0  # already where the rules send them
 
 
 def test_reactivating_a_retainer_assigns_what_arrived_while_it_was_archived(db_session):

@@ -1,0 +1,146 @@
+"""Where an upload's hours go, before it is confirmed: per retainer, and what matches none.
+
+The preview shows it and the upload keeps it (the import page shows the same table afterwards):
+one row per retainer the file's entries count against (entries, hours, current balance before →
+after, closed periods it would revise) and one for the entries no retainer's rules match, listed
+by client and project. Entries sent to the chosen retainer only because they carry no client or
+project are listed on their own, so the consultant confirms them knowingly.
+
+Computed with the routing the import then applies (``routing.targets``), so it cannot disagree.
+Reads only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hourtab.retainers.assign import stored_routes
+from hourtab.retainers.models import Retainer
+from hourtab.retainers.revisions import closed, ledger_now
+from hourtab.retainers.routing import account_routes, settle
+from hourtab.retainers.service import held_frames
+from hourtab.retainers.units import format_hours
+from hourtab.timesheets.normalise import hms
+
+#: Rows listed among the entries with no client or project (the count is always complete).
+MAX_DEFAULTED = 50
+
+
+def _retainers(session: Session, account_id: int) -> dict[int, tuple[str, str, bool]]:
+    rows = session.execute(select(Retainer.id, Retainer.name, Retainer.client, Retainer.active)
+                           .where(Retainer.account_id == account_id)).all()
+    return {int(i): (name, client, bool(active)) for i, name, client, active in rows}
+
+
+def file_targets(session: Session, account_id: int, frame: pd.DataFrame, known_ids: np.ndarray,
+                 chosen_id: int | None) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """``(target, by_default, current)`` per row of a file: where it will count, and where it counts now.
+
+    Rows already stored (``known_ids`` >= 0) keep the chosen retainer of the upload that first
+    brought them, and stay with an archived retainer that holds them, exactly as ``assign`` routes.
+    """
+    rows = frame.reset_index(drop=True)
+    known = pd.Series(np.asarray(known_ids, dtype=np.int64), index=rows.index)
+    chosen = pd.Series(pd.NA if chosen_id is None else chosen_id, index=rows.index, dtype="Int64")
+    current = pd.Series(pd.NA, index=rows.index, dtype="Int64")
+    is_known = known >= 0
+    routes, archived = account_routes(session, account_id), account_routes(session, account_id, active=False)
+    if is_known.any() and (routes or archived):
+        stored = stored_routes(session, account_id, known[is_known].tolist()).set_index("id")
+        chosen[is_known] = known[is_known].map(stored["chosen"]).astype("Int64")
+        current[is_known] = known[is_known].map(stored["current"]).astype("Int64")
+    target, by_default = settle(rows.assign(chosen=chosen, current=current), routes, archived)
+    return target, by_default, current
+
+
+def _balances(session: Session, retainer_id: int, held: pd.DataFrame | None, rows: pd.DataFrame, replaced: list[int],
+              now: dt.datetime) -> dict[str, Any]:
+    """The current period's balance before and after, and the closed periods that would change.
+
+    ``rows``: the file's rows that arrive here (new, changed, or moving from elsewhere);
+    ``replaced``: the stored ids those rows, and rows leaving, were.
+    """
+    entries = held if held is not None else pd.DataFrame({"entry_id": pd.Series(dtype="int64"),
+                                                          "start_at": pd.Series(dtype="datetime64[ns, UTC]"),
+                                                          "local_date": pd.Series(dtype="datetime64[us]"),
+                                                          "duration_s": pd.Series(dtype="int64")})
+    before = ledger_now(session, retainer_id, now, entries)
+    kept = entries[~entries["entry_id"].isin(replaced)]
+    if not len(rows) and len(kept) == len(entries):  # nothing arrives, nothing leaves
+        return _summary(before, before)
+    added = pd.DataFrame({"entry_id": -1 - np.arange(len(rows), dtype=np.int64),
+                          "start_at": pd.to_datetime(rows["start_at"], utc=True),
+                          "local_date": pd.to_datetime(rows["local_date"]).astype("datetime64[us]"),
+                          "duration_s": rows["duration_s"].astype("int64").to_numpy()})
+    return _summary(before, ledger_now(session, retainer_id, now, pd.concat([kept, added], ignore_index=True)))
+
+
+def _summary(before, after) -> dict[str, Any]:
+    was, now_closed = closed(before), closed(after)
+    by_start = {p.period.start: p.period.label for p in after.periods}
+    held_before = len(before.entries) + len(before.before_start) > 0
+    revises = [{"period": by_start[s], "start": s.isoformat(), "was_hours": format_hours(was[s][0]),
+                "hours": format_hours(now_closed[s][0])}
+               for s in sorted(was) if held_before and s in now_closed and now_closed[s] != was[s]]
+    return {"period": before.current.period.label,
+            "balance_before_seconds": before.current.closing_s, "balance_after_seconds": after.current.closing_s,
+            "balance_before": format_hours(before.current.closing_s),
+            "balance_after": format_hours(after.current.closing_s), "revises": revises}
+
+
+def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, known_ids: np.ndarray,
+                        chosen_id: int | None, zones: list[dict] | None = None, now: dt.datetime | None = None,
+                        touched: np.ndarray | None = None) -> dict[str, Any]:
+    """The table of where the file's entries count (see the module docstring), as plain JSON.
+
+    ``touched``: rows the import writes (new or changed; default: all), the others are stored as they are.
+    """
+    now = now or dt.datetime.now(dt.UTC)
+    rows = frame.reset_index(drop=True)
+    target, by_default, current = file_targets(session, account_id, rows, known_ids, chosen_id)
+    known = pd.Series(np.asarray(known_ids, dtype=np.int64), index=rows.index)
+    written = pd.Series(np.ones(len(rows), bool) if touched is None else np.asarray(touched, bool), index=rows.index)
+    # A row stored as it is keeps the routing it was given (the import routes only what it writes).
+    stay = ~written & (known >= 0)
+    same = (target == current).fillna(False).astype(bool) | (target.isna() & current.isna())
+    by_default = by_default & (~stay | same)
+    target = target.mask(stay, current)
+    changing = written
+    info = _retainers(session, account_id)
+    involved = sorted({int(t) for t in target.dropna()} | {int(c) for c in current.dropna()})
+    held = held_frames(session, account_id) if involved else {}
+    replaced = known[changing & (known >= 0)].tolist()
+    out: list[dict[str, Any]] = []
+    for rid in involved:
+        mine = (target == rid).fillna(False).astype(bool)
+        name, client, active = info[rid]
+        seconds = int(rows.loc[mine, "duration_s"].sum())
+        out.append({"id": rid, "name": name, "client": client, "archived": not active,
+                    "entries": int(mine.sum()), "seconds": seconds, "hours": format_hours(seconds),
+                    "default_entries": int((mine & by_default).sum()),
+                    **_balances(session, rid, held.get(rid), rows.loc[mine & changing], replaced, now)})
+    nowhere = target.isna()
+    groups = (rows.loc[nowhere].groupby(["client", "project"], sort=True)["duration_s"].agg(["sum", "count"])
+              .reset_index())
+    unassigned_s = int(rows.loc[nowhere, "duration_s"].sum())
+    defaulted = rows.loc[by_default]
+    chosen_name = info.get(chosen_id, ("",))[0] if chosen_id is not None else None
+    zone_names = sorted({z["zone"] for z in zones or []})
+    return {
+        "retainers": out,
+        "unassigned": {"entries": int(nowhere.sum()), "seconds": unassigned_s, "hours": format_hours(unassigned_s),
+                       "groups": [{"client": g.client, "project": g.project, "entries": int(g.count),
+                                   "seconds": int(g.sum), "hours": format_hours(int(g.sum))}
+                                  for g in groups.itertuples()]},
+        "defaulted": {"retainer": chosen_name, "entries": len(defaulted),
+                      "rows": [{"line": int(r["line"]), "date": pd.Timestamp(r["local_date"]).date().isoformat(),
+                                "description": r["description"] or "", "duration": hms(int(r["duration_s"]))}
+                               for r in defaulted.head(MAX_DEFAULTED).to_dict("records")]},
+        "zones": zones or [], "mixed_zones": len(zone_names) > 1,
+    }

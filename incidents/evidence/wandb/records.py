@@ -9,7 +9,7 @@ run of a million steps never exists as a million Python dicts. Record kinds we u
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,16 @@ from wandb.proto.wandb_internal_pb2 import Record
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.columns import ColumnSet
-from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms
+from incidents.evidence.wandb.ending import run_ending
+from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms, histogram_role
 from incidents.evidence.wandb.framing import Cursor, iter_records
 
 HIST_PARTS = frozenset({"_type", "bins", "values"})
+#: Parts the SDK writes for a logged media file (``wandb.Image`` and the like) under ``[key…, part]``.
+MEDIA_PARTS = frozenset({"sha256", "path", "size", "width", "height", "format", "caption"})
+NESTED_PARTS = HIST_PARTS | MEDIA_PARTS
+#: Console lines kept from ``output_raw`` records, to find how an interrupted run ended.
+CONSOLE_TAIL = 200
 #: Histogram rows kept in memory (watch(log="all", log_freq=1) on BERT makes 402 a step);
 #: beyond it histograms are still counted, and a warning says how many were not kept.
 DEFAULT_HISTOGRAM_LIMIT = 100_000
@@ -93,10 +99,12 @@ class _Fold:
         self.hist_tally: Counter[str] = Counter()
         self.hist_dropped = 0
         self.counts: Counter[str] = Counter()
+        self.media: dict[str, dict[str, Any]] = {}
+        self.console: deque[str] = deque(maxlen=CONSOLE_TAIL)
         self._handlers = {
             "history": self._history, "summary": self._summary, "stats": self._stats,
             "config": self._config, "run": self._run, "environment": self._environment,
-            "telemetry": self._telemetry, "exit": self._exit,
+            "telemetry": self._telemetry, "exit": self._exit, "output_raw": self._output,
         }
 
     def feed(self, record: Record) -> None:
@@ -120,10 +128,11 @@ class _Fold:
                 key = nk[0]
             elif n == 0:
                 key = item.key
-            elif n == 2 and nk[1] in HIST_PARTS:
+            elif nk[n - 1] in NESTED_PARTS:
+                # A histogram or media file, also when nested ({"Weights": {"fc": Histogram}}).
                 if parts is None:
                     parts = {}
-                parts.setdefault(nk[0], {})[nk[1]] = item.value_json
+                parts.setdefault(tuple(nk[:-1]), {})[nk[n - 1]] = item.value_json
                 continue
             else:
                 key = ".".join(nk)
@@ -141,7 +150,7 @@ class _Fold:
             elif key != "_step":
                 self._add_slow(key, row, value)
         if parts:
-            self._histograms(parts, step, row)
+            self._nested(parts, step, row)
 
     def _add_slow(self, key: str, row: int, value: float) -> None:
         col = self.history.column(key, row)
@@ -192,28 +201,50 @@ class _Fold:
         self.non_numeric.add(key)
         return None
 
-    def _histograms(self, parts: dict[str, dict[str, str]], step: int, row: int) -> None:
-        for key, p in parts.items():
-            if p.get("_type") != _HISTOGRAM_TYPE:
-                # A nested metric that merely has a "values"/"bins" key: keep its scalars.
-                for part, vj in p.items():
-                    try:
-                        self.history.column(f"{key}.{part}", row).add(row, float(vj))
-                    except ValueError:
-                        self.non_numeric.add(f"{key}.{part}")
+    def _nested(self, parts: dict[tuple[str, ...], dict[str, str]], step: int, row: int) -> None:
+        for path, p in parts.items():
+            kind_json = p.get("_type")
+            if kind_json == _HISTOGRAM_TYPE:
+                self._histogram("/".join(path), p, step)
                 continue
-            kind, tensor = histogram_kind(key)
-            self.hist_tally[kind] += 1
-            if len(self.hist_rows) >= self.hist_limit:
-                self.hist_dropped += 1
+            media = _media_type(kind_json)
+            if media is not None:
+                self._medium(".".join(path), media, p, step)
                 continue
-            try:
-                bins = np.asarray(json_loads(p.get("bins", "[]")), dtype=np.float64)
-                counts = np.asarray(json_loads(p.get("values", "[]")), dtype=np.float64)
-            except ValueError:
-                self.non_numeric.add(key)
-                continue
-            self.hist_rows.append((key, kind, tensor, step, bins, counts))
+            # A nested metric that merely has a "values"/"size"… key: keep its scalars.
+            for part, vj in p.items():
+                key = ".".join((*path, part))
+                try:
+                    self._add_slow(key, row, float(vj))
+                except ValueError:
+                    self.non_numeric.add(key)
+
+    def _medium(self, key: str, media: str, p: dict[str, str], step: int) -> None:
+        seen = self.media.get(key)
+        if seen is None:
+            seen = self.media[key] = {"type": media, "count": 0, "digests": set(), "first_step": step}
+        seen["count"] += 1
+        seen["last_step"] = step
+        digest = p.get("sha256") or p.get("path")
+        if digest:
+            seen["digests"].add(digest)
+
+    def _histogram(self, key: str, p: dict[str, str], step: int) -> None:
+        kind, tensor = histogram_kind(key)
+        self.hist_tally[kind] += 1
+        role = histogram_role(key) if kind == "other" else None
+        if role is not None:
+            self.hist_tally[f"logged_{role}"] += 1
+        if len(self.hist_rows) >= self.hist_limit:
+            self.hist_dropped += 1
+            return
+        try:
+            bins = np.asarray(json_loads(p.get("bins", "[]")), dtype=np.float64)
+            counts = np.asarray(json_loads(p.get("values", "[]")), dtype=np.float64)
+        except ValueError:
+            self.non_numeric.add(key)
+            return
+        self.hist_rows.append((key, kind, tensor, step, bins, counts))
 
     def _config(self, c) -> None:
         for item in c.update:
@@ -247,6 +278,9 @@ class _Fold:
     def _exit(self, e) -> None:
         self.exit = {"exit_code": e.exit_code, "runtime": e.runtime}
 
+    def _output(self, o) -> None:
+        self.console.extend(line for line in o.line.splitlines() if line.strip())
+
     # -- assembling the model ---------------------------------------------------------------------
     @property
     def empty(self) -> bool:
@@ -259,6 +293,11 @@ class _Fold:
         if start is not None and len(system.index):
             system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
         runtime = _runtime(self.exit, history, system, start)
+        logged = {role: self.hist_tally.get(f"logged_{role}", 0) for role in ("gradients", "parameters")}
+        if any(logged.values()):
+            warnings.append(f"{sum(logged.values())} histograms were logged by hand (not by wandb.watch): "
+                            f"{logged['gradients']} of gradients, {logged['parameters']} of weights; "
+                            "the gradient checks read them")
         if self.non_numeric:
             shown = ", ".join(sorted(self.non_numeric)[:8])
             warnings.append(f"{len(self.non_numeric)} logged key(s) hold non-numeric values (media, text) "
@@ -284,8 +323,26 @@ class _Fold:
             system=system,
             histograms=histogram_frame(self.hist_rows),
             warnings=warnings,
-            histogram_counts={k: self.hist_tally.get(k, 0) for k in ("gradients", "parameters", "other")},
+            histogram_counts={k: self.hist_tally.get(k, 0) for k in ("gradients", "parameters", "other",
+                                                                     "logged_gradients", "logged_parameters")},
+            media={key: {"type": m["type"], "count": m["count"], "distinct": len(m["digests"]),
+                         "first_step": m["first_step"], "last_step": m["last_step"]}
+                   for key, m in sorted(self.media.items())},
+            ending=run_ending(self.exit["exit_code"] if self.exit else None, list(self.console),
+                              "the .wandb exit record" if self.exit else "no exit record in the .wandb file",
+                              "console output in the .wandb file"),
         )
+
+
+def _media_type(type_json: str | None) -> str | None:
+    """``"image-file"`` → ``image-file``: the SDK's file-backed media types; None for anything else."""
+    if not type_json:
+        return None
+    try:
+        value = json_loads(type_json)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and (value.endswith("-file") or value.startswith("images")) else None
 
 
 def histogram_frame(rows: list[tuple]) -> pd.DataFrame:

@@ -98,7 +98,8 @@ def test_watch_histograms_come_back_exactly(wandb_runs):
     steps = [s for s in range(expected["steps"]) if (s + 1) % 5 == 0]
     assert sorted(set(h["step"])) == steps
     per_kind = len(steps) * expected["tensors"]
-    assert run.histogram_counts == {"gradients": per_kind, "parameters": per_kind, "other": 0}
+    assert run.histogram_counts == {"gradients": per_kind, "parameters": per_kind, "other": 0,
+                                    "logged_gradients": 0, "logged_parameters": 0}
     assert (h["kind"] == "gradients").sum() == per_kind and (h["kind"] == "parameters").sum() == per_kind
     assert set(h["tensor"]) == {"0.weight", "0.bias", "2.weight", "2.bias"}
     wide = h[h["tensor"] == "0.weight"]
@@ -139,5 +140,6 @@ def test_legacy_run_folder_files_are_read(wandb_runs, tmp_path):
     assert run.summary == {"train/loss": 0.5}
     assert run.environment["gpu_name"] == "NVIDIA A100-SXM4-40GB" and run.environment["git_commit"] == "abc123"
     assert run.steps == source.steps and run.history["train/loss"].tolist() == source.history["train/loss"].tolist()
-    assert run.histogram_counts == {"gradients": 4, "parameters": 4}
+    assert run.histogram_counts == {"gradients": 4, "parameters": 4, "other": 0, "logged_gradients": 0,
+                                    "logged_parameters": 0}
     assert list(run.system.columns) == ["_runtime", "system.cpu", "system.gpu.0.gpu"]

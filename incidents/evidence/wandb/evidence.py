@@ -38,7 +38,7 @@ from hourtab.core.values import xml_safe
 #: Environment facts we extract, in display order.
 ENVIRONMENT_KEYS: tuple[str, ...] = (
     "python", "os", "host", "cpu", "cpu_count", "cpu_count_logical", "memory_bytes",
-    "gpu_name", "gpu_count", "gpu_memory_bytes", "cuda",
+    "gpu_name", "gpu_count", "gpu_memory_bytes", "cuda", "apple_gpu",
     "wandb", "torch", "transformers", "huggingface",
     "program", "args", "executable", "git_commit", "git_remote",
 )

@@ -454,6 +454,7 @@ def _environment(env: dict[str, Any], telemetry: dict[str, Any], run: dict[str, 
         "gpu_count": env.get("gpu_count") or (len(gpus) or None),
         "gpu_memory_bytes": _int(gpus[0].get("memory_total")) if gpus else None,
         "cuda": env.get("cuda_version"),
+        "apple_gpu": apple_gpu(env.get("apple") or {}),
         "wandb": telemetry.get("cli_version"),
         "huggingface": telemetry.get("huggingface_version"),
         "program": env.get("program"),
@@ -466,6 +467,15 @@ def _environment(env: dict[str, Any], telemetry: dict[str, Any], run: dict[str, 
         if value not in (None, "", [], {}):
             out[key] = value
     return out
+
+
+def apple_gpu(apple: dict[str, Any]) -> str | None:
+    """"Apple M1 Pro, 16-core GPU" from the SDK's ``apple`` facts (``gpu_cores``, or ``gpuCores`` in
+    older metadata files); None off Apple silicon."""
+    if not isinstance(apple, dict) or not apple.get("name"):
+        return None
+    cores = apple.get("gpu_cores") or apple.get("gpuCores")
+    return f"{apple['name']}, {cores}-core GPU" if cores else f"{apple['name']} GPU"
 
 
 def _int(value: Any) -> int | None:

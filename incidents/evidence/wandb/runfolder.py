@@ -19,7 +19,7 @@ from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import RunEvidence, histogram_counts
-from incidents.evidence.wandb.records import CONSOLE_TAIL, NoReadableRecord, read_wandb_file
+from incidents.evidence.wandb.records import CONSOLE_TAIL, NoReadableRecord, apple_gpu, read_wandb_file
 
 LEGACY_FILES = ("config.yaml", "wandb-metadata.json", "wandb-summary.json", "wandb-history.jsonl",
                 "wandb-events.jsonl")
@@ -181,10 +181,12 @@ def _merge_metadata(evidence: RunEvidence, meta: dict[str, Any]) -> None:
         "python": meta.get("python"), "os": meta.get("os"), "host": meta.get("host"),
         "cpu": (meta.get("cpu") or {}).get("model") if isinstance(meta.get("cpu"), dict) else None,
         "cpu_count": meta.get("cpu_count"), "cpu_count_logical": meta.get("cpu_count_logical"),
-        "gpu_name": (gpus[0].get("name") if gpus and isinstance(gpus[0], dict) else None) or meta.get("gpu"),
-        "gpu_count": meta.get("gpu_count"),
+        "gpu_name": (gpus[0].get("name") if gpus and isinstance(gpus[0], dict) else None)
+        or (meta.get("gpu") if not str(meta.get("gpu") or "").startswith("Apple") else None),
+        "gpu_count": meta.get("gpu_count") if not str(meta.get("gpu") or "").startswith("Apple") else None,
         "gpu_memory_bytes": _memory(gpus[0]) if gpus and isinstance(gpus[0], dict) else None,
         "cuda": meta.get("cuda_version") or meta.get("cuda"),
+        "apple_gpu": apple_gpu(meta.get("apple") or {}),
         "program": meta.get("program"), "args": meta.get("args"), "executable": meta.get("executable"),
         "git_commit": (meta.get("git") or {}).get("commit"), "git_remote": (meta.get("git") or {}).get("remote"),
     }

@@ -123,20 +123,28 @@ def watch_overhead(subject: Subject) -> Finding:
     if not reasons:
         return not_fired(rule, "Histograms are frequent, but no measurement shows their cost (no profile share "
                                "> 20 %, no slowdown against a baseline, GPU not idle on a large model).", **evidence)
-    predicted = base_s if base_s else (step_s * (1 - share) if step_s and share is not None and not capped
+    # A share is of the whole time, so it is applied to the mean step (a median step of a run logging
+    # every 10 steps is a step without histograms, and would make the prediction too optimistic).
+    mean_s, _ = signals.mean_step_time(subject.run)
+    mean_s = mean_s or step_s
+    predicted = base_s if base_s else (mean_s * (1 - share) if mean_s and share is not None and not capped
                                        else None)
     evidence["predicted_step_s"] = predicted
     evidence["predicted_source"] = base_source if base_s else (
-        ("estimate: median step × (1 − estimated watch share)" if estimated else "median step × (1 − watch share)")
+        ("estimate: mean step × (1 − estimated watch share)" if estimated else "mean step × (1 − watch share)")
         if predicted else ("not predicted: the estimated share is a cap, not a measurement" if capped else None))
     evidence["fixes"] = _fix_options(subject)
     freq_text = interval if log != "parameters" else f"~{interval}"
     verdict = (f'wandb.watch(log="{log}", log_freq={freq_text}) is the cause: histograms of {tensors} tensors '
                f"every {interval} step{'s' if interval != 1 else ''}; " + "; ".join(reasons) + ".")
-    if predicted:
-        what = "Predicted" if base_s or not estimated else "Estimated"
-        verdict += f" {what} step time without it: {predicted:.3g} s"
-        verdict += f" (now {step_s:.3g} s, median)." if step_s else "."
+    if predicted and base_s:
+        verdict += f" Predicted step time without it: {predicted:.3g} s, the baseline's median"
+        verdict += f" (now {step_s:.3g} s)." if step_s else "."
+    elif predicted:
+        verdict += (f" {'Estimated' if estimated else 'Predicted'} mean step time without it: {predicted:.3g} s "
+                    f"(now {mean_s:.3g} s).")
+    elif capped:
+        verdict += " No step time without it is predicted: the estimate reached its cap."
     by_share = share is not None and share > HEAVY_SHARE
     by_slowdown = slowdown is not None and slowdown >= SLOWDOWN
     confidence = 0.9 if by_share and by_slowdown else 0.75 if by_share or by_slowdown else 0.5

@@ -109,8 +109,8 @@ def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
                         chance_level=chance[1] if chance else None)
         return Finding(rule, True, "engineering",
                        f"Stuck from the start, more likely wiring than a research question: {column} fell from "
-                       f"{first:.3g} to {end:.3g} within its first {onset} of {len(loss):,} logged points (step "
-                       f"{int(loss.index[onset])}) and has not moved since ({moved}){chance[0] if chance else ''}. A "
+                       f"{first:.3g} to {end:.3g} by step {int(loss.index[onset])} (point {onset + 1} of "
+                       f"{len(loss):,} logged) and has not moved since ({moved}){chance[0] if chance else ''}. A "
                        "loss that stops this early has learned the label frequencies and nothing else: check that "
                        "the inputs reach the model (the decoder, in a sequence model), that targets are aligned "
                        "with their inputs (not shifted or mismatched), that the loss is computed on the model's "
@@ -128,7 +128,7 @@ def _early_plateau(loss: pd.Series, threshold: float) -> tuple[float, int] | Non
     """(first level, point where the plateau began) when the loss fell and then stopped almost at once."""
     values = loss.to_numpy(dtype="float64")
     n = len(values)
-    first = float(np.median(values[:3]))
+    first = float(values[0])     # the untrained model's loss: the fall can be over within three steps
     end = float(np.median(values[-max(5, n // 5):]))
     if first - end < max(FIRST_FALL * abs(first), threshold):
         return None

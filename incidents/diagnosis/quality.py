@@ -108,8 +108,14 @@ def _collapse(values: pd.Series) -> dict[str, Any] | None:
 
 
 def _identical_media(run: Any) -> list[dict[str, Any]]:
+    """Media keys whose latest files (at least two) are one and the same."""
     media = getattr(run, "media", {}) or {}
-    return [{"key": key, **m} for key, m in media.items() if m.get("count", 0) >= 2 and m.get("distinct") == 1]
+    out = []
+    for key, m in media.items():
+        same = m.get("same_at_end") or (m.get("count") if m.get("distinct") == 1 else 0) or 0
+        if same >= 2:
+            out.append({"key": key, **m, "same_at_end": same})
+    return out
 
 
 def quality_collapse(subject: Subject) -> Finding:
@@ -142,8 +148,10 @@ def quality_collapse(subject: Subject) -> Finding:
             loss_text = (f", while the training loss {loss_col} {'fell' if loss_fell else 'did not fall'} "
                          f"({m['start']:.3g} → {m['end']:.3g})")
     media = _identical_media(subject.run)
-    media_text = "".join(f"; all {m['count']} {m['type'].removesuffix('-file')}s logged under {m['key']} (steps "
-                         f"{m['first_step']}–{m['last_step']}) are the same file" for m in media[:2])
+    media_text = "".join(
+        (f"; all {m['count']} " if m["same_at_end"] == m["count"] else f"; the last {m['same_at_end']} of the "
+         f"{m['count']} ") + f"{m['type'].removesuffix('-file')}s logged under {m['key']} (up to step "
+        f"{m['last_step']}) are one and the same file" for m in media[:2])
     used = [f"{label} history {column} ({found['points']} points)"]
     if loss_fell is not None:
         used.append(f"{label} history {loss_col}")

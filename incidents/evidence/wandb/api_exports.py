@@ -181,9 +181,10 @@ def _media(steps: pd.Series, series: pd.Series) -> dict[str, Any] | None:
     values = [(_cell(v), s) for v, s in zip(series, steps, strict=True) if v is not None and v == v]
     if not values or not all(isinstance(v, dict) and str(v.get("_type", "")).endswith("-file") for v, _ in values):
         return None
-    return {"type": str(values[0][0]["_type"]), "count": len(values),
-            "distinct": len({v.get("sha256") or v.get("path") for v, _ in values}),
-            "first_step": int(values[0][1]), "last_step": int(values[-1][1])}
+    digests = [v.get("sha256") or v.get("path") for v, _ in values]
+    same = next((i for i, d in enumerate(reversed(digests)) if d != digests[-1]), len(digests))
+    return {"type": str(values[0][0]["_type"]), "count": len(values), "distinct": len(set(digests)),
+            "same_at_end": same, "first_step": int(values[0][1]), "last_step": int(values[-1][1])}
 
 
 def _histograms(column: str, steps: pd.Series, series: pd.Series) -> list[tuple] | None:

@@ -18,7 +18,8 @@ Column conventions (the contract other modules build on):
   under other names keep kind ``other``; :func:`histogram_role` says which of them are gradients and
   which weights (``Gradients/…``, ``grad/…``, ``Weights/…``, ``params/…``), read from the key alone.
 * ``media`` — per logged media key (``wandb.Image`` and the like): its type, how many were logged,
-  how many distinct files (by the SDK's sha256) and the first and last step; the files are not read.
+  how many distinct files (by the SDK's sha256), how many of the latest are one and the same file
+  (``same_at_end``), and the first and last step; the files themselves are not read.
 * ``ending`` — how the run ended, when the evidence says: ``how`` (finished, interrupted, crashed,
   exited, unfinished), ``exit_code``, ``detail`` (the exception line, when the console shows one),
   ``source``.
@@ -135,7 +136,7 @@ class RunEvidence:
     warnings: list[str] = field(default_factory=list)
     #: Histogram tallies over the whole run, also counting any not kept in ``histograms``.
     histogram_counts: dict[str, int] = field(default_factory=dict)
-    #: Logged media per key: ``{"type", "count", "distinct", "first_step", "last_step"}``.
+    #: Logged media per key: ``{"type", "count", "distinct", "same_at_end", "first_step", "last_step"}``.
     media: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: How the run ended (see the module docstring); empty when nothing says.
     ending: dict[str, Any] = field(default_factory=dict)

@@ -228,6 +228,9 @@ class _Fold:
         digest = p.get("sha256") or p.get("path")
         if digest:
             seen["digests"].add(digest)
+        # How many of the latest files are the same one: a model that collapsed keeps drawing one image.
+        seen["same_at_end"] = seen.get("same_at_end", 0) + 1 if digest and digest == seen.get("last") else 1
+        seen["last"] = digest
 
     def _histogram(self, key: str, p: dict[str, str], step: int) -> None:
         kind, tensor = histogram_kind(key)
@@ -326,7 +329,7 @@ class _Fold:
             histogram_counts={k: self.hist_tally.get(k, 0) for k in ("gradients", "parameters", "other",
                                                                      "logged_gradients", "logged_parameters")},
             media={key: {"type": m["type"], "count": m["count"], "distinct": len(m["digests"]),
-                         "first_step": m["first_step"], "last_step": m["last_step"]}
+                         "same_at_end": m["same_at_end"], "first_step": m["first_step"], "last_step": m["last_step"]}
                    for key, m in sorted(self.media.items())},
             ending=run_ending(self.exit["exit_code"] if self.exit else None, list(self.console),
                               "the .wandb exit record" if self.exit else "no exit record in the .wandb file",

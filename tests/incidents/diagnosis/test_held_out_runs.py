@@ -3,9 +3,8 @@ from another setup. Each run is written by the real wandb SDK in offline mode an
 importer.
 
 The SDK writes system metrics only for the hardware it runs on, and this machine has no GPU: for the
-CPU-on-a-GPU-host run we add the records a GPU host's SDK writes (``gpu_nvidia`` environment,
-``gpu.<i>.gpu`` and ``gpu.<i>.memoryAllocated`` stats) to the SDK's own file, with the framing
-writer that reproduces SDK files byte for byte (tests/incidents/evidence/wandb/test_framing.py).
+CPU-on-a-GPU-host run we add the records a GPU host's SDK writes (``gpu_host.py``) to the SDK's own
+file.
 """
 
 from __future__ import annotations
@@ -19,7 +18,8 @@ import pytest
 
 from incidents.diagnosis import RULES, diagnose
 from incidents.evidence.sample_data import REPRO_TINY
-from tests.incidents.wandb_runs import closed_log, load_run, offline_wandb
+from tests.incidents.diagnosis.gpu_host import add_gpu_host
+from tests.incidents.wandb_runs import load_run, offline_wandb
 
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
@@ -58,36 +58,8 @@ def _train(root: Path, name: str, config: dict, steps: int = 60, watch: tuple[st
     return folder
 
 
-def _add_idle_gpus(folder: Path, gpus: int = 2, util: float = 0.0, memory: float = 1.0, samples: int = 40) -> None:
-    """Append a GPU host's environment and GPU stats (idle by default) to the SDK's own .wandb file,
-    spread evenly over the time the run trained (as a host sampling that often would write them)."""
-    from wandb.proto import wandb_internal_pb2 as pb
-
-    from incidents.evidence.wandb.framing import iter_records
-    from tests.factories import write_records
-
-    path = closed_log(folder)
-    payloads = [p for _, p in iter_records(path, [])]
-    env = pb.Record()
-    env.environment.gpu_count, env.environment.gpu_type = gpus, "NVIDIA A100-SXM4-40GB"
-    for _ in range(gpus):
-        g = env.environment.gpu_nvidia.add()
-        g.name, g.memory_total = "NVIDIA A100-SXM4-40GB", 42949672960
-    extra = [env.SerializeToString()]
-    rng = np.random.default_rng(0)
-    stamps = load_run(folder).history["_timestamp"].dropna()
-    for t in np.linspace(float(stamps.iloc[0]), float(stamps.iloc[-1]), samples + 2)[1:-1]:
-        i = len(extra)
-        st = pb.Record()
-        st.stats.timestamp.FromNanoseconds(int(t * 1e9))
-        for g in range(gpus):
-            for key, value in ((f"gpu.{g}.gpu", util + (0.0 if i % 7 else 1.0)),
-                               (f"gpu.{g}.memoryAllocated", memory + float(rng.uniform(-0.1, 0.2)))):
-                item = st.stats.item.add()
-                item.key, item.value_json = key, json.dumps(value)
-        extra.append(st.SerializeToString())
-    with open(path, "wb") as f:
-        write_records(f, iter(payloads[:-1] + extra + payloads[-1:]))
+def _add_idle_gpus(folder: Path, gpus: int = 2, util: float = 0.0, memory: float = 1.0) -> None:
+    add_gpu_host(folder, gpus=gpus, util=util, memory=memory)
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.columns import ColumnSet
 from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms, histogram_role
+from incidents.evidence.wandb.facts import environment, nested_values, parse_time, summary_values
 from incidents.evidence.wandb.framing import Cursor, iter_records
 
 HIST_PARTS = frozenset({"_type", "bins", "values"})
@@ -292,7 +293,7 @@ class _Fold:
     def finish(self, warnings: list[str]) -> RunEvidence:
         history = _history_frame(self.history)
         system = _system_frame(self.system)
-        start = self.run.get("start") or _parse_time(self.env.get("started_at"))
+        start = self.run.get("start") or parse_time(self.env.get("started_at"))
         if start is not None and len(system.index):
             system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
         runtime = _runtime(self.exit, history, system, start)
@@ -319,9 +320,9 @@ class _Fold:
             started_at=start,
             ended_at=start + dt.timedelta(seconds=runtime) if start is not None and runtime is not None else None,
             runtime_s=runtime,
-            environment=_environment(self.env, self.telemetry, self.run),
-            config=_nested_values(self.config, drop_prefix="_wandb"),
-            summary=_summary_values(self.summary),
+            environment=environment(self.env, self.telemetry, self.run),
+            config=nested_values(self.config, drop_prefix="_wandb"),
+            summary=summary_values(self.summary),
             history=history,
             system=system,
             histograms=histogram_frame(self.hist_rows),
@@ -402,87 +403,3 @@ def _runtime(exit_: dict | None, history: pd.DataFrame, system: pd.DataFrame,
     if start is not None and len(system.index):
         spans.append(float(system.index.max()) - start.timestamp())
     return max(spans) if spans else None
-
-
-def _parse_time(value: Any) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        return pd.Timestamp(value).tz_convert("UTC").to_pydatetime()
-    except (ValueError, TypeError):
-        return None
-
-
-def _loads(value_json: str) -> Any:
-    try:
-        return json_loads(value_json)
-    except ValueError:
-        return value_json
-
-
-def _nested_values(items: dict[tuple[str, ...], str], drop_prefix: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, vj in items.items():
-        if key and key[0] == drop_prefix:
-            continue
-        out[".".join(key)] = _loads(vj)
-    return out
-
-
-def _summary_values(items: dict[tuple[str, ...], str]) -> dict[str, Any]:
-    histos = {k[0] for k, v in items.items() if len(k) == 2 and k[1] == "_type" and v == _HISTOGRAM_TYPE}
-    out: dict[str, Any] = {}
-    for key, vj in sorted(items.items()):
-        if key[0] in histos or key[0].startswith("_wandb"):
-            continue
-        value = _loads(vj)
-        if isinstance(value, dict) and value.get("_type") == "histogram":
-            continue
-        out[".".join(key)] = value
-    return out
-
-
-def _environment(env: dict[str, Any], telemetry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    gpus = env.get("gpu_nvidia") or []
-    candidates = {
-        "python": env.get("python") or telemetry.get("python_version"),
-        "os": env.get("os"),
-        "host": env.get("host") or run.get("host"),
-        "cpu": (env.get("cpu") or {}).get("model"),
-        "cpu_count": env.get("cpu_count"),
-        "cpu_count_logical": env.get("cpu_count_logical"),
-        "memory_bytes": _int((env.get("memory") or {}).get("total")),
-        "gpu_name": (gpus[0].get("name") if gpus else None) or env.get("gpu_type"),
-        "gpu_count": env.get("gpu_count") or (len(gpus) or None),
-        "gpu_memory_bytes": _int(gpus[0].get("memory_total")) if gpus else None,
-        "cuda": env.get("cuda_version"),
-        "apple_gpu": apple_gpu(env.get("apple") or {}),
-        "wandb": telemetry.get("cli_version"),
-        "huggingface": telemetry.get("huggingface_version"),
-        "program": env.get("program"),
-        "args": env.get("args"),
-        "executable": env.get("executable"),
-        "git_commit": (env.get("git") or {}).get("commit") or run.get("git_commit"),
-        "git_remote": (env.get("git") or {}).get("remote_url") or run.get("git_remote"),
-    }
-    for key, value in candidates.items():
-        if value not in (None, "", [], {}):
-            out[key] = value
-    return out
-
-
-def apple_gpu(apple: dict[str, Any]) -> str | None:
-    """"Apple M1 Pro, 16-core GPU" from the SDK's ``apple`` facts (``gpu_cores``, or ``gpuCores`` in
-    older metadata files); None off Apple silicon."""
-    if not isinstance(apple, dict) or not apple.get("name"):
-        return None
-    cores = apple.get("gpu_cores") or apple.get("gpuCores")
-    return f"{apple['name']}, {cores}-core GPU" if cores else f"{apple['name']} GPU"
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None

@@ -19,7 +19,8 @@ from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import RunEvidence, histogram_counts
-from incidents.evidence.wandb.records import CONSOLE_TAIL, NoReadableRecord, apple_gpu, read_wandb_file
+from incidents.evidence.wandb.facts import apple_gpu
+from incidents.evidence.wandb.records import CONSOLE_TAIL, NoReadableRecord, read_wandb_file
 
 LEGACY_FILES = ("config.yaml", "wandb-metadata.json", "wandb-summary.json", "wandb-history.jsonl",
                 "wandb-events.jsonl")

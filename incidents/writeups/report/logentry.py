@@ -153,7 +153,8 @@ def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, u
         step, _ = signals.median_step_time(baseline)
         when = baseline.ended_at or baseline.started_at
         date = f" {when:%-d %B %Y}" if when else ""
-        took = f": {fmt.duration(baseline.runtime_s)}" if getattr(baseline, "runtime_s", None) else ""
+        span = signals.training_span(baseline)
+        took = f": {fmt.duration(span[0])} training span" if span else ""
         per = f", {fmt.step_time(step)}/step median" if step else ""
         notes.add(f"diagnosed{date} by null-hypothesis test (training without wandb.watch(){took}{per})",
                   f"baseline run {fmt.run_label(baseline)}")

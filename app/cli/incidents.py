@@ -21,7 +21,19 @@ def _kpis(report) -> dict:
                 continue
             name = key if kpi.after is None else f"{key}:{part}"
             out[name] = {"value": fig.value, "text": fig.text, "source": fig.source or None}
+    # Kept for the JSON's readers since the strip moved to median steps: the runs' mean step times.
+    from incidents.diagnosis import signals
+
+    for part, run in (("before", report.comparison.before), ("after", report.comparison.after)):
+        value, source = signals.mean_step_time(run) if run is not None else (None, "no run")
+        out[f"mean_step_time_before_after:{part}"] = {"value": value, "text": f"{value:.4g} s" if value else source,
+                                                      "source": source if value else None}
     return out
+
+
+def _undetermined(report) -> list[dict]:
+    return [{k: v for k, v in f.to_dict().items() if k in ("rule", "verdict", "evidence")}
+            for f in report.findings if f.undetermined]
 
 
 def _write_outputs(report, pdf: Path | None, html: Path | None) -> None:
@@ -81,13 +93,18 @@ def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_
                   "diagnosis": [{k: v for k, v in f.to_dict().items() if k in ("rule", "verdict", "evidence",
                                                                             "confidence")}
                                 for f in report.fired],
-                  "kpis": _kpis(report), "log_entry": incident.log_entry}
+                  "kpis": _kpis(report), "log_entry": incident.log_entry,
+                  # Symptoms whose cause the evidence cannot decide, each with what would decide it.
+                  "undetermined": _undetermined(report)}
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str, allow_nan=False))
         return
     click.echo(f"Incident {result['id']} (draft): {title}")
     for f in report.fired:
         click.echo(f"- {f.rule}: {f.verdict}")
+    for f in report.findings:
+        if f.undetermined:
+            click.echo(f"- {f.rule} (not determined): {f.verdict}")
     if not report.fired:
         click.echo("- no rule fired")
     click.echo("\n" + incident.log_entry)
@@ -111,8 +128,11 @@ def diagnose_cmd(path: Path, as_json: bool) -> None:
         click.echo(json.dumps({"diagnosis": [f.to_dict() for f in findings]}, indent=2, default=str))
         return
     for f in findings:
-        mark = "FIRED" if f.fired else "ok"
+        mark = "FIRED" if f.fired else "open" if f.undetermined else "ok"
         click.echo(f"[{mark:5}] {f.rule} ({f.cls}): {f.verdict}")
+        if f.undetermined:
+            for item in f.evidence.get("would_decide", []):
+                click.echo(f"        would decide it: {item}")
 
 
 @incident_group.command("render")

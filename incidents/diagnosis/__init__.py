@@ -1,8 +1,10 @@
 """Automatic diagnosis of a training run: pure functions over RunEvidence-shaped data.
 
 ``diagnose`` runs every rule and returns every outcome, fired or not, so a report can say what was
-checked. Engineering rules (speed and gradient health) run first; the research-question rule only
-fires when none of them did, as in the two-class method.
+checked. Engineering rules (speed, gradient health, a collapsed quality metric) run first; the
+research-question rule only fires when none of them did, as in the two-class method. A rule whose
+symptom is seen but whose cause the evidence cannot decide returns an ``undetermined`` finding
+(class ``undetermined``, not fired) with ``evidence["would_decide"]``.
 """
 
 from __future__ import annotations
@@ -10,15 +12,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from incidents.diagnosis import gradients, overhead, progress
+from incidents.diagnosis import gpu, gradients, overhead, progress, quality
 from incidents.diagnosis.findings import CLASSES, Finding
 from incidents.diagnosis.subject import Subject, prepare
 
 __all__ = ["CLASSES", "RULES", "Finding", "Subject", "diagnose", "prepare"]
 
 #: Every rule name, in report order.
-RULES = ("watch_overhead", "model_not_on_gpu", "input_bound", "gpu_underused", "exploding_gradients", "vanishing_gradients", "dead_layer",
-         "static_parameters", "clean_but_stuck")
+RULES = ("watch_overhead", "model_not_on_gpu", "input_bound", "gpu_underused", "exploding_gradients",
+         "vanishing_gradients", "dead_layer", "static_parameters", "quality_collapse", "clean_but_stuck")
 
 #: Rules about correctness of training: when one fires, "stuck" is not a research question.
 _GRADIENT_RULES = (gradients.exploding, gradients.vanishing, gradients.dead_layer, gradients.static_parameters)
@@ -28,9 +30,9 @@ def diagnose(run: Any, baseline: Any | None = None, profile: dict[str, Any] | No
              profile_source: str = "profile") -> list[Finding]:
     """Run every rule on ``run`` (a RunEvidence), optionally against a baseline run and a profile."""
     subject = prepare(run, baseline, profile, profile_source)
-    findings = [overhead.watch_overhead(subject), overhead.model_not_on_gpu(subject), overhead.input_bound(subject),
-                overhead.gpu_underused(subject)]
-    health = [rule(subject) for rule in _GRADIENT_RULES]
+    findings = [overhead.watch_overhead(subject), gpu.model_not_on_gpu(subject), gpu.input_bound(subject),
+                gpu.gpu_underused(subject)]
+    health = [rule(subject) for rule in _GRADIENT_RULES] + [quality.quality_collapse(subject)]
     findings += health
     findings.append(progress.clean_but_stuck(subject, [f.rule for f in health if f.fired]))
     return [_with_evidence_used(f) for f in findings]
@@ -40,5 +42,5 @@ def _with_evidence_used(finding: Finding) -> Finding:
     """Every fired rule names the evidence it used (its ``*source`` fields when it did not list them)."""
     if not finding.fired or finding.evidence.get("evidence_used"):
         return finding
-    used = [str(v) for k, v in finding.evidence.items() if k.endswith("source") and v]
+    used = [str(v) for k, v in finding.evidence.items() if k.endswith("source") and v and isinstance(v, str)]
     return replace(finding, evidence={**finding.evidence, "evidence_used": used or ["the run's watch histograms"]})

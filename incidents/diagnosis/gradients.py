@@ -54,7 +54,7 @@ def _first_nonfinite(loss: pd.Series) -> int | None:
 def exploding(subject: Subject) -> Finding:
     """Gradient spread growing step over step, or non-finite values (loss, or values watch dropped)."""
     rule = "exploding_gradients"
-    grads = subject.kind("gradients")
+    grads = subject.health_kind("gradients")
     loss_col = signals.loss_column(getattr(subject.run, "history", None))
     nonfinite_step = None
     if loss_col is not None:
@@ -69,9 +69,9 @@ def exploding(subject: Subject) -> Finding:
                 dropped.append({"tensor": tensor, "step": int(short["step"].iloc[0]),
                                 "non_finite": int(full - short["total"].iloc[0])})
     if grads.empty and nonfinite_step is None:
-        return not_fired(rule, "Not checked: no gradient histograms (watch log='gradients' or 'all') and the "
-                               "loss stayed finite.")
-    evidence: dict = {"source": f"{subject.run_label} gradients/* histograms"}
+        return not_fired(rule, "Not checked: no gradient histograms (wandb.watch log='gradients' or 'all', or "
+                               "gradient histograms logged by hand) and the loss stayed finite.")
+    evidence: dict = {"source": f"{subject.health_source}, gradients"}
     growth_rows = []
     if not grads.empty and grads["step"].nunique() >= MIN_STEPS:
         live = grads[grads["absmax"] > 0]
@@ -117,7 +117,7 @@ def exploding(subject: Subject) -> Finding:
 def vanishing(subject: Subject) -> Finding:
     """Early layers' gradients orders of magnitude below the last layers' while those still move."""
     rule = "vanishing_gradients"
-    grads = subject.kind("gradients")
+    grads = subject.health_kind("gradients")
     if grads.empty or grads["tensor"].nunique() < 3:
         return not_fired(rule, "Not checked: needs gradient histograms of at least three tensors.")
     weights = grads[grads["tensor"].str.endswith("weight")]
@@ -136,7 +136,7 @@ def vanishing(subject: Subject) -> Finding:
     evidence = {"early_tensors": early[:6], "late_tensors": late[:6], "early_max_abs_grad": early_scale,
                 "late_max_abs_grad": late_scale, "decades": round(decades, 2),
                 "steps": [int(steps[len(steps) // 2]), int(steps[-1])],
-                "source": f"{subject.run_label} gradients/* histograms (median max |g| over the later half)"}
+                "source": f"{subject.health_source}, gradients (median max |g| over the later half)"}
     if decades < VANISHING_DECADES:
         return not_fired(rule, f"Early layers' gradients are within {max(decades, 0):.1f} decades of the last "
                                "layers'.", **evidence)
@@ -151,7 +151,7 @@ def vanishing(subject: Subject) -> Finding:
 def dead_layer(subject: Subject) -> Finding:
     """A module whose every gradient is exactly zero at every logged step."""
     rule = "dead_layer"
-    grads = subject.kind("gradients")
+    grads = subject.health_kind("gradients")
     if grads.empty:
         return not_fired(rule, "Not checked: no gradient histograms.")
     if grads["step"].nunique() < 2:
@@ -165,7 +165,7 @@ def dead_layer(subject: Subject) -> Finding:
     evidence = {"modules": sorted(dead, key=signals.natural_key),
                 "tensors": sorted((t for ts in dead.values() for t in ts), key=signals.natural_key),
                 "steps": [steps[0], steps[-1]], "logged_steps": len(steps),
-                "source": f"{subject.run_label} gradients/* histograms"}
+                "source": f"{subject.health_source}, gradients"}
     if not dead:
         return not_fired(rule, "Every module received non-zero gradients.", **evidence)
     names = ", ".join(evidence["modules"][:4])
@@ -178,8 +178,8 @@ def dead_layer(subject: Subject) -> Finding:
 def static_parameters(subject: Subject) -> Finding:
     """Parameter histograms identical at every step although gradients flow: no update is applied."""
     rule = "static_parameters"
-    params = subject.kind("parameters")
-    grads = subject.kind("gradients")
+    params = subject.health_kind("parameters")
+    grads = subject.health_kind("gradients")
     if params.empty:
         return not_fired(rule, "Not checked: no parameter histograms (watch log='parameters' or 'all').")
     if params["step"].nunique() < MIN_STEPS:
@@ -194,7 +194,7 @@ def static_parameters(subject: Subject) -> Finding:
     steps = _steps_text(params["step"].unique())
     evidence = {"tensors": static[:12], "static_tensors": len(static),
                 "checked_tensors": int(unchanged.size), "steps": [steps[0], steps[-1]],
-                "source": f"{subject.run_label} parameters/* and gradients/* histograms"}
+                "source": f"{subject.health_source}, weights and gradients"}
     if not grads.empty and not static:
         return not_fired(rule, "Every parameter with a non-zero gradient changed between logged steps.", **evidence)
     if grads.empty:

@@ -1,17 +1,19 @@
-"""Speed rules: is the step time spent in ``wandb.watch`` work, or is the GPU starved by input?
+"""The speed rule for instrumentation: is the step time spent in ``wandb.watch`` work?
 
 Watch overhead fires when histograms are logged often (every ≤ 50 steps) and there is measured or
 circumstantial evidence that the histogram work dominates: a profile with > 20 % of step time in
 watch work, a measured slowdown of ≥ 1.25× against a baseline run, or (without measurements) a model
-over 10M parameters whose GPU sits below 50 % utilisation. Measurements outrank the size heuristic,
-so a small model whose profile shows the cost still fires, with higher confidence.
+over 10M parameters whose GPU sits below 50 % utilisation over enough samples. Measurements outrank
+the size heuristic, so a small model whose profile shows the cost still fires, with higher confidence.
+Step times are medians, and the slowdown is the report's one primary comparison: the incident's
+median step over the baseline's. The GPU rules live in ``gpu.py``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from incidents.diagnosis import setup, signals
+from incidents.diagnosis import signals
 from incidents.diagnosis.findings import Finding, not_fired
 from incidents.diagnosis.subject import Subject
 
@@ -20,8 +22,9 @@ LARGE_MODEL = 10_000_000
 LOW_UTIL = 50.0
 HEAVY_SHARE = 0.20
 SLOWDOWN = 1.25
-IDLE_UTIL = 5.0      # % utilisation at or below which a GPU counts as idle
-IDLE_MEMORY = 5.0    # % of GPU memory allocated at or below which no model sits on it
+#: An estimated share is capped here (a calibration from a slower machine can predict more than the
+#: whole step); a capped share is a lower bound, so no step time is predicted from it.
+MAX_SHARE = 0.9
 
 
 def _fix_options(subject: Subject) -> list[dict[str, Any]]:
@@ -55,31 +58,36 @@ def watch_overhead(subject: Subject) -> Finding:
     tensors = int(subject.stats["tensor"].nunique())
     params = signals.parameter_count(subject.stats)
     facts = subject.profile
-    step_s, step_source = signals.mean_step_time(subject.run)
+    step_s, step_source = signals.median_step_time(subject.run)
     share, share_source, estimated = _share(subject, facts, step_s)
     if facts and facts.watch_mode and step_s is None and not subject.watch_configs_differ:
-        step_s, step_source = facts.watch_mode["mean_step_s"], f"{facts.source} mode {facts.watch_mode['mode']}"
-    base_s, base_source = (signals.mean_step_time(subject.baseline)
+        step_s, step_source = _mode_step(facts.watch_mode), f"{facts.source} mode {facts.watch_mode['mode']}"
+    base_s, base_source = (signals.median_step_time(subject.baseline)
                            if subject.baseline is not None and subject.baseline_comparable else (None, ""))
     if base_s is not None:
         base_source = f"{getattr(subject.baseline, 'run_id', 'baseline')} {base_source}"
     elif facts and facts.baseline_mode and not subject.watch_configs_differ and subject.baseline is None:
-        base_s, base_source = facts.baseline_mode["mean_step_s"], f"{facts.source} mode baseline"
+        base_s, base_source = _mode_step(facts.baseline_mode), f"{facts.source} mode baseline"
     slowdown = step_s / base_s if step_s and base_s else None
     if subject.watch_configs_differ and slowdown and slowdown > 1 and subject.baseline is not None:
         # The run's own timing against a comparable baseline outranks any figure carried from the profile.
         share, share_source, estimated = 1 - 1 / slowdown, f"this run's own timing: 1 − {base_source} ÷ " \
                                                            f"{subject.run_label} {step_source}", False
-    util = signals.gpu_utilisation(getattr(subject.run, "system", None))
+    util, gpu_samples = signals.run_gpu(subject.run)
+    if gpu_samples < signals.MIN_GPU_SAMPLES:
+        util = None     # too few samples to say anything about utilisation
     steps = sorted(int(s) for s in subject.stats["step"].unique())
     frequent = interval is not None and interval <= FREQUENT_STEPS
     evidence: dict[str, Any] = {
         "log": log, "histogram_interval_steps": interval, "tensors": tensors, "parameters": params,
         "histogram_steps": steps[:5] + (["…", steps[-1]] if len(steps) > 5 else []),
         "watch_share": share, "watch_share_source": share_source,
-        "gpu_util_mean": util, "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu" if util is not None
-        else "no GPU utilisation metrics in this run",
-        "mean_step_s": step_s, "mean_step_source": f"{subject.run_label} {step_source}",
+        "gpu_util_mean": util, "gpu_samples": gpu_samples,
+        "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu ({gpu_samples} steady-state samples)"
+        if util is not None else "no GPU utilisation figure (no GPU metrics, or fewer than "
+                                 f"{signals.MIN_GPU_SAMPLES} steady-state samples)",
+        # ``mean_step_s`` keeps its name in the JSON; since issue 20 it holds the median step time.
+        "mean_step_s": step_s, "median_step_s": step_s, "mean_step_source": f"{subject.run_label} {step_source}",
         "baseline_step_s": base_s, "baseline_source": base_source or None, "slowdown": slowdown,
     }
     evidence["share_is_estimate"] = estimated
@@ -102,9 +110,11 @@ def watch_overhead(subject: Subject) -> Finding:
     if not frequent:
         return not_fired(rule, f"Watch histograms are logged every {interval or 'run'} steps (> {FREQUENT_STEPS} or "
                                "only once): too rarely to dominate step time.", **evidence)
+    capped = bool(facts and facts.share_is_estimate and share is not None and share >= MAX_SHARE)
     reasons = []
     if share is not None and share > HEAVY_SHARE:
-        reasons.append(f"{'an estimated ' if estimated else ''}{share:.0%} of step time was spent in watch work")
+        amount = f"at least {share:.0%}" if capped else f"{share:.0%}"
+        reasons.append(f"{'an estimated ' if estimated else ''}{amount} of step time was spent in watch work")
     if slowdown is not None and slowdown >= SLOWDOWN:
         reasons.append(f"steps are {slowdown:.2f}× slower than the baseline")
     heuristic = params is not None and params > LARGE_MODEL and util is not None and util < LOW_UTIL
@@ -113,16 +123,28 @@ def watch_overhead(subject: Subject) -> Finding:
     if not reasons:
         return not_fired(rule, "Histograms are frequent, but no measurement shows their cost (no profile share "
                                "> 20 %, no slowdown against a baseline, GPU not idle on a large model).", **evidence)
-    predicted = base_s if base_s else (step_s * (1 - share) if step_s and share is not None else None)
+    # A share is of the whole time, so it is applied to the mean step (a median step of a run logging
+    # every 10 steps is a step without histograms, and would make the prediction too optimistic).
+    mean_s, _ = signals.mean_step_time(subject.run)
+    mean_s = mean_s or step_s
+    predicted = base_s if base_s else (mean_s * (1 - share) if mean_s and share is not None and not capped
+                                       else None)
     evidence["predicted_step_s"] = predicted
-    evidence["predicted_source"] = base_source if base_s else ("mean step × (1 − watch share)" if predicted else None)
+    evidence["predicted_source"] = base_source if base_s else (
+        ("estimate: mean step × (1 − estimated watch share)" if estimated else "mean step × (1 − watch share)")
+        if predicted else ("not predicted: the estimated share is a cap, not a measurement" if capped else None))
     evidence["fixes"] = _fix_options(subject)
     freq_text = interval if log != "parameters" else f"~{interval}"
     verdict = (f'wandb.watch(log="{log}", log_freq={freq_text}) is the cause: histograms of {tensors} tensors '
                f"every {interval} step{'s' if interval != 1 else ''}; " + "; ".join(reasons) + ".")
-    if predicted:
-        verdict += f" Predicted step time without it: {predicted:.3g} s"
+    if predicted and base_s:
+        verdict += f" Predicted step time without it: {predicted:.3g} s, the baseline's median"
         verdict += f" (now {step_s:.3g} s)." if step_s else "."
+    elif predicted:
+        verdict += (f" {'Estimated' if estimated else 'Predicted'} mean step time without it: {predicted:.3g} s "
+                    f"(now {mean_s:.3g} s).")
+    elif capped:
+        verdict += " No step time without it is predicted: the estimate reached its cap."
     by_share = share is not None and share > HEAVY_SHARE
     by_slowdown = slowdown is not None and slowdown >= SLOWDOWN
     confidence = 0.9 if by_share and by_slowdown else 0.75 if by_share or by_slowdown else 0.5
@@ -131,6 +153,12 @@ def watch_overhead(subject: Subject) -> Finding:
     if estimated and not by_slowdown:
         confidence -= 0.15
     return Finding(rule, True, "engineering", verdict, evidence, round(confidence, 2))
+
+
+def _mode_step(mode: dict[str, Any]) -> float:
+    """A profile mode's median step (the reproducer writes it), else its mean."""
+    median = mode.get("median_step_s")
+    return float(median) if isinstance(median, int | float) and median > 0 else float(mode["mean_step_s"])
 
 
 def _share(subject: Subject, facts: Any, step_s: float | None) -> tuple[float | None, str | None, bool]:
@@ -142,7 +170,7 @@ def _share(subject: Subject, facts: Any, step_s: float | None) -> tuple[float | 
         return None, None, False
     if not subject.watch_configs_differ:
         source = f"{facts.source} (hook_share of {facts.watch_mode['mode']})" if facts.watch_mode else facts.source
-        return facts.watch_share, source, False
+        return facts.watch_share, source, facts.share_is_estimate
     if subject.scaled_hook is None or not step_s:
         return None, None, False
     hook_ms, how = subject.scaled_hook
@@ -159,115 +187,3 @@ def _evidence_used(share_source: str | None, step_source: str, base_source: str,
     if util is not None:
         used.append(f"{subject.run_label} system.gpu.*.gpu")
     return used
-
-
-def _watch_work(subject: Subject) -> str | None:
-    """Instrumentation that would explain an idle GPU: frequent watch histograms or a measured share."""
-    interval = subject.histogram_interval
-    if interval is not None and interval <= FREQUENT_STEPS:
-        return f"watch histograms every {interval} step{'s' if interval != 1 else ''}"
-    share = subject.profile.watch_share if subject.profile else None
-    summary = getattr(subject.run, "summary", {}) or {}
-    if share is None and isinstance(summary.get("repro/hook_share"), int | float):
-        share = float(summary["repro/hook_share"])
-    if share is not None and share > HEAVY_SHARE:
-        return f"{share:.0%} of step time in watch work"
-    return None
-
-
-def _gpu_evidence(subject: Subject) -> dict[str, Any]:
-    system = getattr(subject.run, "system", None)
-    env = getattr(subject.run, "environment", {}) or {}
-    return {"gpu_util_mean": signals.gpu_utilisation(system), "gpu_memory_percent": signals.gpu_memory_percent(system),
-            "gpu_count": env.get("gpu_count"), "gpu_name": env.get("gpu_name"),
-            "device_in_config": setup.device_type(subject.run) if (getattr(subject.run, "config", {}) or {})
-            .get("device") else None,
-            "parameters": setup.run_signature(subject.run, subject.stats).parameters,
-            "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu (steady state)",
-            "gpu_memory_source": f"{subject.run_label} system.gpu.*.memoryAllocated"}
-
-
-def _idle(ev: dict[str, Any]) -> bool:
-    memory = ev["gpu_memory_percent"]
-    return ev["gpu_util_mean"] is not None and ev["gpu_util_mean"] <= IDLE_UTIL and \
-        (memory is None or memory <= IDLE_MEMORY)
-
-
-def model_not_on_gpu(subject: Subject) -> Finding:
-    """Idle GPUs with near-empty memory: the model trained on the CPU (or another device)."""
-    rule = "model_not_on_gpu"
-    ev = _gpu_evidence(subject)
-    if ev["gpu_util_mean"] is None:
-        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics (CPU host, or system "
-                               "metrics not exported).", **ev)
-    if not _idle(ev):
-        return not_fired(rule, f"The GPU was in use ({ev['gpu_util_mean']:.0f}% utilisation"
-                               + (f", {ev['gpu_memory_percent']:.0f}% memory allocated" if ev["gpu_memory_percent"]
-                                  is not None else "") + ").", **ev)
-    gpus = f"{ev['gpu_count']} GPU{'s' if (ev['gpu_count'] or 1) != 1 else ''}" if ev["gpu_count"] else "the GPU"
-    memory = (f" and {ev['gpu_memory_percent']:.1f}% of GPU memory allocated" if ev["gpu_memory_percent"] is not None
-              else " (GPU memory not recorded)")
-    told = " The run's config says device=cpu." if ev["device_in_config"] == "cpu" else ""
-    ev["evidence_used"] = [ev["gpu_util_source"]] + ([ev["gpu_memory_source"]] if ev["gpu_memory_percent"]
-                                                      is not None else [])
-    return Finding(rule, True, "engineering",
-                   f"The model is not on the GPU: {gpus} sat idle ({ev['gpu_util_mean']:.1f}% utilisation{memory}), "
-                   f"so training ran on the CPU.{told} Move the model and batches to the device "
-                   "(model.to('cuda'), tensors .to('cuda')) or check the launcher's device setting.",
-                   ev, 0.85 if ev["gpu_memory_percent"] is not None else 0.6)
-
-
-def input_bound(subject: Subject) -> Finding:
-    """A GPU in use but under-fed, with no instrumentation to blame, points at the data pipeline."""
-    rule = "input_bound"
-    ev = _gpu_evidence(subject)
-    util = ev["gpu_util_mean"]
-    ev["histogram_interval_steps"] = subject.histogram_interval
-    if util is None:
-        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics (CPU run, or system "
-                               "metrics not exported).", **ev)
-    if util >= LOW_UTIL:
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}% (≥ {LOW_UTIL:.0f}%): not starved.", **ev)
-    if _idle(ev):
-        return not_fired(rule, "Not applicable: the GPU was idle with near-empty memory, so the model was not on "
-                               "it (see model not on GPU); an input pipeline cannot starve an unused device.", **ev)
-    work = _watch_work(subject)
-    if work:
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%, but instrumentation explains it ({work}; "
-                               "see watch overhead).", **ev)
-    if ev["parameters"] is not None and ev["parameters"] < LARGE_MODEL:
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%, but the model is small "
-                               f"({ev['parameters']:,} parameters): see GPU under-used.", **ev)
-    ev["evidence_used"] = [ev["gpu_util_source"]] + ([ev["gpu_memory_source"]] if ev["gpu_memory_percent"]
-                                                      is not None else []) + \
-        [f"{subject.run_label} watch histograms (none frequent)", "attached profile (no watch share)"
-         if subject.profile else "no profile attached"]
-    in_use = f"{ev['gpu_memory_percent']:.0f}% memory allocated" if ev["gpu_memory_percent"] is not None \
-        else "GPU memory not recorded"
-    confidence = (0.7 if util < 25 else 0.55) if ev["gpu_memory_percent"] is not None else 0.45
-    return Finding(rule, True, "engineering",
-                   f"GPU utilisation averaged {util:.0f}% with the model on the GPU ({in_use}) and no watch or "
-                   "other instrumentation work to account for it: the input pipeline (data loading, decoding, "
-                   "host-side preprocessing, host-to-device copies) is likely starving the GPU.", ev, confidence)
-
-
-def gpu_underused(subject: Subject) -> Finding:
-    """A small model on a big GPU leaves it partly idle: a sizing question, not a defect."""
-    rule = "gpu_underused"
-    ev = _gpu_evidence(subject)
-    util = ev["gpu_util_mean"]
-    if util is None:
-        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics.", **ev)
-    if util >= LOW_UTIL or _idle(ev):
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%: "
-                               + ("not under-used." if util >= LOW_UTIL else "idle, not under-used (see model "
-                                                                             "not on GPU)."), **ev)
-    if ev["parameters"] is None or ev["parameters"] >= LARGE_MODEL:
-        return not_fired(rule, "Not applicable: the model's size is unknown or large "
-                               "(see input bound).", **ev)
-    ev["evidence_used"] = [ev["gpu_util_source"], f"{subject.run_label} parameter count (watch histograms or config)"]
-    device = f" {ev['gpu_name']}" if ev["gpu_name"] else ""
-    return Finding(rule, True, "engineering",
-                   f"GPU under-used (model too small for the device?): {util:.0f}% utilisation for a "
-                   f"{ev['parameters']:,}-parameter model on{device or ' the GPU'}. Larger batches, several runs "
-                   "per GPU or a smaller device would use it better.", ev, 0.3)

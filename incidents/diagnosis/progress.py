@@ -2,17 +2,26 @@
 
 This is the second class of the two-class method: when no engineering rule fires and the loss sits
 near its starting value, the likely answer is about the data or the task (labels that carry no
-signal, a target the model cannot express), not about the code.
+signal, a target the model cannot express), not about the code. Two patterns are not that:
+
+* a loss that falls at first and then stops almost at once (within ``EARLY_SHARE`` of its points,
+  at most ``EARLY_POINTS`` of them) has learned the label frequencies and nothing more, which is
+  more often wiring (inputs not reaching the model, shifted targets) or the learning rate;
+* a training loss that falls while a held-out metric gets worse is not "progress".
+
+A run that ended early (interrupted, crashed, killed) is judged on what it logged, and says so.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from incidents.diagnosis import signals
+from incidents.diagnosis import quality, signals
 from incidents.diagnosis.findings import Finding, not_fired
 from incidents.diagnosis.subject import Subject
 
@@ -21,31 +30,25 @@ MIN_POINTS = 50
 STUCK_SHARE = 0.10
 #: …and so does a change within this many standard errors of the noise.
 NOISE_Z = 3.0
+#: "Stopped almost at once": the plateau began within this share of the logged points…
+EARLY_SHARE = 0.05
+#: …and within this many of them.
+EARLY_POINTS = 50
+#: A first fall of at least this share of the starting loss shows the loss did move before it stopped.
+FIRST_FALL = 0.10
+#: Config keys naming how many outputs (classes, tokens) the model chooses between.
+OUTPUT_KEYS = ("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab", "output_size", "num_tokens",
+               "n_tokens", "output_dim")
 #: Metric names of reinforcement learning, where "the loss should fall" does not hold.
 RL_WORDS = re.compile(r"reward|return|policy|value[_ /.-]?loss|entropy|episode|advantage|kl[_ /.-]?div|q[_ ]?loss",
                       re.IGNORECASE)
 
 
+movement = signals.movement   # kept importable from here
+
+
 def rl_metrics(history: pd.DataFrame) -> list[str]:
     return sorted(str(c) for c in history.columns if not str(c).startswith("_") and RL_WORDS.search(str(c)))
-
-
-def movement(values: pd.Series) -> dict[str, float]:
-    """Start and end (medians of the first and last stretch), the change, and the scale it is judged by.
-
-    The scale is the larger of the metric's robust range (5th–95th percentile) and its size, so a
-    loss near zero or a negative loss is judged by how far it moved, not by a ratio to a tiny value.
-    The noise is estimated from step-to-step differences (robust to a trend).
-    """
-    arr = values.to_numpy(dtype="float64")
-    head, tail = max(3, len(arr) // 20), max(5, len(arr) // 5)
-    start, end = float(np.median(arr[:head])), float(np.median(arr[-tail:]))
-    spread = float(np.percentile(arr, 95) - np.percentile(arr, 5))
-    diffs = np.diff(arr)
-    noise = float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2)) if diffs.size else 0.0
-    stderr = 1.2533 * noise * float(np.sqrt(1 / head + 1 / tail))
-    return {"start": start, "end": end, "change": end - start, "spread": spread, "noise": noise,
-            "stderr": stderr, "scale": max(spread, abs(start)), "head": head, "tail": tail}
 
 
 def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
@@ -65,7 +68,7 @@ def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
     if len(loss) < MIN_POINTS:
         return not_fired(rule, f"Not checked: {len(loss)} loss points (< {MIN_POINTS}) are too few to judge "
                                "progress.", metric=column, points=int(len(loss)))
-    m = movement(loss)
+    m = signals.movement(loss)
     start, end, change = m["start"], m["end"], m["change"]
     threshold = max(STUCK_SHARE * m["scale"], NOISE_Z * m["stderr"])
     steps = [int(loss.index[0]), int(loss.index[-1])]
@@ -80,16 +83,73 @@ def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
         return not_fired(rule, "Not applicable: an engineering defect was found first ("
                                f"{', '.join(engineering_fired)}).", **evidence)
     moved = f"{start:.3g} → {end:.3g}, a change of {change:+.3g} against a range of {m['spread']:.3g}"
+    ended = signals.ending_text(subject.run)
+    if ended:
+        evidence["ending"] = ended
+    note = f" The run {ended}: it is judged on the steps it logged." if ended else ""
     if change <= -threshold:
-        return not_fired(rule, f"The loss fell ({moved}): training makes progress.", **evidence)
+        worse = quality.worsened(history)
+        if worse:
+            w = worse[0]
+            evidence["held_out_worse"] = worse
+            return not_fired(rule, f"The training loss fell ({moved}), but {w['metric']} got worse ({w['start']:.3g} "
+                                   f"→ {w['end']:.3g}, {w['direction']} is better): the model does not generalise, "
+                                   "so this is not progress (see quality collapse)." + note, **evidence)
+        return not_fired(rule, f"The loss fell ({moved}): training makes progress." + note, **evidence)
     if change >= threshold:
         return not_fired(rule, f"The loss rose ({moved}): training diverges rather than stalls, which is not "
-                               "the stuck pattern.", **evidence)
-    clean = "gradient histograms are clean" if not subject.stats.empty else \
-        "no engineering defect found (no watch histograms to confirm the gradients)"
+                               "the stuck pattern." + note, **evidence)
+    clean = "gradient histograms are clean" if not subject.health.empty else \
+        "no engineering defect found (no gradient histograms to confirm the gradients)"
+    early = _early_plateau(loss, threshold)
+    if early is not None:
+        first, onset = early
+        chance = _chance(subject.run, end)
+        evidence.update(first=first, plateau_from_step=int(loss.index[onset]), plateau_from_point=onset,
+                        chance_level=chance[1] if chance else None)
+        return Finding(rule, True, "engineering",
+                       f"Stuck from the start, more likely wiring than a research question: {column} fell from "
+                       f"{first:.3g} to {end:.3g} by step {int(loss.index[onset])} (point {onset + 1} of "
+                       f"{len(loss):,} logged) and has not moved since ({moved}){chance[0] if chance else ''}. A "
+                       "loss that stops this early has learned the label frequencies and nothing else: check that "
+                       "the inputs reach the model (the decoder, in a sequence model), that targets are aligned "
+                       "with their inputs (not shifted or mismatched), that the loss is computed on the model's "
+                       "output, and the learning rate; only then whether the labels carry signal." + note,
+                       evidence, 0.55)
     return Finding(rule, True, "research",
                    f"Likely a research question, not a bug: {clean}, yet {column} stayed near its starting "
                    f"value ({moved}; a move under {threshold:.3g} counts as none) over steps {steps[0]}–"
                    f"{steps[1]}. Check that the labels carry signal (shuffled or random labels?), the task's "
-                   "difficulty, and the learning-rate range.",
-                   evidence, 0.75 if not subject.stats.empty else 0.5)
+                   "difficulty, and the learning-rate range." + note,
+                   evidence, 0.75 if not subject.health.empty else 0.5)
+
+
+def _early_plateau(loss: pd.Series, threshold: float) -> tuple[float, int] | None:
+    """(first level, point where the plateau began) when the loss fell and then stopped almost at once."""
+    values = loss.to_numpy(dtype="float64")
+    n = len(values)
+    first = float(values[0])     # the untrained model's loss: the fall can be over within three steps
+    end = float(np.median(values[-max(5, n // 5):]))
+    if first - end < max(FIRST_FALL * abs(first), threshold):
+        return None
+    window = max(3, min(25, n // 50))
+    rolling = pd.Series(values).rolling(window, min_periods=1, center=True).median().to_numpy()
+    away = np.flatnonzero(np.abs(rolling - end) > threshold)
+    onset = int(away[-1]) + 1 if away.size else 0
+    if onset > min(EARLY_POINTS, max(3, EARLY_SHARE * n)):
+        return None
+    return first, onset
+
+
+def _chance(run: Any, end: float) -> tuple[str, float] | None:
+    """The loss of uniform guessing, ln K, when the config names K outputs."""
+    config = getattr(run, "config", {}) or {}
+    for key in OUTPUT_KEYS:
+        value = config.get(key)
+        if isinstance(value, dict) and "value" in value:
+            value = value["value"]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 2:
+            level = math.log(value)
+            return (f"; uniform guessing over {value:,} outputs (config {key}) scores ln {value} = {level:.3g}, "
+                    f"and predicting the label frequencies scores their entropy, at most that", level)
+    return None

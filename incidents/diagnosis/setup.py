@@ -34,6 +34,8 @@ class Signature:
     parameters: int | None
     name: str | None
     source: str
+    batch: str | None = None
+    seq: str | None = None
 
     def text(self) -> str:
         parts = [self.name or "unnamed model"]
@@ -41,7 +43,15 @@ class Signature:
             parts.append(f"{self.tensors} parameter tensors")
         if self.parameters is not None:
             parts.append(f"{self.parameters:,} parameters")
+        if self.batch is not None:
+            parts.append(f"batch {self.batch}")
+        if self.seq is not None:
+            parts.append(f"sequence {self.seq}")
         return ", ".join(parts)
+
+    @property
+    def known(self) -> bool:
+        return any(v is not None for v in (self.tensors, self.parameters, self.name, self.batch, self.seq))
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,9 @@ class WatchConfig:
     log_freq: int | None
     histograms_per_logging_step: int | None
     source: str
+    #: True when ``histograms_per_logging_step`` is a per-profiled-step average (a table cannot say in
+    #: which steps watch fired): a lower bound, so only a larger figure than the run's is a difference.
+    lower_bound: bool = False
 
     def text(self) -> str:
         if self.log is None and self.log_freq is None:
@@ -81,8 +94,10 @@ def run_signature(run: Any, stats: pd.DataFrame) -> Signature:
     if params is None and isinstance(_config_value(config, PARAM_KEYS), int):
         params = int(_config_value(config, PARAM_KEYS))
     name = _config_value(config, MODEL_KEYS)
+    batch, seq = _config_value(config, BATCH_KEYS), _config_value(config, SEQ_KEYS)
     return Signature(tensors, params, name if isinstance(name, str) else None,
-                     f"{getattr(run, 'run_id', 'run')} watch histograms and config")
+                     f"{getattr(run, 'run_id', 'run')} watch histograms and config",
+                     str(batch) if batch is not None else None, str(seq) if seq is not None else None)
 
 
 def run_watch(stats: pd.DataFrame, source: str) -> WatchConfig:
@@ -95,15 +110,23 @@ def run_watch(stats: pd.DataFrame, source: str) -> WatchConfig:
 
 
 def profile_signature(document: dict[str, Any], source: str) -> Signature:
+    """From our profile.json's ``model``, or the setup a capture carries (a table's ``key=value`` header)."""
     model = document.get("model") if isinstance(document.get("model"), dict) else {}
-    name = model.get("name")
-    if name and model.get("preset"):
-        name = f"{name} ({model['preset']} preset)"
+    captured = document.get("setup") if isinstance(document.get("setup"), dict) else {}
+    model = {**{k: v for k, v in captured.items() if v not in (None, "")}, **model}
+    name = _config_value(model, ("name", "model", "model_name", "arch"))
+    preset = model.get("preset")
+    if name and preset:
+        name = f"{name} ({preset} preset)"
+    elif preset:
+        name = f"{preset} preset"
     signature = document.get("signature") if isinstance(document.get("signature"), dict) else {}
     tensors = model.get("parameter_tensors") or signature.get("tensors")
+    batch, seq = _config_value(model, BATCH_KEYS), _config_value(model, SEQ_KEYS)
     return Signature(tensors if isinstance(tensors, int) else None,
                      model.get("parameters") if isinstance(model.get("parameters"), int) else None,
-                     name, source)
+                     name if isinstance(name, str) else None, source,
+                     str(batch) if batch is not None else None, str(seq) if seq is not None else None)
 
 
 def profile_watch(document: dict[str, Any], mode: dict[str, Any] | None, source: str) -> WatchConfig:
@@ -113,6 +136,10 @@ def profile_watch(document: dict[str, Any], mode: dict[str, Any] | None, source:
         per = tensors * (2 if mode.get("log") == "all" else 1) if isinstance(tensors, int) else None
         return WatchConfig(mode.get("log"), mode.get("log_freq"), per, f"{source} mode {mode.get('mode')}")
     watch = document.get("watch") if isinstance(document.get("watch"), dict) else {}
+    if watch.get("histograms_per_logging_step") is None and watch.get("histograms_per_step"):
+        return WatchConfig(None, None, watch["histograms_per_step"],
+                           f"{source} ({watch.get('ranges', 0)} labelled watch ranges in {watch.get('steps')} "
+                           "profiled steps)", lower_bound=True)
     return WatchConfig(None, watch.get("log_freq"), watch.get("histograms_per_logging_step"),
                        f"{source} ({watch.get('ranges', 0)} labelled watch ranges)")
 
@@ -127,11 +154,14 @@ def signature_mismatch(run: Signature, profile: Signature, run_watch_cfg: WatchC
         out.append(f"{profile.parameters:,} parameters vs this run's {run.parameters:,}")
     if run.name and profile.name and not _same_name(run.name, profile.name):
         out.append(f"model {profile.name} vs this run's {run.name}")
-    if not out and profile.tensors is None and run_watch_cfg.histograms_per_logging_step \
-            and profile_watch_cfg.histograms_per_logging_step \
-            and run_watch_cfg.histograms_per_logging_step != profile_watch_cfg.histograms_per_logging_step:
-        out.append(f"{profile_watch_cfg.histograms_per_logging_step} watched tensors per logging step vs this "
-                   f"run's {run_watch_cfg.histograms_per_logging_step}")
+    for what, theirs, ours in (("batch size", profile.batch, run.batch), ("sequence length", profile.seq, run.seq)):
+        if theirs is not None and ours is not None and theirs != ours:
+            out.append(f"{what} {theirs} vs this run's {ours}")
+    ours, theirs = run_watch_cfg.histograms_per_logging_step, profile_watch_cfg.histograms_per_logging_step
+    if profile.tensors is None and ours and theirs and (theirs > ours if profile_watch_cfg.lower_bound
+                                                        else theirs != ours):
+        per = "per profiled step" if profile_watch_cfg.lower_bound else "per logging step"
+        out.append(f"{theirs} watch histograms {per} vs this run's {ours} per logging step")
     return out
 
 

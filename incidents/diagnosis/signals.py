@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from incidents.evidence.wandb.evidence import histogram_role, logged_tensor
+
 LOSS_NAMES = ("loss", "train/loss", "train_loss", "training_loss", "train/train_loss")
 
 
@@ -28,8 +30,11 @@ def module_of(tensor: str) -> str:
     return tensor.rsplit(".", 1)[0] if "." in tensor else tensor
 
 
-def histogram_stats(histograms: pd.DataFrame) -> pd.DataFrame:
+def histogram_stats(histograms: pd.DataFrame, logged: bool = False) -> pd.DataFrame:
     """One row per watch histogram: ``kind, tensor, step, absmax, mean_abs, total, signature``.
+
+    With ``logged``, the histograms the user logged by hand instead (``Gradients/…``, ``Weights/…``),
+    each as gradients or parameters by its key (``histogram_role``), named by the tensor it is of.
 
     ``absmax`` comes from the outer bin edges (watch spans each tensor's min to max), so it is exact;
     ``mean_abs`` is estimated from bin centres. ``signature`` lets a rule test two histograms for
@@ -38,7 +43,14 @@ def histogram_stats(histograms: pd.DataFrame) -> pd.DataFrame:
     columns = ["kind", "tensor", "step", "absmax", "mean_abs", "total", "signature"]
     if histograms is None or len(histograms) == 0:
         return pd.DataFrame(columns=columns)
-    watch = histograms[histograms["kind"].isin(["gradients", "parameters"])]
+    if logged:
+        # Histograms the user logged (kind "other"): their role and tensor from the key.
+        roles = [histogram_role(k) if kind == "other" else None
+                 for k, kind in zip(histograms["key"], histograms["kind"], strict=True)]
+        watch = histograms.assign(kind=roles, tensor=[logged_tensor(k) for k in histograms["key"]])
+        watch = watch[watch["kind"].notna()]
+    else:
+        watch = histograms[histograms["kind"].isin(["gradients", "parameters"])]
     rows = []
     for kind, tensor, step, bins, counts in zip(watch["kind"], watch["tensor"], watch["step"],
                                                 watch["bins"], watch["counts"], strict=True):
@@ -70,20 +82,50 @@ def gpu_columns(system: pd.DataFrame) -> list[str]:
     return sorted(c for c in system.columns if re.fullmatch(r"system\.gpu\.\d+\.gpu", str(c)))
 
 
-def gpu_utilisation(system: pd.DataFrame, trim: float = 0.05) -> float | None:
-    """Mean GPU utilisation (%) over all GPUs in the steady state (first and last ``trim`` dropped)."""
+#: Fewer steady-state GPU samples than this give no GPU-utilisation verdict (W&B samples every 15 s
+#: by default, so this is about a minute and a quarter of training).
+MIN_GPU_SAMPLES = 5
+
+
+def _steady_gpu(system: pd.DataFrame, trim: float, history: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The GPU columns' rows taken while training ran (between the first and last logged step, when
+    the history has timestamps), less the first and last ``trim`` of them (start-up and teardown)."""
     cols = gpu_columns(system)
     if not cols:
         return None
     frame = system[cols].dropna(how="all")
+    if history is not None and "_timestamp" in history and history["_timestamp"].notna().sum() >= 2 and len(frame):
+        stamps = history["_timestamp"].dropna()
+        inside = frame[(frame.index >= float(stamps.iloc[0])) & (frame.index <= float(stamps.iloc[-1]))]
+        frame = inside
     if frame.empty:
-        return None
+        return frame
     n = len(frame)
     cut = int(n * trim)
     if n - 2 * cut >= 3:
         frame = frame.iloc[cut: n - cut]
+    return frame
+
+
+def gpu_utilisation(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame | None = None) -> float | None:
+    """Mean GPU utilisation (%) over all GPUs in the steady state (first and last ``trim`` dropped)."""
+    frame = _steady_gpu(system, trim, history)
+    if frame is None or frame.empty:
+        return None
     value = float(np.nanmean(frame.to_numpy(dtype="float64")))
     return None if math.isnan(value) else value
+
+
+def gpu_samples(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame | None = None) -> int:
+    """How many steady-state system samples the GPU utilisation figure rests on."""
+    frame = _steady_gpu(system, trim, history)
+    return 0 if frame is None else int(len(frame))
+
+
+def run_gpu(run: Any) -> tuple[float | None, int]:
+    """A run's steady-state GPU utilisation during training and its sample count (one figure for all)."""
+    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    return gpu_utilisation(system, history=history), gpu_samples(system, history=history)
 
 
 def gpu_memory_percent(system: pd.DataFrame) -> float | None:
@@ -109,6 +151,57 @@ def loss_column(history: pd.DataFrame) -> str | None:
     candidates = sorted(c for c in history.columns if str(c).lower().endswith("loss")
                         and not str(c).startswith("_") and "val" not in str(c).lower())
     return candidates[0] if candidates else None
+
+
+def median_step_time(run: Any) -> tuple[float | None, str]:
+    """Seconds per step, the median (robust to warm-up and pauses): the one step time every
+    comparison in a report uses. The reproducer's own median first, else history deltas."""
+    summary = getattr(run, "summary", {}) or {}
+    value = summary.get("repro/median_step_s")
+    if isinstance(value, int | float) and value > 0:
+        return float(value), "summary repro/median_step_s"
+    history = getattr(run, "history", None)
+    if history is not None and "step_time_s" in history.columns:
+        times = pd.to_numeric(history["step_time_s"], errors="coerce").dropna()
+        times = times[times > 0]
+        if len(times):
+            return float(times.median()), f"history step_time_s (median of {len(times)})"
+    return None, "no step times"
+
+
+def training_span(run: Any) -> tuple[float, int, int, str] | None:
+    """Seconds between the first and last logged step, those steps, and the source: the whole-run
+    time of training itself (start-up, profiler capture and teardown left out)."""
+    history = getattr(run, "history", None)
+    if history is None or len(history.index) < 2:
+        return None
+    clock = "_runtime" if "_runtime" in history else "_timestamp" if "_timestamp" in history else None
+    if clock is None:
+        return None
+    times = pd.to_numeric(history[clock], errors="coerce").dropna()
+    if len(times) < 2:
+        return None
+    first, last = int(times.index[0]), int(times.index[-1])
+    span = float(times.iloc[-1] - times.iloc[0])
+    return span, first, last, f"history {clock} at steps {first} and {last}"
+
+
+def movement(values: pd.Series) -> dict[str, float]:
+    """Start and end (medians of the first and last stretch), the change, and the scale it is judged by.
+
+    The scale is the larger of the metric's robust range (5th–95th percentile) and its size, so a
+    loss near zero or a negative loss is judged by how far it moved, not by a ratio to a tiny value.
+    The noise is estimated from step-to-step differences (robust to a trend).
+    """
+    arr = values.to_numpy(dtype="float64")
+    head, tail = max(3, len(arr) // 20), max(5, len(arr) // 5)
+    start, end = float(np.median(arr[:head])), float(np.median(arr[-tail:]))
+    spread = float(np.percentile(arr, 95) - np.percentile(arr, 5))
+    diffs = np.diff(arr)
+    noise = float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2)) if diffs.size else 0.0
+    stderr = 1.2533 * noise * float(np.sqrt(1 / head + 1 / tail))
+    return {"start": start, "end": end, "change": end - start, "spread": spread, "noise": noise,
+            "stderr": stderr, "scale": max(spread, abs(start)), "head": head, "tail": tail}
 
 
 def mean_step_time(run: Any) -> tuple[float | None, str]:
@@ -149,6 +242,10 @@ class ProfileFacts:
     parameter_tensors: int | None
     parameters: int | None
     model_name: str | None
+    #: Share of the profiled steps spent waiting on input (DataLoader ranges, host-to-device copies).
+    input_share: float | None = None
+    #: True when ``watch_share`` is an estimate (scaled, predicted or capped), not a measurement.
+    share_is_estimate: bool = False
 
 
 def profile_facts(profile: dict[str, Any] | None, source: str = "profile",
@@ -163,9 +260,11 @@ def profile_facts(profile: dict[str, Any] | None, source: str = "profile",
     modes = [m for m in profile.get("modes") or [] if isinstance(m, dict)]
     model = profile.get("model") if isinstance(profile.get("model"), dict) else {}
     if not modes:
-        share = profile.get("watch_share")
+        share, loading = profile.get("watch_share"), profile.get("input_share")
         return ProfileFacts(source, float(share) if isinstance(share, int | float) else None,
-                            None, None, None, None, None, None, None)
+                            None, None, None, None, None, None, None,
+                            float(loading) if isinstance(loading, int | float) else None,
+                            profile.get("share_is_estimate") is True)
     watch = [m for m in modes if m.get("kind") == "watch" and m.get("mean_step_s")]
     match = [m for m in watch if m.get("log") == log and m.get("log_freq") == log_freq]
     heaviest = match[0] if match else max(watch, key=lambda m: m.get("mean_step_s") or 0, default=None)
@@ -178,3 +277,52 @@ def profile_facts(profile: dict[str, Any] | None, source: str = "profile",
     return ProfileFacts(source, float(share) if isinstance(share, int | float) else None, heaviest, baseline,
                         fast[0] if fast else None, light[0] if light else None,
                         model.get("parameter_tensors"), model.get("parameters"), model.get("name"))
+
+
+#: Config keys giving the planned length of a run, in steps (epochs are read against an ``epoch`` metric).
+PLANNED_STEP_KEYS = ("max_steps", "total_steps", "num_steps", "n_steps", "train_steps", "num_iterations",
+                     "iterations", "max_iters", "n_iter", "steps")
+PLANNED_EPOCH_KEYS = ("epochs", "num_epochs", "n_epochs", "max_epochs", "num_train_epochs")
+ENDED_EARLY = {"interrupted": "was interrupted (Ctrl-C)", "crashed": "crashed", "killed": "was killed",
+               "exited": "exited early", "unfinished": "never closed (killed, or still running)"}
+
+
+def _config_int(config: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, int] | None:
+    for key in keys:
+        value = config.get(key)
+        if isinstance(value, dict) and "value" in value:
+            value = value["value"]
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return key, int(value)
+    return None
+
+
+def planned_share(run: Any) -> str | None:
+    """"at step 349 of 4,385 planned (8 %, config steps)": how far a run got, when its config says."""
+    history = getattr(run, "history", None)
+    if history is None or history.empty:
+        return None
+    config = getattr(run, "config", {}) or {}
+    last = int(history.index.max())
+    steps = _config_int(config, PLANNED_STEP_KEYS)
+    if steps is not None and steps[1] > last + 1:
+        return f"at step {last:,} of {steps[1]:,} planned ({(last + 1) / steps[1]:.0%}, config {steps[0]})"
+    epochs = _config_int(config, PLANNED_EPOCH_KEYS)
+    column = next((c for c in ("epoch", "train/epoch", "epochs") if c in history.columns), None)
+    if epochs is not None and column is not None:
+        done = pd.to_numeric(history[column], errors="coerce").dropna()
+        if len(done) and float(done.max()) + 1 < epochs[1]:
+            return (f"in epoch {float(done.max()):.3g} of {epochs[1]:,} planned ({(float(done.max()) + 1) / epochs[1]:.0%},"
+                    f" config {epochs[0]})")
+    return f"at step {last:,}"
+
+
+def ending_text(run: Any) -> str | None:
+    """"was interrupted (Ctrl-C) at step 349 of 4,385 planned (8 %…)": a run that ended early, or None."""
+    ending = getattr(run, "ending", None) or {}
+    how = ending.get("how")
+    if how not in ENDED_EARLY:
+        return None
+    where = planned_share(run)
+    return ENDED_EARLY[how] + (f" {where}" if where else "") + \
+        (f"; {ending['detail']}" if how in ("crashed", "killed") and ending.get("detail") else "")

@@ -28,6 +28,29 @@ class Subject:
     baseline_differences: tuple[setup.Difference, ...] = ()
     #: The profile's hook cost scaled to this run's watch configuration: (ms per step, how), or None.
     scaled_hook: tuple[float, str] | None = None
+    #: Statistics of gradient and weight histograms the user logged by hand (not wandb.watch).
+    logged: pd.DataFrame | None = None
+
+    @property
+    def health(self) -> pd.DataFrame:
+        """What the gradient rules read: watch histograms, else the hand-logged ones."""
+        if self.stats.empty and self.logged is not None and not self.logged.empty:
+            return self.logged
+        return self.stats
+
+    @property
+    def health_source(self) -> str:
+        """How the gradient rules name the histograms they read."""
+        if self.health is self.stats:
+            return f"{self.run_label} wandb.watch histograms (gradients/*, parameters/*)"
+        histograms = getattr(self.run, "histograms", None)
+        keys = sorted({str(k).split("/")[0] for k, kind in zip(histograms["key"], histograms["kind"], strict=True)
+                       if kind == "other"}) if histograms is not None and len(histograms) else []
+        return f"{self.run_label} hand-logged histograms ({', '.join(k + '/*' for k in keys[:4])})"
+
+    def health_kind(self, kind: str) -> pd.DataFrame:
+        health = self.health
+        return health[health["kind"] == kind]
 
     @property
     def run_label(self) -> str:
@@ -78,4 +101,5 @@ def prepare(run: Any, baseline: Any | None = None, profile: dict[str, Any] | Non
             other_watch = prof_watch
             estimate = setup.scaled_hook_ms(profile, facts.watch_mode, prof_watch, watch)
     differences = tuple(setup.differences(run, baseline)) if baseline is not None else ()
-    return Subject(run, stats, baseline, facts, mismatch, other_watch, differences, estimate)
+    logged = signals.histogram_stats(getattr(run, "histograms", None), logged=True)
+    return Subject(run, stats, baseline, facts, mismatch, other_watch, differences, estimate, logged)

@@ -1,4 +1,4 @@
-"""Labelled ranges in a chrome trace: training steps and watch work, before any op-name heuristic.
+"""Labelled ranges in a capture: training steps, watch work and input, before any op-name heuristic.
 
 Steps come from ``ProfilerStep#N`` ranges, else from the user's own ``record_function`` ranges
 (``train_step``, ``training_step``…). Watch work is any ``wandb.*`` range; the per-tensor ranges
@@ -14,6 +14,9 @@ from typing import Any
 
 #: Labelled ranges that are watch work: any wandb range, and HourTab's fastwatch.
 WATCH_RANGE_PREFIXES = ("wandb.", "hourtab.fastwatch", "fastwatch")
+#: Ranges torch.profiler records while a DataLoader produces a batch (``enumerate(DataLoader)#…__next__``).
+INPUT_RANGE_PREFIXES = ("enumerate(DataLoader)", "DataLoader.__next__")
+_SETUP_PAIR = re.compile(r"([A-Za-z_][\w.-]*)=([^\s,;]+)")
 USER_STEP = re.compile(r"^(train(ing)?[_ .-]?step|step|train[_ .-]?batch|optimizer[_ .-]?step)(#\d+)?$",
                        re.IGNORECASE)
 
@@ -67,3 +70,24 @@ def union_ms(events: Iterable[dict[str, Any]]) -> float:
     if current_end is not None:
         total += current_end - current_start
     return total / 1000.0
+
+
+def setup_header(lines: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs written above a table (``# preset=base batch_size=2 seq_len=128``): the setup
+    the capture is of, so a table of another model is never taken for this run's."""
+    found: dict[str, Any] = {}
+    for line in lines:
+        for key, value in _SETUP_PAIR.findall(line):
+            found[key] = int(value) if value.isdigit() else value
+    return found
+
+
+def table_watch(rows: list[dict[str, Any]], steps: int | None) -> dict[str, Any] | None:
+    """Watch's per-tensor ranges in a table: calls per profiled step, a lower bound per logging step."""
+    ranges = sum(r["calls"] for r in rows if is_tensor_range(r["name"]))
+    if not ranges:
+        return None
+    return {"ranges": ranges, "label": next(r["name"] for r in rows if is_tensor_range(r["name"])),
+            "steps": steps, "logging_steps": None, "log_freq": None, "histograms_per_logging_step": None,
+            # A table cannot tell in which steps watch fired: per profiled step is all it gives.
+            "histograms_per_step": round(ranges / steps) if steps else None}

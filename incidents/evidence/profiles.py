@@ -29,9 +29,12 @@ from typing import Any
 from hourtab.core.values import TooDeep, json_loads
 from incidents.errors import EvidenceNotFound, InvalidEvidence
 from incidents.evidence.profile_ranges import (
+    INPUT_RANGE_PREFIXES,
     USER_STEP,
     WATCH_RANGE_PREFIXES,
+    setup_header,
     step_ranges,
+    table_watch,
     union_ms,
     watch_config,
 )
@@ -42,6 +45,7 @@ PROFILE_SCHEMA = "hourtab.repro.profile"
 WATCH_OPS = frozenset({"aten::histc", "aten::isfinite", "aten::min", "aten::max", "aten::item",
                        "aten::_local_scalar_dense", "aten::clone"})
 PHASE_LABELS = {"forward": "repro.forward", "backward": "repro.backward", "optimizer": "repro.optimizer"}
+
 TOP_OPS = 10
 
 
@@ -68,10 +72,18 @@ class ProfileInspection:
     step_label: str | None = None
     #: Watch configuration read from labelled per-tensor ranges (see ``profile_ranges.watch_config``).
     watch: dict[str, Any] | None = None
+    #: Time fetching batches: DataLoader ``__next__`` ranges and host-to-device copies; None if none seen.
+    input_ms: float | None = None
+    #: The setup the capture says it is of (``preset=base batch_size=2 …`` above a table); {} if none.
+    setup: dict[str, Any] = field(default_factory=dict)
 
     @property
     def watch_share(self) -> float | None:
         return self.watch_ms / self.total_ms if self.total_ms > 0 else None
+
+    @property
+    def input_share(self) -> float | None:
+        return min(1.0, self.input_ms / self.total_ms) if self.input_ms is not None and self.total_ms > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "steps": self.steps, "total_ms": self.total_ms, "watch_ms": self.watch_ms,
@@ -79,7 +91,8 @@ class ProfileInspection:
                 "backward_ms": self.backward_ms, "optimizer_ms": self.optimizer_ms,
                 "device_busy_ms": self.device_busy_ms, "mode": self.mode,
                 "top_ops": self.top_ops, "warnings": self.warnings, "step_label": self.step_label,
-                "watch": self.watch}
+                "watch": self.watch, "input_ms": self.input_ms, "input_share": self.input_share,
+                "setup": self.setup}
 
 
 def inspect_profile(path: str | Path) -> ProfileInspection:
@@ -214,9 +227,15 @@ def inspect_key_averages_table(text: str, source: str = "table") -> ProfileInspe
                         "(self_device_ms in top_ops shows device time).")
     ranked = sorted((r for r in rows if r["name"] != "ProfilerStep*"), key=lambda r: r["self_ms"], reverse=True)
     top = [{**r, "watch": _is_watch_name(r["name"])} for r in ranked[:TOP_OPS]]
+    loading = [r for r in rows if r["name"].startswith(INPUT_RANGE_PREFIXES)]
+    copies = [r for r in rows if r["name"].startswith("Memcpy HtoD") and r["self_device_ms"] is not None]
+    input_ms = (sum(r["total_ms"] for r in loading) + sum(r["self_device_ms"] for r in copies)) \
+        if loading or copies else None
     return ProfileInspection("key-averages-table", steps, total_ms, min(watch_ms, total_ms), top_ops=top,
                              warnings=warnings, **phases,
-                             device_busy_ms=totals.get("CUDA") or totals.get("Device"))
+                             device_busy_ms=totals.get("CUDA") or totals.get("Device"),
+                             watch=table_watch(rows, steps), input_ms=input_ms,
+                             setup=setup_header(lines[:header_at - 1]))
 
 
 _HEURISTIC_WARNING = ("No wandb.watch ranges are labelled in this capture: watch work is estimated from the ops "
@@ -297,9 +316,15 @@ def inspect_chrome_trace(events: Any, source: str = "trace") -> ProfileInspectio
     if device:
         warnings.append(f"The trace has {len(device)} device events: device_busy_ms is the time at least one "
                         "kernel or copy ran; shares use the host timeline.")
+    loading = [e for e in host if e["name"].startswith(INPUT_RANGE_PREFIXES)]
+    loading += [e for e in device if e.get("cat") == "gpu_memcpy" and "HtoD" in e["name"]]
+    if step_events:
+        # Only what falls inside the profiled steps counts against them.
+        loading = [e for e in loading if any(s["ts"] <= e["ts"] <= s["ts"] + s["dur"] for s in step_events)]
     return ProfileInspection("chrome-trace", steps, total_ms, min(watch_ms, total_ms), top_ops=top,
                              warnings=warnings, device_busy_ms=device_busy, step_label=step_label,
-                             watch=watch_config(host, step_events), **phases)
+                             watch=watch_config(host, step_events), input_ms=union_ms(loading) if loading else None,
+                             **phases)
 
 
 def _is_number(value: Any) -> bool:

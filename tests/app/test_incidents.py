@@ -57,7 +57,10 @@ def test_build_from_reproducer_output_gives_pdf_with_slowdown_and_verdict(cli_en
                             "--profile", str(REPRO / "profile.json"), "--pdf", str(pdf), "--json"])
     assert r.exit_code == 0, r.output
     result = json.loads(r.stdout)
-    assert set(result) == {"id", "diagnosis", "kpis", "log_entry"}
+    assert set(result) == {"id", "diagnosis", "kpis", "log_entry", "undetermined"}       # fields are only added
+    assert result["kpis"]["mean_step_time_before_after:before"]["value"] == pytest.approx(
+        next(m for m in json.loads((REPRO / "profile.json").read_text())["modes"]
+             if m["mode"] == "watch:all:1")["mean_step_s"])
     watch = next(d for d in result["diagnosis"] if d["rule"] == "watch_overhead")
     assert set(watch) == {"rule", "verdict", "evidence", "confidence"}
     assert 'log="all", log_freq=1' in watch["verdict"]

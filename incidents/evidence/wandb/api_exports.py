@@ -18,7 +18,7 @@ import pandas as pd
 
 from hourtab.core.values import check_json_depth, json_loads
 from incidents.errors import InvalidEvidence
-from incidents.evidence.wandb.evidence import RunEvidence, empty_histograms, empty_system
+from incidents.evidence.wandb.evidence import RunEvidence, empty_histograms, empty_system, histogram_counts
 from incidents.evidence.wandb.records import histogram_frame, histogram_kind, with_step_time
 
 EXPECTED = ("a W&B public-API export has the columns _step, _runtime, _timestamp and the logged "
@@ -66,26 +66,46 @@ def read_api_export(path: Path, table: pd.DataFrame | None = None) -> RunEvidenc
         raise InvalidEvidence(f"{path.name} is not a W&B export: {EXPECTED}; found columns: {shown}")
     warnings: list[str] = []
     table.columns = columns
-    history, system, histos = frames_from_table(table, warnings)
+    media: dict[str, dict[str, Any]] = {}
+    history, system, histos = frames_from_table(table, warnings, media)
     is_system = history.empty and not system.empty
     evidence = RunEvidence(kind="system_export" if is_system else "history_export",
                            name=path.stem, history=history, system=system, histograms=histos,
-                           warnings=warnings)
-    evidence.histogram_counts = {k: int((histos["kind"] == k).sum()) for k in ("gradients", "parameters", "other")}
+                           warnings=warnings, media=media)
+    evidence.histogram_counts = histogram_counts(histos)
     clock = history["_runtime"] if "_runtime" in history else system.get("_runtime")
     if clock is not None and clock.notna().any():
         evidence.runtime_s = float(clock.max())
     return evidence
 
 
-def frames_from_rows(rows: list[dict[str, Any]], warnings: list[str], system: bool = False):
+def flat_row(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested metrics as one level: ``{"Weights": {"fc": <histogram>}}`` → ``{"Weights/fc": <histogram>}``.
+
+    Typed values (histograms, media) keep their dict and join their path with "/", as the ``.wandb``
+    reader names them; nested scalars join with "." (``train.loss``), as W&B shows them.
+    """
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, dict) and "_type" not in value and value:
+            for inner, v in flat_row(value).items():
+                typed = isinstance(v, dict) and "_type" in v
+                out[f"{prefix}{key}{'/' if typed else '.'}{inner}"] = v
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def frames_from_rows(rows: list[dict[str, Any]], warnings: list[str], system: bool = False,
+                     media: dict[str, dict[str, Any]] | None = None):
+    rows = [flat_row(r) for r in rows]
     table = pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
     if system and "_step" in table:
         table = table.drop(columns=["_step"])
-    return frames_from_table(table, warnings)
+    return frames_from_table(table, warnings, media)
 
 
-def frames_from_table(table: pd.DataFrame, warnings: list[str]):
+def frames_from_table(table: pd.DataFrame, warnings: list[str], media: dict[str, dict[str, Any]] | None = None):
     """Split an export table into (history, system, histograms) frames of the evidence model."""
     system_cols = [c for c in table.columns if str(c).startswith("system.")]
     system = empty_system()
@@ -115,6 +135,11 @@ def frames_from_table(table: pd.DataFrame, warnings: list[str]):
             histos = _histograms(column, rest["_step"], series)
             if histos is not None:
                 hist_rows.extend(histos)
+                continue
+            files = _media(rest["_step"], series)
+            if files is not None:
+                if media is not None:
+                    media[str(column)] = files
                 continue
             numeric = pd.to_numeric(series, errors="coerce")
             if numeric.notna().sum() < series.notna().sum():
@@ -149,6 +174,17 @@ def _cell(value: Any) -> Any:
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 return value
     return value
+
+
+def _media(steps: pd.Series, series: pd.Series) -> dict[str, Any] | None:
+    """A column of logged media files (``{"_type": "image-file", "sha256": …}``), summarised."""
+    values = [(_cell(v), s) for v, s in zip(series, steps, strict=True) if v is not None and v == v]
+    if not values or not all(isinstance(v, dict) and str(v.get("_type", "")).endswith("-file") for v, _ in values):
+        return None
+    digests = [v.get("sha256") or v.get("path") for v, _ in values]
+    same = next((i for i, d in enumerate(reversed(digests)) if d != digests[-1]), len(digests))
+    return {"type": str(values[0][0]["_type"]), "count": len(values), "distinct": len(set(digests)),
+            "same_at_end": same, "first_step": int(values[0][1]), "last_step": int(values[-1][1])}
 
 
 def _histograms(column: str, steps: pd.Series, series: pd.Series) -> list[tuple] | None:

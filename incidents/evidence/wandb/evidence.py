@@ -14,7 +14,15 @@ Column conventions (the contract other modules build on):
 * ``histograms`` — columns ``key`` (e.g. ``gradients/0.weight``), ``kind`` (``gradients`` or
   ``parameters`` for ``wandb.watch``; ``other`` for histograms the user logged), ``tensor`` (the name
   after the kind prefix), ``step``, ``bins`` (edges, np.ndarray; 65 for watch's 64 bins, 2 when every
-  value was equal) and ``counts`` (np.ndarray, one fewer than ``bins``).
+  value was equal) and ``counts`` (np.ndarray, one fewer than ``bins``). Histograms the user logged
+  under other names keep kind ``other``; :func:`histogram_role` says which of them are gradients and
+  which weights (``Gradients/…``, ``grad/…``, ``Weights/…``, ``params/…``), read from the key alone.
+* ``media`` — per logged media key (``wandb.Image`` and the like): its type, how many were logged,
+  how many distinct files (by the SDK's sha256), how many of the latest are one and the same file
+  (``same_at_end``), and the first and last step; the files themselves are not read.
+* ``ending`` — how the run ended, when the evidence says: ``how`` (finished, interrupted, crashed,
+  exited, unfinished), ``exit_code``, ``detail`` (the exception line, when the console shows one),
+  ``source``.
 * ``environment`` — keys from :data:`ENVIRONMENT_KEYS`; absent facts are left out, never guessed.
 """
 
@@ -31,7 +39,7 @@ from hourtab.core.values import xml_safe
 #: Environment facts we extract, in display order.
 ENVIRONMENT_KEYS: tuple[str, ...] = (
     "python", "os", "host", "cpu", "cpu_count", "cpu_count_logical", "memory_bytes",
-    "gpu_name", "gpu_count", "gpu_memory_bytes", "cuda",
+    "gpu_name", "gpu_count", "gpu_memory_bytes", "cuda", "apple_gpu",
     "wandb", "torch", "transformers", "huggingface",
     "program", "args", "executable", "git_commit", "git_remote",
 )
@@ -40,6 +48,50 @@ ENVIRONMENT_KEYS: tuple[str, ...] = (
 KINDS: tuple[str, ...] = ("run", "history_export", "system_export", "ui_csv")
 
 HISTOGRAM_COLUMNS = ["key", "kind", "tensor", "step", "bins", "counts"]
+
+
+#: Key words that mark a user-logged histogram as gradients or as weights (case-insensitive).
+_GRADIENT_WORDS = frozenset({"grad", "grads", "gradient", "gradients"})
+_WEIGHT_WORDS = frozenset({"weight", "weights", "param", "params", "parameter", "parameters"})
+
+
+def histogram_role(key: str) -> str | None:
+    """``gradients`` or ``parameters`` for a histogram key, from its words; None when it is neither.
+
+    wandb.watch writes ``gradients/<name>`` and ``parameters/<name>``; people who log their own write
+    ``Gradients/conv1.weight``, ``grad/fc``, ``Weights/conv1``, ``params/…``. The first path part
+    decides, so ``Gradients/conv1.weight`` is a gradient although its tensor is a weight; a key whose
+    first part says neither is judged by its last part (``conv1/grad``).
+    """
+    parts = [p.lower() for p in str(key).replace("\\", "/").split("/") if p]
+    for part in (parts[:1] + parts[-1:]) if len(parts) > 1 else parts[:1]:
+        words = set(part.replace(".", "_").replace("-", "_").split("_"))
+        if words & _GRADIENT_WORDS:
+            return "gradients"
+        if words & _WEIGHT_WORDS:
+            return "parameters"
+    return None
+
+
+def logged_tensor(key: str) -> str:
+    """The tensor a hand-logged histogram is of: its key less the part that names its role
+    (``Gradients/conv1.weight`` and ``Weights/conv1.weight`` are both ``conv1.weight``)."""
+    parts = [p for p in str(key).split("/") if p]
+    if len(parts) > 1 and histogram_role(parts[0]) is not None:
+        parts = parts[1:]
+    elif len(parts) > 1 and histogram_role(parts[-1]) is not None:
+        parts = parts[:-1]
+    return "/".join(parts) or str(key)
+
+
+def histogram_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Tallies by watch kind, and of the user-logged ones by role (``logged_gradients``…)."""
+    kinds = frame["kind"].tolist() if len(frame) else []
+    counts = {k: kinds.count(k) for k in ("gradients", "parameters", "other")}
+    roles = [histogram_role(key) for key, kind in zip(frame["key"], kinds, strict=True) if kind == "other"] \
+        if len(frame) else []
+    counts.update({f"logged_{r}": roles.count(r) for r in ("gradients", "parameters")})
+    return counts
 
 
 def _plain(value: Any) -> Any:
@@ -84,6 +136,10 @@ class RunEvidence:
     warnings: list[str] = field(default_factory=list)
     #: Histogram tallies over the whole run, also counting any not kept in ``histograms``.
     histogram_counts: dict[str, int] = field(default_factory=dict)
+    #: Logged media per key: ``{"type", "count", "distinct", "same_at_end", "first_step", "last_step"}``.
+    media: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How the run ended (see the module docstring); empty when nothing says.
+    ending: dict[str, Any] = field(default_factory=dict)
 
     def strip_forbidden_text(self) -> None:
         """Remove characters XML 1.0 forbids from names shown in reports, feeds and PDFs."""

@@ -9,7 +9,7 @@ run of a million steps never exists as a million Python dicts. Record kinds we u
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,17 @@ from wandb.proto.wandb_internal_pb2 import Record
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.columns import ColumnSet
-from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms
+from incidents.evidence.wandb.ending import run_ending
+from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms, histogram_role
+from incidents.evidence.wandb.facts import environment, nested_values, parse_time, summary_values
 from incidents.evidence.wandb.framing import Cursor, iter_records
 
 HIST_PARTS = frozenset({"_type", "bins", "values"})
+#: Parts the SDK writes for a logged media file (``wandb.Image`` and the like) under ``[key…, part]``.
+MEDIA_PARTS = frozenset({"sha256", "path", "size", "width", "height", "format", "caption"})
+NESTED_PARTS = HIST_PARTS | MEDIA_PARTS
+#: Console lines kept from ``output_raw`` records, to find how an interrupted run ended.
+CONSOLE_TAIL = 200
 #: Histogram rows kept in memory (watch(log="all", log_freq=1) on BERT makes 402 a step);
 #: beyond it histograms are still counted, and a warning says how many were not kept.
 DEFAULT_HISTOGRAM_LIMIT = 100_000
@@ -93,10 +100,12 @@ class _Fold:
         self.hist_tally: Counter[str] = Counter()
         self.hist_dropped = 0
         self.counts: Counter[str] = Counter()
+        self.media: dict[str, dict[str, Any]] = {}
+        self.console: deque[str] = deque(maxlen=CONSOLE_TAIL)
         self._handlers = {
             "history": self._history, "summary": self._summary, "stats": self._stats,
             "config": self._config, "run": self._run, "environment": self._environment,
-            "telemetry": self._telemetry, "exit": self._exit,
+            "telemetry": self._telemetry, "exit": self._exit, "output_raw": self._output,
         }
 
     def feed(self, record: Record) -> None:
@@ -120,10 +129,11 @@ class _Fold:
                 key = nk[0]
             elif n == 0:
                 key = item.key
-            elif n == 2 and nk[1] in HIST_PARTS:
+            elif nk[n - 1] in NESTED_PARTS:
+                # A histogram or media file, also when nested ({"Weights": {"fc": Histogram}}).
                 if parts is None:
                     parts = {}
-                parts.setdefault(nk[0], {})[nk[1]] = item.value_json
+                parts.setdefault(tuple(nk[:-1]), {})[nk[n - 1]] = item.value_json
                 continue
             else:
                 key = ".".join(nk)
@@ -141,7 +151,7 @@ class _Fold:
             elif key != "_step":
                 self._add_slow(key, row, value)
         if parts:
-            self._histograms(parts, step, row)
+            self._nested(parts, step, row)
 
     def _add_slow(self, key: str, row: int, value: float) -> None:
         col = self.history.column(key, row)
@@ -192,28 +202,53 @@ class _Fold:
         self.non_numeric.add(key)
         return None
 
-    def _histograms(self, parts: dict[str, dict[str, str]], step: int, row: int) -> None:
-        for key, p in parts.items():
-            if p.get("_type") != _HISTOGRAM_TYPE:
-                # A nested metric that merely has a "values"/"bins" key: keep its scalars.
-                for part, vj in p.items():
-                    try:
-                        self.history.column(f"{key}.{part}", row).add(row, float(vj))
-                    except ValueError:
-                        self.non_numeric.add(f"{key}.{part}")
+    def _nested(self, parts: dict[tuple[str, ...], dict[str, str]], step: int, row: int) -> None:
+        for path, p in parts.items():
+            kind_json = p.get("_type")
+            if kind_json == _HISTOGRAM_TYPE:
+                self._histogram("/".join(path), p, step)
                 continue
-            kind, tensor = histogram_kind(key)
-            self.hist_tally[kind] += 1
-            if len(self.hist_rows) >= self.hist_limit:
-                self.hist_dropped += 1
+            media = _media_type(kind_json)
+            if media is not None:
+                self._medium(".".join(path), media, p, step)
                 continue
-            try:
-                bins = np.asarray(json_loads(p.get("bins", "[]")), dtype=np.float64)
-                counts = np.asarray(json_loads(p.get("values", "[]")), dtype=np.float64)
-            except ValueError:
-                self.non_numeric.add(key)
-                continue
-            self.hist_rows.append((key, kind, tensor, step, bins, counts))
+            # A nested metric that merely has a "values"/"size"… key: keep its scalars.
+            for part, vj in p.items():
+                key = ".".join((*path, part))
+                try:
+                    self._add_slow(key, row, float(vj))
+                except ValueError:
+                    self.non_numeric.add(key)
+
+    def _medium(self, key: str, media: str, p: dict[str, str], step: int) -> None:
+        seen = self.media.get(key)
+        if seen is None:
+            seen = self.media[key] = {"type": media, "count": 0, "digests": set(), "first_step": step}
+        seen["count"] += 1
+        seen["last_step"] = step
+        digest = p.get("sha256") or p.get("path")
+        if digest:
+            seen["digests"].add(digest)
+        # How many of the latest files are the same one: a model that collapsed keeps drawing one image.
+        seen["same_at_end"] = seen.get("same_at_end", 0) + 1 if digest and digest == seen.get("last") else 1
+        seen["last"] = digest
+
+    def _histogram(self, key: str, p: dict[str, str], step: int) -> None:
+        kind, tensor = histogram_kind(key)
+        self.hist_tally[kind] += 1
+        role = histogram_role(key) if kind == "other" else None
+        if role is not None:
+            self.hist_tally[f"logged_{role}"] += 1
+        if len(self.hist_rows) >= self.hist_limit:
+            self.hist_dropped += 1
+            return
+        try:
+            bins = np.asarray(json_loads(p.get("bins", "[]")), dtype=np.float64)
+            counts = np.asarray(json_loads(p.get("values", "[]")), dtype=np.float64)
+        except ValueError:
+            self.non_numeric.add(key)
+            return
+        self.hist_rows.append((key, kind, tensor, step, bins, counts))
 
     def _config(self, c) -> None:
         for item in c.update:
@@ -247,6 +282,9 @@ class _Fold:
     def _exit(self, e) -> None:
         self.exit = {"exit_code": e.exit_code, "runtime": e.runtime}
 
+    def _output(self, o) -> None:
+        self.console.extend(line for line in o.line.splitlines() if line.strip())
+
     # -- assembling the model ---------------------------------------------------------------------
     @property
     def empty(self) -> bool:
@@ -255,10 +293,15 @@ class _Fold:
     def finish(self, warnings: list[str]) -> RunEvidence:
         history = _history_frame(self.history)
         system = _system_frame(self.system)
-        start = self.run.get("start") or _parse_time(self.env.get("started_at"))
+        start = self.run.get("start") or parse_time(self.env.get("started_at"))
         if start is not None and len(system.index):
             system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
         runtime = _runtime(self.exit, history, system, start)
+        logged = {role: self.hist_tally.get(f"logged_{role}", 0) for role in ("gradients", "parameters")}
+        if any(logged.values()):
+            warnings.append(f"{sum(logged.values())} histograms were logged by hand (not by wandb.watch): "
+                            f"{logged['gradients']} of gradients, {logged['parameters']} of weights; "
+                            "the gradient checks read them")
         if self.non_numeric:
             shown = ", ".join(sorted(self.non_numeric)[:8])
             warnings.append(f"{len(self.non_numeric)} logged key(s) hold non-numeric values (media, text) "
@@ -277,15 +320,33 @@ class _Fold:
             started_at=start,
             ended_at=start + dt.timedelta(seconds=runtime) if start is not None and runtime is not None else None,
             runtime_s=runtime,
-            environment=_environment(self.env, self.telemetry, self.run),
-            config=_nested_values(self.config, drop_prefix="_wandb"),
-            summary=_summary_values(self.summary),
+            environment=environment(self.env, self.telemetry, self.run),
+            config=nested_values(self.config, drop_prefix="_wandb"),
+            summary=summary_values(self.summary),
             history=history,
             system=system,
             histograms=histogram_frame(self.hist_rows),
             warnings=warnings,
-            histogram_counts={k: self.hist_tally.get(k, 0) for k in ("gradients", "parameters", "other")},
+            histogram_counts={k: self.hist_tally.get(k, 0) for k in ("gradients", "parameters", "other",
+                                                                     "logged_gradients", "logged_parameters")},
+            media={key: {"type": m["type"], "count": m["count"], "distinct": len(m["digests"]),
+                         "same_at_end": m["same_at_end"], "first_step": m["first_step"], "last_step": m["last_step"]}
+                   for key, m in sorted(self.media.items())},
+            ending=run_ending(self.exit["exit_code"] if self.exit else None, list(self.console),
+                              "the .wandb exit record" if self.exit else "no exit record in the .wandb file",
+                              "console output in the .wandb file"),
         )
+
+
+def _media_type(type_json: str | None) -> str | None:
+    """``"image-file"`` → ``image-file``: the SDK's file-backed media types; None for anything else."""
+    if not type_json:
+        return None
+    try:
+        value = json_loads(type_json)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and (value.endswith("-file") or value.startswith("images")) else None
 
 
 def histogram_frame(rows: list[tuple]) -> pd.DataFrame:
@@ -342,77 +403,3 @@ def _runtime(exit_: dict | None, history: pd.DataFrame, system: pd.DataFrame,
     if start is not None and len(system.index):
         spans.append(float(system.index.max()) - start.timestamp())
     return max(spans) if spans else None
-
-
-def _parse_time(value: Any) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        return pd.Timestamp(value).tz_convert("UTC").to_pydatetime()
-    except (ValueError, TypeError):
-        return None
-
-
-def _loads(value_json: str) -> Any:
-    try:
-        return json_loads(value_json)
-    except ValueError:
-        return value_json
-
-
-def _nested_values(items: dict[tuple[str, ...], str], drop_prefix: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, vj in items.items():
-        if key and key[0] == drop_prefix:
-            continue
-        out[".".join(key)] = _loads(vj)
-    return out
-
-
-def _summary_values(items: dict[tuple[str, ...], str]) -> dict[str, Any]:
-    histos = {k[0] for k, v in items.items() if len(k) == 2 and k[1] == "_type" and v == _HISTOGRAM_TYPE}
-    out: dict[str, Any] = {}
-    for key, vj in sorted(items.items()):
-        if key[0] in histos or key[0].startswith("_wandb"):
-            continue
-        value = _loads(vj)
-        if isinstance(value, dict) and value.get("_type") == "histogram":
-            continue
-        out[".".join(key)] = value
-    return out
-
-
-def _environment(env: dict[str, Any], telemetry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    gpus = env.get("gpu_nvidia") or []
-    candidates = {
-        "python": env.get("python") or telemetry.get("python_version"),
-        "os": env.get("os"),
-        "host": env.get("host") or run.get("host"),
-        "cpu": (env.get("cpu") or {}).get("model"),
-        "cpu_count": env.get("cpu_count"),
-        "cpu_count_logical": env.get("cpu_count_logical"),
-        "memory_bytes": _int((env.get("memory") or {}).get("total")),
-        "gpu_name": (gpus[0].get("name") if gpus else None) or env.get("gpu_type"),
-        "gpu_count": env.get("gpu_count") or (len(gpus) or None),
-        "gpu_memory_bytes": _int(gpus[0].get("memory_total")) if gpus else None,
-        "cuda": env.get("cuda_version"),
-        "wandb": telemetry.get("cli_version"),
-        "huggingface": telemetry.get("huggingface_version"),
-        "program": env.get("program"),
-        "args": env.get("args"),
-        "executable": env.get("executable"),
-        "git_commit": (env.get("git") or {}).get("commit") or run.get("git_commit"),
-        "git_remote": (env.get("git") or {}).get("remote_url") or run.get("git_remote"),
-    }
-    for key, value in candidates.items():
-        if value not in (None, "", [], {}):
-            out[key] = value
-    return out
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None

@@ -9,6 +9,7 @@ wandb 0.30 keep config, environment, summary, history and system metrics in JSON
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,10 @@ import pandas as pd
 
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
-from incidents.evidence.wandb.evidence import RunEvidence
-from incidents.evidence.wandb.records import NoReadableRecord, read_wandb_file
+from incidents.evidence.wandb.ending import run_ending
+from incidents.evidence.wandb.evidence import RunEvidence, histogram_counts
+from incidents.evidence.wandb.facts import apple_gpu
+from incidents.evidence.wandb.records import CONSOLE_TAIL, NoReadableRecord, read_wandb_file
 
 LEGACY_FILES = ("config.yaml", "wandb-metadata.json", "wandb-summary.json", "wandb-history.jsonl",
                 "wandb-events.jsonl")
@@ -71,6 +74,7 @@ def fill_from_folder(evidence: RunEvidence, folder: Path) -> RunEvidence:
     """Complete what the log gave with the folder's legacy files and requirements, and name the run."""
     _fill_from_legacy(evidence, folder)
     _fill_from_requirements(evidence, folder)
+    _fill_ending(evidence, folder)
     if not evidence.run_id:
         evidence.run_id = folder.name.rsplit("-", 1)[-1]
     if not evidence.name:
@@ -99,8 +103,13 @@ def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
     from incidents.evidence.wandb.api_exports import frames_from_rows
 
     config = _legacy(folder, "config.yaml")
-    if config and not evidence.config:
-        evidence.config = _read_config_yaml(config, evidence.warnings)
+    if config:
+        values, wandb_meta = _read_config_yaml(config, evidence.warnings)
+        evidence.config = evidence.config or values
+        # Runs of wandb 0.9–0.12 name the SDK version only here (and, before 0.10, nowhere else).
+        version = wandb_meta.get("cli_version")
+        if version and "wandb" not in evidence.environment:
+            evidence.environment["wandb"] = str(version)
     meta = _legacy(folder, "wandb-metadata.json")
     if meta:
         _merge_metadata(evidence, _read_json(meta, evidence.warnings))
@@ -112,9 +121,9 @@ def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
     history = _legacy(folder, "wandb-history.jsonl")
     if history and evidence.history.empty:
         rows = list(_read_jsonl(history, evidence.warnings))
-        hist, _, histos = frames_from_rows(rows, evidence.warnings)
+        hist, _, histos = frames_from_rows(rows, evidence.warnings, media=evidence.media)
         evidence.history, evidence.histograms = hist, histos
-        evidence.histogram_counts = histos["kind"].value_counts().to_dict() if len(histos) else {}
+        evidence.histogram_counts = histogram_counts(histos) if len(histos) else {}
         if "_runtime" in hist and evidence.runtime_s is None and hist["_runtime"].notna().any():
             evidence.runtime_s = float(hist["_runtime"].max())
     events = _legacy(folder, "wandb-events.jsonl")
@@ -147,20 +156,24 @@ def _read_jsonl(path: Path, warnings: list[str]):
                 yield row
 
 
-def _read_config_yaml(path: Path, warnings: list[str]) -> dict[str, Any]:
+def _read_config_yaml(path: Path, warnings: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The user's config values, and W&B's own ``_wandb`` entry (``cli_version``, ``python_version``…)."""
     import yaml
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         warnings.append(f"{path.name} is not valid YAML ({e}); ignored")
-        return {}
-    out = {}
+        return {}, {}
+    out, meta = {}, {}
     for key, value in data.items() if isinstance(data, dict) else []:
+        value = value.get("value") if isinstance(value, dict) and "value" in value else value
+        if str(key) == "_wandb" and isinstance(value, dict):
+            meta = value
         if str(key).startswith("_wandb") or key == "wandb_version":
             continue
-        out[str(key)] = value.get("value") if isinstance(value, dict) and "value" in value else value
-    return out
+        out[str(key)] = value
+    return out, meta
 
 
 def _merge_metadata(evidence: RunEvidence, meta: dict[str, Any]) -> None:
@@ -169,10 +182,12 @@ def _merge_metadata(evidence: RunEvidence, meta: dict[str, Any]) -> None:
         "python": meta.get("python"), "os": meta.get("os"), "host": meta.get("host"),
         "cpu": (meta.get("cpu") or {}).get("model") if isinstance(meta.get("cpu"), dict) else None,
         "cpu_count": meta.get("cpu_count"), "cpu_count_logical": meta.get("cpu_count_logical"),
-        "gpu_name": (gpus[0].get("name") if gpus and isinstance(gpus[0], dict) else None) or meta.get("gpu"),
-        "gpu_count": meta.get("gpu_count"),
+        "gpu_name": (gpus[0].get("name") if gpus and isinstance(gpus[0], dict) else None)
+        or (meta.get("gpu") if not str(meta.get("gpu") or "").startswith("Apple") else None),
+        "gpu_count": meta.get("gpu_count") if not str(meta.get("gpu") or "").startswith("Apple") else None,
         "gpu_memory_bytes": _memory(gpus[0]) if gpus and isinstance(gpus[0], dict) else None,
         "cuda": meta.get("cuda_version") or meta.get("cuda"),
+        "apple_gpu": apple_gpu(meta.get("apple") or {}),
         "program": meta.get("program"), "args": meta.get("args"), "executable": meta.get("executable"),
         "git_commit": (meta.get("git") or {}).get("commit"), "git_remote": (meta.get("git") or {}).get("remote"),
     }
@@ -187,6 +202,15 @@ def _merge_metadata(evidence: RunEvidence, meta: dict[str, Any]) -> None:
             evidence.warnings.append("wandb-metadata.json has an unreadable startedAt; ignored")
     if meta.get("state") and evidence.state == "unknown":
         evidence.state = str(meta["state"])
+    # wandb 0.8–0.9 wrote the project, run name and SDK version into the metadata file.
+    for attr, key in (("project", "project"), ("name", "name")):
+        if isinstance(meta.get(key), str) and meta[key] and not getattr(evidence, attr):
+            setattr(evidence, attr, meta[key])
+    version = meta.get("cli_version") or meta.get("wandb_version")
+    if isinstance(version, str) and version and "wandb" not in evidence.environment:
+        evidence.environment["wandb"] = version
+    if isinstance(meta.get("exitcode"), int) and not evidence.ending.get("exit_code"):
+        evidence.ending = {**evidence.ending, "exit_code": meta["exitcode"]}
 
 
 def _memory(gpu: dict[str, Any]) -> int | None:
@@ -197,6 +221,20 @@ def _memory(gpu: dict[str, Any]) -> int | None:
             except (TypeError, ValueError):
                 return None
     return None
+
+
+def _fill_ending(evidence: RunEvidence, folder: Path) -> None:
+    """How the run ended, read again with the console's last lines when ``files/output.log`` has them."""
+    log = folder / "files" / "output.log"
+    lines: list[str] = []
+    if log.is_file():
+        with open(log, encoding="utf-8", errors="replace") as f:
+            lines = [line.rstrip("\n") for line in deque(f, maxlen=CONSOLE_TAIL) if line.strip()]
+    ending = evidence.ending
+    if (ending.get("how") and not lines) or (not ending and not lines):
+        return
+    source = str(ending.get("source") or "wandb-metadata.json exitcode").split(";")[0]
+    evidence.ending = run_ending(ending.get("exit_code"), lines, source, "files/output.log")
 
 
 def _fill_from_requirements(evidence: RunEvidence, folder: Path) -> None:

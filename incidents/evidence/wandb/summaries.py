@@ -129,5 +129,10 @@ def inspect_dict(evidence: RunEvidence) -> dict:
         "histograms": {"gradients": int(evidence.histogram_counts.get("gradients", 0)),
                        "parameters": int(evidence.histogram_counts.get("parameters", 0)),
                        "steps": steps},
+        # Histograms the user logged under their own names (not wandb.watch), by what they hold.
+        "logged_histograms": {"gradients": int(evidence.histogram_counts.get("logged_gradients", 0)),
+                              "weights": int(evidence.histogram_counts.get("logged_parameters", 0))},
+        "media": dict(evidence.media),
+        "ending": dict(evidence.ending),
         "warnings": list(evidence.warnings),
     }

@@ -314,10 +314,19 @@ def _profile_steps(torch: Any, settings: ReproSettings, device: str, mode: Mode,
     target.mkdir(parents=True, exist_ok=True)
     sort = "self_cuda_time_total" if device.startswith("cuda") else "self_cpu_time_total"
 
+    spec = settings.spec
+    tensors = sum(1 for _ in model.parameters())
+    # The setup the table is of, above it, so a table read without its profile.json is never taken
+    # for another model's (incidents.evidence.profile_ranges.setup_header reads it).
+    header = (f"# hourtab repro: model=BertForSequenceClassification preset={settings.preset or 'custom'} "
+              f"layers={spec.layers} hidden={spec.hidden} seq_len={spec.seq_len} batch_size={spec.batch_size} "
+              f"parameter_tensors={tensors} parameters={sum(p.numel() for p in model.parameters())} "
+              f"mode={mode} device={device}\n")
+
     def export(prof: Any) -> None:
         # Called by the profiler when its active window closes, before it clears the events.
         table = prof.key_averages().table(sort_by=sort, row_limit=-1)
-        (target / "key_averages.txt").write_text(table + "\n", encoding="utf-8")
+        (target / "key_averages.txt").write_text(header + table + "\n", encoding="utf-8")
         prof.export_chrome_trace(str(target / "trace.json"))
 
     with profile(activities=activities, record_shapes=False, on_trace_ready=export,

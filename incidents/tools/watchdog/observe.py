@@ -1,10 +1,13 @@
 """What a (possibly unfinished) run shows so far, and the watch-overhead rule applied to it.
 
 A live run has no baseline and no profile yet, so the share of step time spent in watch work is
-estimated: the histograms the run has logged so far give the elements and tensors per logging step,
-the watch calibration (``hourtab repro --calibrate``, or the shipped default) gives their cost, and
-the run's own step times give the step. That estimate, named as such in the evidence, is handed to
-the diagnosis's own ``watch_overhead`` rule, so the verdict reads exactly as in the incident report.
+estimated, and called an estimate (``share_is_estimate``). When watch logs every few steps the run
+itself tells: its steps that logged histograms against those that did not (the difference is the
+histogram work, the steps without it are the step time without watch). When it logs every step,
+the histograms logged so far give the elements and tensors per logging step, the watch calibration
+(``hourtab repro --calibrate``, or the shipped default) their cost, and the run's own steps the step;
+a prediction above ``MAX_SHARE`` of the step is capped and said to be. The estimate is handed to the
+diagnosis's own ``watch_overhead`` rule, so the verdict reads exactly as in the incident report.
 """
 
 from __future__ import annotations
@@ -12,13 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from incidents.diagnosis import signals
 from incidents.diagnosis.findings import Finding
-from incidents.diagnosis.overhead import watch_overhead
+from incidents.diagnosis.overhead import MAX_SHARE, watch_overhead
 from incidents.diagnosis.subject import Subject
 from incidents.tools.audit.cost import Calibration, predict
 
-MAX_SHARE = 0.9
+#: Steps of each kind (with and without histograms) the run's own estimate needs.
+MIN_OWN_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -64,9 +70,33 @@ def _estimate_share(stats: Any, calibration: Calibration, interval: int | None, 
         seconds += cost.per_step_s
         device = cost.device
     share = min(seconds / step_s, MAX_SHARE)
+    capped = seconds / step_s > MAX_SHARE
     return share, (f"estimate: {seconds:.3g} s of histograms per step (the logged histograms' size × the "
                    f"watch calibration on {device}: {calibration.origin}) ÷ mean step time {step_s:.3g} s"
-                   + (f", capped at {MAX_SHARE:.0%}" if share == MAX_SHARE else ""))
+                   + (f"; the calibration predicts {seconds / step_s:.0%} of the step, more than it can be, so "
+                      f"the share is capped at {MAX_SHARE:.0%} (a lower bound)" if capped else ""))
+
+
+def own_steps_share(run: Any, stats: Any) -> tuple[float | None, str | None]:
+    """Watch share from the run's own steps: (mean step − median step without histograms) ÷ mean step.
+
+    Histograms land on the step whose backward pass computed them, so a step that logged some took
+    their cost and one that did not is the step without watch. Needs ``MIN_OWN_STEPS`` of each.
+    """
+    history = getattr(run, "history", None)
+    if stats.empty or history is None or "step_time_s" not in history.columns:
+        return None, None
+    times = pd.to_numeric(history["step_time_s"], errors="coerce").dropna()
+    times = times[times > 0]
+    logged = times.index.isin(stats["step"].unique())
+    with_h, without = times[logged], times[~logged]
+    if len(with_h) < MIN_OWN_STEPS or len(without) < MIN_OWN_STEPS:
+        return None, None
+    mean, plain = float(times.mean()), float(without.median())
+    share = min(max(0.0, (mean - plain) / mean), MAX_SHARE)
+    return share, (f"estimate from this run's own steps: median {float(with_h.median()):.3g} s for the "
+                   f"{len(with_h)} steps that logged histograms, {plain:.3g} s for the {len(without)} that did "
+                   f"not; (mean step {mean:.3g} s − {plain:.3g} s) ÷ {mean:.3g} s")
 
 
 def observe(run: Any, calibration: Calibration) -> Observation:
@@ -81,8 +111,11 @@ def observe(run: Any, calibration: Calibration) -> Observation:
         # calibration does not apply, so only measurements (a baseline, a profile) can blame it.
         share, source = None, None
     else:
-        share, source = _estimate_share(stats, calibration, interval, step_s, device)
-    facts = signals.profile_facts({"watch_share": share}, source) if share is not None else None
+        share, source = own_steps_share(run, stats)
+        if share is None:
+            share, source = _estimate_share(stats, calibration, interval, step_s, device)
+    facts = signals.profile_facts({"watch_share": share, "share_is_estimate": True}, source) \
+        if share is not None else None
     finding = watch_overhead(Subject(run, stats, None, facts))
     history = run.history
     return Observation(

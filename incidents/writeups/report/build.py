@@ -65,6 +65,9 @@ class Report:
     config: list[tuple[str, str]]
     missing: list[str]
     sources: dict[str, int]
+    #: How each attached run that ended early ended ("incident run abc was interrupted (Ctrl-C) at step …"),
+    #: shown on the first page.
+    endings: list[str] = field(default_factory=list)
 
     @property
     def fired(self) -> list[Finding]:
@@ -153,7 +156,7 @@ def build_report(inputs: ReportInput) -> Report:
                           profile.name if profile else "profile")
         if subject.profile_mismatch:
             missing.append(subject.profile_mismatch)
-    cmp = kpis.compare(inputs)
+    cmp = kpis.compare(inputs, subject)
     ordered = [(r.role, r.run) for r in sorted(inputs.runs, key=lambda r: ("incident", "baseline", "fixed",
                                                                               r.role).index(r.role))]
     chart_list = [charts.gpu_utilisation(ordered),
@@ -175,8 +178,10 @@ def build_report(inputs: ReportInput) -> Report:
     runs = [{"role": r.role, "id": r.run.run_id, "name": r.run.name, "project": r.run.project,
              "state": r.run.state, "steps": r.run.steps, "runtime": fmt.duration(r.run.runtime_s),
              "warnings": list(r.run.warnings)[:5]} for r in inputs.runs]
+    endings = [f"The {r.role} run {fmt.run_label(r.run)} {text}." for r in inputs.runs
+               if (text := signals.ending_text(r.run))]
     return Report(inputs, environment, strip, verification, cmp, findings,
                   fmt.run_label(subject_run) if subject_run is not None else "", timeline.merged(inputs),
                   chart_list, [_attribution(p, subject_run) for p in inputs.profiles], engagement.phases(inputs),
                   inputs.log_entry.strip() or generated, generated, sections, runs,
-                  _config(subject_run) if subject_run is not None else [], missing, sources)
+                  _config(subject_run) if subject_run is not None else [], missing, sources, endings)

@@ -9,6 +9,8 @@ and the diagnosis computed for the report, so the entry and the report never dis
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections import Counter
 from typing import Any
 
@@ -16,7 +18,7 @@ from incidents.diagnosis import Finding
 from incidents.writeups.report import engagement
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report.inputs import ReportInput
-from incidents.writeups.report.kpis import Comparison, final_metric
+from incidents.writeups.report.kpis import Comparison, final_metric, outcome, whole_run
 
 
 class _Notes:
@@ -92,25 +94,45 @@ def _watch(notes: _Notes, watch: Finding | None, usable: Any) -> None:
     if usable is None:
         return
     name, _, mode = usable
-    top = (mode.get("top_tensors") or [None])[0]
-    if top and top.get("mean_ms") is not None:
-        elements = top.get("numel")
+    top = _costliest(mode)
+    if top is not None:
+        tensor, elements, total, halves = top
         size = f" ({elements / 1e6:.1f}M elements)" if elements and elements >= 1e5 else \
             (f" ({elements:,} elements)" if elements else "")
-        notes.add(f"costliest tensor {top['name']}{size} alone {top['mean_ms']:,.1f} ms/step",
+        split = " (" + " + ".join(f"{kind} {ms:,.1f}" for kind, ms in halves) + ")" if len(halves) > 1 else ""
+        notes.add(f"costliest tensor {tensor}{size} alone {total:,.1f} ms/step{split}",
                   f"{name} · mode {mode['mode']} top_tensors")
     if isinstance(mode.get("mean_hook_ms"), int | float):
         notes.add(f"total hook overhead {mode['mean_hook_ms']:,.1f} ms/step", f"{name} · mode {mode['mode']} mean_hook_ms")
 
 
+def _costliest(mode: dict[str, Any]) -> tuple[str, int | None, float, list[tuple[str, float]]] | None:
+    """The tensor whose histograms cost most per step; under log="all" both halves (its gradient's and
+    its parameter's histogram) count, since removing the tensor from watch removes both."""
+    per: dict[str, list[tuple[str, float, int | None]]] = {}
+    for row in mode.get("top_tensors") or []:
+        if row.get("mean_ms") is None or not row.get("name"):
+            continue
+        kind, _, tensor = str(row["name"]).partition("/")
+        if not tensor or kind not in ("gradients", "parameters"):
+            kind, tensor = "", str(row["name"])
+        per.setdefault(tensor, []).append((kind, float(row["mean_ms"]), row.get("numel")))
+    if not per:
+        return None
+    tensor, halves = max(per.items(), key=lambda item: sum(ms for _, ms, _ in item[1]))
+    if mode.get("log") != "all":
+        halves = halves[:1]
+    return tensor, halves[0][2], sum(ms for _, ms, _ in halves), [(k, ms) for k, ms, _ in halves if k]
+
+
 def _runtime(notes: _Notes, inputs: ReportInput, cmp: Comparison, usable: Any) -> None:
-    run = cmp.before
-    if run is not None and cmp.comparable and not cmp.after_step.missing and getattr(run, "runtime_s", None):
-        expected = cmp.after_step.value * max(run.steps, 1)
-        ratio = run.runtime_s / expected if expected else None
-        notes.add(f"{run.steps:,}-step run: expected {fmt.duration(expected)}, actual {fmt.duration(run.runtime_s)}"
-                  + (f" ({ratio:.1f}× slowdown)" if ratio else ""),
-                  f"{fmt.run_label(run)} _runtime; {cmp.after_step.source} × {run.steps:,} steps")
+    whole = whole_run(cmp)
+    if whole is not None:
+        seconds, expected, intervals, source = whole
+        ratio = seconds / expected if expected else None
+        notes.add(f"training span {fmt.duration(seconds)} for {intervals:,} steps against {fmt.duration(expected)} "
+                  f"at the {cmp.reference_role}'s median step" + (f" (whole-run ratio {ratio:.1f}×)" if ratio else ""),
+                  source)
     if usable is None:
         return
     name, doc, mode = usable
@@ -128,16 +150,28 @@ def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, u
     if baseline is not None and watched and cmp.comparable and len(getattr(baseline, "histograms", [])) == 0:
         from incidents.diagnosis import signals
 
-        step, _ = signals.mean_step_time(baseline)
+        step, _ = signals.median_step_time(baseline)
         when = baseline.ended_at or baseline.started_at
         date = f" {when:%-d %B %Y}" if when else ""
-        took = f": {fmt.duration(baseline.runtime_s)}" if getattr(baseline, "runtime_s", None) else ""
-        per = f", {fmt.step_time(step)}/step" if step else ""
+        span = signals.training_span(baseline)
+        took = f": {fmt.duration(span[0])} training span" if span else ""
+        per = f", {fmt.step_time(step)}/step median" if step else ""
         notes.add(f"diagnosed{date} by null-hypothesis test (training without wandb.watch(){took}{per})",
                   f"baseline run {fmt.run_label(baseline)}")
-    elif usable is not None and usable[1].get("created_at"):
-        notes.add(f"diagnosed {str(usable[1]['created_at'])[:10]} by null-hypothesis test (reproducer modes "
-                  "with and without wandb.watch())", f"{usable[0]} · created_at")
+    elif usable is not None and (_baseline_run_date(usable[1]) or usable[1].get("created_at")):
+        when = _baseline_run_date(usable[1])
+        date, source = (f"{when:%-d %B %Y}", f"{usable[0]} · mode baseline wandb_run") if when else \
+            (str(usable[1]["created_at"])[:10], f"{usable[0]} · created_at")
+        notes.add(f"diagnosed {date} by null-hypothesis test (reproducer modes with and without wandb.watch())",
+                  source)
+
+
+def _baseline_run_date(document: dict[str, Any]) -> dt.datetime | None:
+    """When the profile's run without watch was made: the date in its W&B run folder's name."""
+    base = next((m for m in document.get("modes") or [] if isinstance(m, dict) and m.get("kind") == "baseline"), {})
+    folder = str((base.get("wandb_run") or {}).get("dir") or "")
+    match = re.search(r"run-(\d{8})_(\d{6})", folder)
+    return dt.datetime.strptime("".join(match.groups()), "%Y%m%d%H%M%S") if match else None
 
 
 def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str]:
@@ -146,8 +180,8 @@ def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str
         ev = watch.evidence
         parts = []
         if not cmp.slowdown.missing:
-            parts.append(f"steps {cmp.slowdown.text} slower than {cmp.after_role} "
-                         f"({cmp.before_step.text} vs {cmp.after_step.text})")
+            parts.append(f"steps {cmp.slowdown.text} slower than {cmp.reference_role} "
+                         f"({cmp.before_step.text} vs {cmp.reference_figure.text}, median)")
         if ev.get("watch_share") is not None:
             estimate = "an estimated " if ev.get("share_is_estimate") else ""
             parts.append(f"{estimate}{ev['watch_share']:.0%} of step time in watch hooks")
@@ -161,8 +195,9 @@ def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str
         head, _, detail = first.verdict.partition(": ")
         evidence = _first_sentence(detail) if detail else _first_sentence(first.verdict)
         return evidence, fmt.lower_first(head) if detail else first.title.lower()
-    numbers = (f"steps {cmp.slowdown.text} slower than {cmp.after_role} ({cmp.before_step.text} vs "
-               f"{cmp.after_step.text})") if not cmp.slowdown.missing else "no anomaly in the attached evidence"
+    numbers = (f"steps {cmp.slowdown.text} slower than {cmp.reference_role} ({cmp.before_step.text} vs "
+               f"{cmp.reference_figure.text}, median)") if not cmp.slowdown.missing \
+        else "no anomaly in the attached evidence"
     return numbers, "no defect found by the automatic checks"
 
 
@@ -182,11 +217,12 @@ def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
     if fixed is not None and not cmp.after_step.missing:
         from incidents.diagnosis import signals
 
-        runtime = f"{fmt.duration(fixed.runtime_s)}, " if getattr(fixed, "runtime_s", None) else ""
+        span = signals.training_span(fixed)
+        runtime = f"{fmt.duration(span[0])} training span, " if span else ""
         util = signals.gpu_utilisation(getattr(fixed, "system", None))
         gpu = f", GPU {util:.0f}%" if util is not None else ""
         notes.add(f"fixed run: {runtime}{cmp.after_step.text}/step{gpu}", cmp.after_step.source)
-        before, after = final_metric(cmp.before), final_metric(fixed)
+        before, after = outcome(cmp.before, fixed, final_metric(None))
         if not before.missing and not after.missing:
             same = abs(before.value - after.value) <= 0.01 * max(abs(before.value), abs(after.value), 1e-12)
             notes.add(f"{'same' if same else 'changed'} final {after.text.split(' ')[0]}: "
@@ -196,7 +232,10 @@ def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
     watch = next((f for f in fired if f.rule == "watch_overhead"), None)
     predicted = watch.evidence.get("predicted_step_s") if watch else None
     if predicted:
-        notes.add(f"expected {fmt.step_time(predicted)} per step once fixed (measured {cmp.after_role or 'baseline'})")
+        what = "measured" if watch.evidence.get("predicted_source") == watch.evidence.get("baseline_source") \
+            else "estimated"
+        notes.add(f"expected {fmt.step_time(predicted)} per step once fixed ({what}: "
+                  f"{watch.evidence.get('predicted_source') or cmp.reference_role or 'baseline'})")
     notes.add("no fixed run yet: the fixed run's runtime, GPU utilisation and final metric are not measured")
 
 
@@ -216,7 +255,7 @@ def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], envi
     notes.add(evidence, "; ".join(x for x in (cmp.slowdown.source, share_source) if x) or None)
     differences = "; ".join(d.text() for d in cmp.differences)
     if differences:
-        notes.add(f"incident and {cmp.after_role} runs differ ({differences})")
+        notes.add(f"incident and {cmp.reference_role} runs differ ({differences})")
     _runtime(notes, inputs, cmp, usable)
     _method(notes, inputs, cmp, subject, usable)
     notes.add(cause)

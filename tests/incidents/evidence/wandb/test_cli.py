@@ -10,7 +10,9 @@ from click.testing import CliRunner
 from app.cli import cli
 
 SHAPE = {"kind", "run_id", "name", "project", "steps", "runtime_s", "metrics", "system_metrics",
-         "gpu_utilization", "environment", "histograms", "warnings"}
+         "gpu_utilization", "environment", "histograms", "warnings",
+         # added by issue 20 (fields are added, never renamed or removed)
+         "logged_histograms", "media", "ending"}
 
 
 def test_inspect_json_on_an_offline_run_folder(wandb_runs):

@@ -98,7 +98,8 @@ def test_watch_histograms_come_back_exactly(wandb_runs):
     steps = [s for s in range(expected["steps"]) if (s + 1) % 5 == 0]
     assert sorted(set(h["step"])) == steps
     per_kind = len(steps) * expected["tensors"]
-    assert run.histogram_counts == {"gradients": per_kind, "parameters": per_kind, "other": 0}
+    assert run.histogram_counts == {"gradients": per_kind, "parameters": per_kind, "other": 0,
+                                    "logged_gradients": 0, "logged_parameters": 0}
     assert (h["kind"] == "gradients").sum() == per_kind and (h["kind"] == "parameters").sum() == per_kind
     assert set(h["tensor"]) == {"0.weight", "0.bias", "2.weight", "2.bias"}
     wide = h[h["tensor"] == "0.weight"]
@@ -139,5 +140,26 @@ def test_legacy_run_folder_files_are_read(wandb_runs, tmp_path):
     assert run.summary == {"train/loss": 0.5}
     assert run.environment["gpu_name"] == "NVIDIA A100-SXM4-40GB" and run.environment["git_commit"] == "abc123"
     assert run.steps == source.steps and run.history["train/loss"].tolist() == source.history["train/loss"].tolist()
-    assert run.histogram_counts == {"gradients": 4, "parameters": 4}
+    assert run.histogram_counts == {"gradients": 4, "parameters": 4, "other": 0, "logged_gradients": 0,
+                                    "logged_parameters": 0}
     assert list(run.system.columns) == ["_runtime", "system.cpu", "system.gpu.0.gpu"]
+
+
+def test_nested_hand_logged_histograms_in_a_legacy_history_are_read_as_gradients_and_weights(wandb_runs, tmp_path):
+    """wandb-history.jsonl rows holding {"Gradients": {name: histogram}, "Weights": {…}} (values of a real run)."""
+    source = load_run(wandb_runs["watched"]["dir"])
+    folder = tmp_path / "run-20240101_000000-nested01"
+    (folder / "files").mkdir(parents=True)
+    rows = [{"_step": int(s), "_runtime": float(r["_runtime"]), "train/loss": float(r["train/loss"])}
+            for s, r in source.history.iterrows()]
+    for _, h in source.histograms[source.histograms["step"] == 4].iterrows():
+        group = "Gradients" if h["kind"] == "gradients" else "Weights"
+        rows[4].setdefault(group, {})[h["tensor"]] = {"_type": "histogram", "bins": h["bins"].tolist(),
+                                                      "values": h["counts"].tolist()}
+    (folder / "files" / "wandb-history.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    run = load_run(folder)
+    n = wandb_runs["watched"]["tensors"]
+    assert run.histogram_counts["logged_gradients"] == run.histogram_counts["logged_parameters"] == n
+    assert sorted(set(run.histograms["key"])) == sorted({f"{g}/{t}" for g in ("Gradients", "Weights")
+                                                         for t in source.histograms["tensor"]})
+    assert not any("non-numeric" in w for w in run.warnings) and "Gradients" not in run.history.columns

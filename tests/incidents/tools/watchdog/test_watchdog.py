@@ -123,9 +123,10 @@ def test_verdict_is_the_incident_reports(watched):
     run = load_run(watched["folders"][1])
     seen = observe(run, load())
     evidence = seen.finding.evidence
-    report = next(f for f in diagnose(run, profile={"watch_share": evidence["watch_share"]},
+    report = next(f for f in diagnose(run, profile={"watch_share": evidence["watch_share"], "share_is_estimate": True},
                                       profile_source=evidence["watch_share_source"]) if f.rule == "watch_overhead")
     assert seen.finding.fired and report.fired and report.verdict == seen.finding.verdict
+    assert evidence["share_is_estimate"] is True and "an estimated" in seen.finding.verdict
 
 
 def test_once_json_on_each_run(watched):

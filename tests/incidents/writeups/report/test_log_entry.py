@@ -31,13 +31,22 @@ def test_sample_log_entry_has_every_clause_the_evidence_supports(sample):
     paragraph, *rest = _entry(runs, profile).splitlines()
     watch = next(m for m in profile["modes"] if m["mode"] == "watch:all:1")
     base = next(m for m in profile["modes"] if m["mode"] == "baseline")
-    top = watch["top_tensors"][0]
+    # Under log="all" the costliest tensor costs both its halves: its gradient's and its parameter's histogram.
+    name = watch["top_tensors"][0]["name"].split("/", 1)[1]
+    grad, param = (next(t["mean_ms"] for t in watch["top_tensors"] if t["name"] == f"{kind}/{name}")
+                   for kind in ("gradients", "parameters"))
     assert "BertForSequenceClassification (tiny preset)" in paragraph                     # model name
-    assert "CPU AMD EPYC" in paragraph                                                   # hardware, run metadata
-    assert f"costliest tensor {top['name']} (3.9M elements) alone {top['mean_ms']:.1f} ms/step" in paragraph
+    assert "CPU AMD EPYC (2 cores, torch 1 thread)" in paragraph                          # hardware, cores, threads
+    assert (f"costliest tensor {name} (3.9M elements) alone {grad + param:.1f} ms/step "
+            f"(gradients {grad:.1f} + parameters {param:.1f})") in paragraph
     assert f"total hook overhead {watch['mean_hook_ms']:.1f} ms/step" in paragraph
+    # Whole-run time is the history's training span (profiler capture and teardown left out), labelled.
     run = runs["watch:all:1"]
-    assert f"{run.steps}-step run: expected" in paragraph and f"actual {run.runtime_s:.1f} s" in paragraph
+    times = run.history["_runtime"].dropna()
+    span = times.iloc[-1] - times.iloc[0]
+    assert span < run.runtime_s - 1                                     # the run's runtime includes more
+    assert f"training span {span:.1f} s for {run.steps - 1} steps" in paragraph and "whole-run ratio" in paragraph
+    assert f"actual {run.runtime_s:.1f} s" not in paragraph
     assert f"projected 11,250-step run: {base['projected_run_s'] / 60:.1f} min without watch" in paragraph
     assert "diagnosed 30 November 2026 by null-hypothesis test (training without wandb.watch()" in paragraph
     assert "no fixed run yet: the fixed run's runtime, GPU utilisation and final metric are not measured" \

@@ -125,8 +125,8 @@ def judge(guards: tuple[Guard, ...], resolver: Resolver) -> Condition:
             undecided.append(f"runs only when `{test}` (line {guard.line}) is {wanted}, which the audit cannot "
                              f"decide ({value.reason})")
     if dead:
-        return Condition("dead", tuple(dead))
-    return Condition("undecided", tuple(undecided)) if undecided else Condition()
+        return Condition("dead", tuple(dict.fromkeys(dead)))
+    return Condition("undecided", tuple(dict.fromkeys(undecided))) if undecided else Condition()
 
 
 class _Collector(ScopedVisitor):

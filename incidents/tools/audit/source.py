@@ -99,6 +99,12 @@ def parse(text: str, name: str) -> ast.Module:
     return tree
 
 
+def _digits(value: int) -> int:
+    """Decimal digits of ``value`` ≥ 0 without ``str()`` (which refuses past 4,300 digits)."""
+    digits = math.floor((max(value.bit_length(), 1) - 1) * math.log10(2)) + 1
+    return digits + 1 if value >= 10**digits else digits
+
+
 def _check_shape(tree: ast.Module, name: str) -> None:
     """Refuse trees deeper than ``MAX_DEPTH`` and integers longer than ``MAX_INT_DIGITS`` (iteratively)."""
     stack: list[tuple[ast.AST, int]] = [(tree, 1)]
@@ -108,8 +114,8 @@ def _check_shape(tree: ast.Module, name: str) -> None:
             raise ScriptUnreadable(f"{name}:{getattr(node, 'lineno', 1)}:{getattr(node, 'col_offset', 0) + 1}: "
                                    f"nested more than {MAX_DEPTH} levels deep; the audit refuses it.")
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-            digits = math.floor(abs(node.value).bit_length() * math.log10(2)) + 1
+            digits = _digits(abs(node.value))
             if digits > MAX_INT_DIGITS:
-                raise ScriptUnreadable(f"{name}:{node.lineno}:{node.col_offset + 1}: an integer of about "
+                raise ScriptUnreadable(f"{name}:{node.lineno}:{node.col_offset + 1}: an integer of "
                                        f"{digits:,} digits; the audit refuses integers over {MAX_INT_DIGITS} digits.")
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))

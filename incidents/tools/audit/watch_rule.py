@@ -14,7 +14,7 @@ from typing import Any
 from incidents.diagnosis.overhead import FREQUENT_STEPS, LARGE_MODEL
 from incidents.tools.audit.cost import Calibration, predict
 from incidents.tools.audit.models import ModelSize
-from incidents.tools.audit.resolve import Traced, Unknown, Value
+from incidents.tools.audit.resolve import Traced, Unknown, Value, short
 from incidents.tools.audit.script import ScriptFacts, WatchCall
 
 COSTLY_STEP_S = 0.05
@@ -45,8 +45,8 @@ def _label(api: str, log: Value, freq: Value) -> str:
     name = "WandbLogger.watch" if api.startswith("WandbLogger.watch") or "Lightning's WandbLogger" in api \
         else "Trainer → wandb.watch" if "Trainer" in api else "wandb.watch"
     log_text = f'"{log.value}"' if isinstance(log, Traced) and isinstance(log.value, str) else \
-        repr(log.value) if isinstance(log, Traced) else "?"
-    freq_text = str(freq.value) if isinstance(freq, Traced) else "?"
+        short(log.value) if isinstance(log, Traced) else "?"
+    freq_text = short(freq.value) if isinstance(freq, Traced) else "?"
     return f"{name}(log={log_text}, log_freq={freq_text})"
 
 

@@ -205,6 +205,8 @@ class Resolver:
                 if isinstance(inner, Traced):
                     suffix = "" if inner.via == "literal" else f", {inner.via}"
                     inner = Traced(inner.value, f"{node.id} = {short(inner.value)} ({binding.where}){suffix}", inner.kind)
+            elif binding.kind == "import" and binding.target == "typing.TYPE_CHECKING":
+                inner = Traced(False, "typing.TYPE_CHECKING is False when the script runs")
             elif binding.kind == "param":
                 default = self.trace(binding.value, where, depth + 1) if binding.value is not None else None
                 reason = f"{node.id} is a parameter of {binding.scope.name}() ({binding.where})"
@@ -227,7 +229,8 @@ class Resolver:
                           _weakest(traced))
         candidates = tuple(dict.fromkeys(
             [v.value for v in traced] + [c for _, v in found if isinstance(v, Unknown) for c in v.candidates]))
-        lines = ", ".join(f"{short(v.value)} ({b.where})" if isinstance(v, Traced) else f"unknown ({b.where})"
+        lines = ", ".join(f"{short(v.value)} ({b.where})" if isinstance(v, Traced) else
+                          f"{'an import' if b.kind == 'import' else 'unknown'} ({b.where})"
                           for b, v in sorted(found, key=lambda f: f[0].line))
         return Unknown(f"{name} may be any of {lines}", candidates)
 

@@ -116,8 +116,9 @@ def judge(guards: tuple[Guard, ...], resolver: Resolver) -> Condition:
         wanted = "true" if guard.branch else "false"
         if isinstance(value, Traced) and value.certain:
             if bool(value.value) != guard.branch:
-                via = value.via if value.via != "literal" else f"{test} is always {'true' if value.value else 'false'}"
-                dead.append(f"disabled by {via}" + ("" if guard.branch else f" (else branch of `if {test}:`)"))
+                text = f"disabled by {value.via}" if value.via != "literal" else \
+                    f"disabled: `{test}` is always {'true' if value.value else 'false'}"
+                dead.append(text + ("" if guard.branch else f" (else branch of `if {test}:`)"))
         elif isinstance(value, Traced):
             undecided.append(f"runs only when `{test}` (line {guard.line}) is {wanted}: {value.via}, which the run "
                              "can override, so the audit cannot decide it")

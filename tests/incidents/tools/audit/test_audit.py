@@ -169,3 +169,23 @@ def test_null_bytes_are_refused_in_one_line(tmp_path):
     path.write_bytes(b"import wandb\x00\n")
     result = CliRunner().invoke(cli, ["audit", str(path)])
     assert result.exit_code == 2 and result.output.count("\n") == 1 and result.output.startswith("Error: train.py: ")
+
+
+def test_a_gpu_script_is_predicted_from_a_gpu_calibration(tmp_path):
+    sizes = (1_024, 16_384, 262_144, 1_048_576, 2_359_296)
+
+    def path(per_element_ns: float, per_tensor_us: float) -> dict:
+        return {"per_element_ns": per_element_ns, "per_tensor_us": per_tensor_us,
+                "samples": [{"numel": n, "seconds": per_element_ns * 1e-9 * n + per_tensor_us * 1e-6} for n in sizes]}
+
+    calibration = tmp_path / "gpu.json"
+    calibration.write_text(json.dumps({"provenance": "a GPU box", "devices": {
+        "cpu": {"gradients": path(25, 600), "parameters": path(25, 600)},
+        "cuda": {"gradients": path(0.05, 90), "parameters": path(0.4, 120)}}}))
+    report = as_json(audit(str(script(tmp_path, "incident_train")), "--json", "--calibration", str(calibration)))
+    watch = by_rule(report)["wandb_watch"][0]
+    p = watch["prediction"]
+    assert p["device"] == "cuda" and "prediction_unavailable" not in watch["evidence"]
+    params, tensors = report["model"]["parameters"], report["model"]["tensors"]
+    assert p["per_step_s"] == pytest.approx(params * (0.05 + 0.4) * 1e-9 + tensors * (90 + 120) * 1e-6)
+    assert " h over 11,250 steps" in watch["message"]

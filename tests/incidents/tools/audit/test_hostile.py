@@ -110,3 +110,16 @@ def test_help_documents_the_exit_codes():
     assert "--fail-on" in text and "--max-bytes" in text and "Exit status: 0" in " ".join(text.split())
     assert "never imported or run" in text
     assert CliRunner().invoke(cli, ["audit", "x.py", "--fail-on", "fatal"]).exit_code == 2
+
+
+def test_operations_doc_states_the_cli_defaults():
+    from pathlib import Path
+
+    from app.cli.audit import audit
+
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "operations.md").read_text()
+    defaults = {p.name: p.default for p in audit.params}
+    assert f"`--fail-on` (default `{defaults['fail_on']}`)" in doc
+    assert defaults["max_bytes"] == 1024 * 1024 and "`--max-bytes` (default 1 MiB)" in doc
+    for code in ("| 0 |", "| 1 |", "| 2 |"):
+        assert code in doc

@@ -179,3 +179,19 @@ def test_model_sizes_match_transformers(tmp_path, cls, sizes, labels):
     report = as_json(audit(str(path), "--json"))
     assert (report["model"]["parameters"], report["model"]["tensors"]) == \
         (sum(p.numel() for p in parameters), len(parameters))
+
+
+def test_conditions_python_decides_and_ones_it_does_not(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text("from typing import TYPE_CHECKING\ntry:\n    import wandb\nexcept ImportError:\n    wandb = None\n"
+                    "if TYPE_CHECKING:\n    wandb.watch(model, log='all', log_freq=1)\n"
+                    "if wandb is not None:\n    wandb.watch(model, log='all', log_freq=2)\n"
+                    "while False:\n    wandb.watch(model, log='all', log_freq=3)\n")
+    result = audit(str(path), "--json", "--params", "50000000")
+    findings = {f["line"]: f for f in as_json(result)["findings"]}
+    assert findings[7]["severity"] == "info" and "typing.TYPE_CHECKING is False" in findings[7]["message"]
+    assert findings[11]["severity"] == "info" and "disabled: `False` is always false" in findings[11]["message"]
+    # wandb may be the module or None: the call keeps its severity and names the test
+    assert findings[9]["severity"] == "error" and "runs only when `wandb is not None` (line 8) is true" \
+        in findings[9]["message"]
+    assert result.exit_code == 1

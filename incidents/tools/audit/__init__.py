@@ -70,7 +70,7 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"      log_freq from {evidence['log_freq_via']}; log from {evidence['log_via']}")
         if isinstance(evidence.get("model"), dict):
             lines.append(f"      model size: {evidence['model']['source']}")
-        p = f["prediction"]
+        p = f["prediction"] or f["prediction_range"]
         if p and p.get("range"):
             lines.append(f"      predicted: {p['min_per_step_s']:.3g}–{p['max_per_step_s']:.3g} s per step on "
                          f"{p['device']} (log {p['min_at']['log']}, log_freq {p['min_at']['log_freq']} to log "

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass
 from typing import Any
 
 from incidents.tools.audit.scopes import MAX_CANDIDATES, Bindings, Ctx
+from incidents.tools.audit.values import UNRESOLVED, Traced, Unknown, Value, short
+from incidents.tools.audit.values import literal as _literal
+from incidents.tools.audit.values import plausible as _plausible
+from incidents.tools.audit.values import text as _text
+from incidents.tools.audit.values import weakest as _weakest
 
-UNRESOLVED = object()
-#: Numbers beyond this are not a size or a frequency: treated as unknown rather than computed with.
-PLAUSIBLE = 10**15
+__all__ = ["Resolver", "Traced", "Unknown", "Value", "short"]
 MAX_DEPTH = 16
 _ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
                ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod}
@@ -33,62 +35,6 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, as
             ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 _CASTS = {"int": int, "str": str, "float": float, "bool": bool}
 ENVIRON = {"os.environ", "os.getenv", "os.environ.get", "os.environ.setdefault"}
-
-
-@dataclass(frozen=True)
-class Traced:
-    """A resolved value and how it was found (``"literal"``, ``"LOG_FREQ = 1 (line 12)"``…)."""
-
-    value: Any
-    via: str
-    kind: str = "constant"  # or "default": the script's value unless its caller overrides it
-
-    @property
-    def certain(self) -> bool:
-        return self.kind == "constant"
-
-
-@dataclass(frozen=True)
-class Unknown:
-    """A value the file does not determine: why, and the values it might take."""
-
-    reason: str
-    candidates: tuple[Any, ...] = ()
-
-
-Value = Traced | Unknown
-
-
-def _literal(node: ast.AST) -> Any:
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return UNRESOLVED
-    return value if _plausible(value) else UNRESOLVED
-
-
-def _plausible(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return True
-    return value == value and abs(value) <= PLAUSIBLE  # NaN and huge numbers are no size or frequency
-
-
-def _text(node: ast.AST) -> str:
-    try:
-        text = ast.unparse(node)
-    except (ValueError, RecursionError):  # pragma: no cover - parsed trees are bounded in depth
-        return "…"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def short(value: Any) -> str:
-    """``repr`` cut to 40 characters, for a via sentence."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _weakest(values: list[Traced]) -> str:
-    return "constant" if all(v.certain for v in values) else "default"
 
 
 def _dest(call: ast.Call) -> str | None:

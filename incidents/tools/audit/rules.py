@@ -31,11 +31,14 @@ class AuditFinding:
     prediction: dict[str, Any] | None = None
     fix: str = ""
     diff: str = ""
+    #: For a watch whose log/log_freq the file does not determine: the cost over the plausible values.
+    prediction_range: dict[str, Any] | None = None
 
     def to_dict(self, script: str) -> dict[str, Any]:
         return {"rule": self.rule, "severity": self.severity, "location": f"{script}:{self.line}",
                 "line": self.line, "message": self.message, "evidence": self.evidence,
-                "prediction": self.prediction, "fix": self.fix, "diff": self.diff}
+                "prediction": self.prediction, "prediction_range": self.prediction_range, "fix": self.fix,
+                "diff": self.diff}
 
 
 def _span(start: int, count: int) -> str:
@@ -82,8 +85,10 @@ def watch_findings(facts: ScriptFacts, model: ModelSize | None, calibration: Cal
             diff_text = _replace(facts, call, f"{call.source.split('(', 1)[0]}({call.model or 'model'}, {FIX_CALL})")
         elif judged.get("fix"):
             fix = TRAINER_FIX
+        prediction = judged.get("prediction")
+        ranged = prediction if prediction and prediction.get("range") else None
         finding = AuditFinding("wandb_watch", judged["severity"], call.line, judged["message"], judged["evidence"],
-                               judged.get("prediction"), fix, diff_text)
+                               None if ranged else prediction, fix, diff_text, prediction_range=ranged)
         out.append(conditioned(finding, call.condition))
     return out
 

@@ -117,11 +117,11 @@ def test_unresolved_value_on_the_cpu_predicts_a_range(tmp_path):
     path.write_text((DATA / "tiny_cpu.py.txt").read_text().replace(
         'log_freq=1)', 'log_freq=settings.freq)').replace("import torch\n", "import torch\nsettings = load()\n"))
     (watch,) = as_json(audit(str(path), "--json"))["findings"]
-    p = watch["prediction"]
+    assert watch["prediction"] is None  # no single figure that could be read as the prediction
+    p = watch["prediction_range"]
     assert p["range"] and p["min_at"] == {"log": "all", "log_freq": 1000} and p["max_at"] == {"log": "all",
                                                                                               "log_freq": 1}
     assert p["max_per_step_s"] == pytest.approx(1000 * p["min_per_step_s"])
-    assert "per_step_s" not in p  # no single figure that could be read as the prediction
     assert f"+{p['min_per_step_s']:.3g} to +{p['max_per_step_s']:.3g} s per step" in watch["message"]
 
 
@@ -144,7 +144,8 @@ def test_other_spellings_resolve_as_python_would(tmp_path, source, log, freq):
     assert (watch["evidence"]["log"], watch["evidence"]["log_freq"]) == (log, freq)
     if freq is None:  # assigned 1 or 7 depending on x: both are candidates, neither is assumed
         assert "freq may be any of 1 (line 3), 7 (line 5)" in watch["message"]
-        assert watch["prediction"]["min_at"]["log_freq"] == 7 and watch["prediction"]["max_at"]["log_freq"] == 1
+        assert watch["prediction_range"]["min_at"]["log_freq"] == 7
+        assert watch["prediction_range"]["max_at"]["log_freq"] == 1
 
 
 def test_a_local_function_named_watch_is_not_wandb(tmp_path):

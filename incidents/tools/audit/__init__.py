@@ -1,8 +1,10 @@
 """Pre-flight audit of a training script: what will make its steps slow, before it runs.
 
-``audit_script`` reads the script with ``ast`` (never imports or runs it), judges what it finds
-(``incidents.tools.audit.rules``) and predicts each ``wandb.watch`` call's cost per step from a calibration
-of this machine (``hourtab repro --calibrate``) or the shipped one, which says where it was measured.
+``audit_script`` reads the script's syntax tree (never imports or runs it; ``source`` refuses hostile
+input), resolves names as Python would within the file (``scopes``, ``resolve``), recognises the
+calls that matter by qualified name (``calls``, ``sizes``), judges them (``rules``, ``watch_rule``)
+and predicts each watch call's cost per step from a calibration of this machine (``hourtab repro
+--calibrate``) or the shipped one, which says where it was measured (``cost``, ``checks``).
 """
 
 from __future__ import annotations

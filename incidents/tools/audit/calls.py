@@ -79,6 +79,15 @@ def is_training_arguments(qualified: str | None) -> bool:
     return bool(qualified and _TRAINING_ARGS.fullmatch(qualified))
 
 
+def _traced(resolver: Resolver, node: ast.AST, ctx: Ctx) -> Value:
+    """The argument's value; an unknown one says which expression it was (``config["log_freq"]: …``)."""
+    found = resolver.trace(node, ctx)
+    spelled = ast.unparse(node)
+    if isinstance(found, Unknown) and not found.reason.startswith(spelled) and len(spelled) <= 60:
+        return Unknown(f"{spelled}: {found.reason}", found.candidates)
+    return found
+
+
 def arguments(resolver: Resolver, call: ast.Call, signature: Signature, ctx: Ctx,
               wanted: tuple[str, ...]) -> dict[str, Value | None]:
     """``wanted`` parameters of ``call`` traced to values; None for one the call leaves out."""
@@ -89,13 +98,13 @@ def arguments(resolver: Resolver, call: ast.Call, signature: Signature, ctx: Ctx
             starred = True
             break
         if index < len(signature.params) and signature.params[index] in out:
-            out[signature.params[index]] = resolver.trace(arg, ctx)
+            out[signature.params[index]] = _traced(resolver, arg, ctx)
     unpacked: list[Value] = []
     for kw in call.keywords:
         if kw.arg is None:
             unpacked.append(resolver.trace(kw.value, ctx))
         elif kw.arg in out:
-            out[kw.arg] = resolver.trace(kw.value, ctx)
+            out[kw.arg] = _traced(resolver, kw.value, ctx)
     for found, kw in zip(unpacked, (k for k in call.keywords if k.arg is None), strict=True):
         text = ast.unparse(kw.value)
         for name in wanted:

@@ -108,8 +108,8 @@ def test_undecidable_condition_keeps_its_severity_and_says_which(tmp_path):
     assert guarded["evidence"]["condition"]["state"] == "undecided"
     # log_freq from a YAML file: said so, never the wandb default, and judged by the worst plausible value
     assert unresolved["severity"] == "error" and unresolved["evidence"]["log_freq"] is None
-    assert "log_freq could not be resolved (yaml.safe_load(open('train.yaml')) is computed when the script runs)" \
-        in unresolved["message"] and "log_freq 1–1000" in unresolved["message"]
+    assert "log_freq could not be resolved (config['log_freq']: yaml.safe_load(open('train.yaml')) is computed when " \
+           "the script runs)" in unresolved["message"] and "log_freq 1–1000" in unresolved["message"]
 
 
 def test_unresolved_value_on_the_cpu_predicts_a_range(tmp_path):

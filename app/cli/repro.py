@@ -32,7 +32,8 @@ import click
               help="Steps of the full run whose time is projected from the mean step.")
 @click.option("--profile-steps", default=2, show_default=True, type=int,
               help="Steps captured with torch.profiler per mode (the heaviest mode's capture is kept; 0: none).")
-@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice less the cores other processes keep busy).")
+@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice less the cores other processes "
+                                           "keep busy; with --calibrate, 1).")
 @click.option("--rounds", default=1, show_default=True, type=int,
               help="Interleaved rounds of every mode (baseline, watch, fix, baseline, …); figures are per-mode "
                    "medians and spreads over rounds.")
@@ -40,7 +41,8 @@ import click
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option("--calibrate", "calibrate_to", is_flag=False, flag_value="", default=None, metavar="[PATH]",
               help="Instead: measure wandb.watch's histogram cost per element and per tensor here (CPU, and GPU "
-                   "when present) for `hourtab audit`; kept in the data dir, or written to PATH.")
+                   "when present) for `hourtab audit`; kept in the data dir, or written to PATH. Samples that fall "
+                   "as tensors grow or scatter too widely are measured again, then refused (exit 2, nothing saved).")
 def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out: Path, device: str,
           layers: int | None, hidden: int | None, heads: int | None, seq_len: int | None,
           batch_size: int | None, num_labels: int | None, project_steps: int, profile_steps: int,

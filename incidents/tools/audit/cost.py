@@ -4,6 +4,10 @@ A calibration (``hourtab repro --calibrate``, see ``incidents.tools.repro.calibr
 per path (gradients; parameters, which wandb first copies to the host), the seconds per element and
 per tensor of one histogram. A watch call logging ``log`` every ``log_freq`` steps then costs, per
 training step, ``Σ over logged kinds (elements × per_element + tensors × per_tensor) / log_freq``.
+
+A calibration is checked again when it is loaded (``incidents.tools.audit.checks``): one whose
+samples fall as tensors grow, or scatter too widely, is refused rather than predicted with — a
+calibration taken under load once became the default and predicted 15× the real cost.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from incidents.errors import InvalidEvidence
+from incidents.tools.audit import checks
 
 CALIBRATION_FILE = "watch-calibration.json"
 SHIPPED = "default_calibration.json"
@@ -31,6 +36,9 @@ class Calibration:
 
     def devices(self) -> list[str]:
         return sorted(self.document.get("devices") or {})
+
+    def has(self, device: str) -> bool:
+        return device in self.devices()
 
     def path(self, device: str, kind: str) -> dict[str, float]:
         return self.document["devices"][device][kind]
@@ -57,7 +65,28 @@ def _read(text: str, label: str) -> dict[str, Any]:
     if not ok:
         raise InvalidEvidence(f"{label} is not a calibration written by `hourtab repro --calibrate` "
                               "(devices.<device>.gradients/parameters per_element_ns, per_tensor_us).")
+    found = _problems(document)
+    if found:
+        raise InvalidEvidence(f"{label} fails its own checks ({found[0]}); measure again with "
+                              "`hourtab repro --calibrate` on a quieter machine.")
     return document
+
+
+def _problems(document: dict[str, Any]) -> list[str]:
+    """What the calibration's recorded checks, or its samples checked now, say is wrong with it."""
+    recorded = document.get("checks")
+    if isinstance(recorded, dict) and recorded.get("passed") is False:
+        return [str(p) for p in recorded.get("problems") or ["its checks failed when it was measured"]]
+    found = []
+    for device, paths in document["devices"].items():
+        for kind, path in paths.items():
+            rows = path.get("samples")
+            if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("numel"), int)
+                                                     and isinstance(r.get("seconds"), int | float) for r in rows):
+                continue
+            found += [f"{device} {kind}: {p}" for p in checks.problems(
+                rows, path["per_element_ns"] * 1e-9, path["per_tensor_us"] * 1e-6)]
+    return found
 
 
 def load(path: Path | None = None, environ: dict[str, str] | None = None) -> Calibration:
@@ -80,8 +109,10 @@ def load(path: Path | None = None, environ: dict[str, str] | None = None) -> Cal
 def _describe(document: dict[str, Any]) -> str:
     machine = document.get("machine") or {}
     threads = machine.get("torch_threads")
+    load = (machine.get("load_average") or {}).get("before") if isinstance(machine.get("load_average"), dict) else None
     return (f"{document.get('provenance') or 'measured'} at {document.get('measured_at') or 'an unknown time'}"
-            + (f", {threads} torch thread{'s' if threads != 1 else ''}" if threads else ""))
+            + (f", {threads} torch thread{'s' if threads != 1 else ''}" if threads else "")
+            + (f", load average {load[0]}" if isinstance(load, list) and load else ""))
 
 
 @dataclass(frozen=True)

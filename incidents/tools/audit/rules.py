@@ -7,20 +7,18 @@ model over 10M parameters), so a script the audit passes is one the incident rep
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from incidents.diagnosis.overhead import FREQUENT_STEPS, LARGE_MODEL
-from incidents.tools.audit.cost import Calibration, predict
+from incidents.tools.audit.cost import Calibration
 from incidents.tools.audit.models import ModelSize
-from incidents.tools.audit.script import ScriptFacts, Site, WatchCall
+from incidents.tools.audit.script import Condition, ScriptFacts, Site, WatchCall
+from incidents.tools.audit.watch_rule import FIX_CALL, FIX_TEXT, judge_watch
+from incidents.tools.audit.watch_rule import SEVERITIES as SEVERITIES  # rules.SEVERITIES, as before
 
-SEVERITIES = ("info", "warn", "error")
-#: Predicted watch cost per step above which a frequent watch is an error whatever the model size.
-COSTLY_STEP_S = 0.05
-FIX_CALL = 'log="gradients", log_freq=100'
+TRAINER_FIX = ("set WANDB_WATCH to gradients (or false) for the Trainer; it logs every max(100, logging_steps) "
+               "steps")
 
 
 @dataclass
@@ -33,20 +31,40 @@ class AuditFinding:
     prediction: dict[str, Any] | None = None
     fix: str = ""
     diff: str = ""
+    #: For a watch whose log/log_freq the file does not determine: the cost over the plausible values.
+    prediction_range: dict[str, Any] | None = None
 
     def to_dict(self, script: str) -> dict[str, Any]:
         return {"rule": self.rule, "severity": self.severity, "location": f"{script}:{self.line}",
                 "line": self.line, "message": self.message, "evidence": self.evidence,
-                "prediction": self.prediction, "fix": self.fix, "diff": self.diff}
+                "prediction": self.prediction, "prediction_range": self.prediction_range, "fix": self.fix,
+                "diff": self.diff}
+
+
+def _span(start: int, count: int) -> str:
+    return f"{start}" if count == 1 else f"{start - 1 if count == 0 else start},{count}"
 
 
 def diff(facts: ScriptFacts, start: int, end: int, new_lines: list[str]) -> str:
-    """A unified diff of the whole script with lines ``start..end`` replaced by ``new_lines``."""
-    old = facts.lines
-    new = old[: start - 1] + new_lines + old[end:]
+    """A unified diff (one line of context, as ``diff -U1``) of the script with lines ``start..end``
+    replaced by ``new_lines``; built from those lines alone, so a finding costs the same in any file size."""
+    old = facts.lines[start - 1: end]
+    new = list(new_lines)
+    while old and new and old[0] == new[0]:  # unchanged lines at either end are context, as difflib shows them
+        old, new, start = old[1:], new[1:], start + 1
+    while old and new and old[-1] == new[-1]:
+        old, new, end = old[:-1], new[:-1], end - 1
+    if not old and not new:
+        return ""
+    before = facts.lines[max(start - 2, 0): start - 1]
+    after = facts.lines[end: end + 1]
+    first = start - len(before)
+    old_count, new_count = len(before) + len(old) + len(after), len(before) + len(new) + len(after)
     name = facts.path.name
-    return "".join(line if line.endswith("\n") else line + "\n"
-                   for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}", n=1, lineterm=""))
+    lines = [f"--- a/{name}", f"+++ b/{name}", f"@@ -{_span(first, old_count)} +{_span(first, new_count)} @@",
+             *(" " + line for line in before), *("-" + line for line in old), *("+" + line for line in new),
+             *(" " + line for line in after)]
+    return "".join(line + "\n" for line in lines)
 
 
 def _replace(facts: ScriptFacts, site: Site | WatchCall, new_text: str) -> str:
@@ -60,50 +78,31 @@ def watch_findings(facts: ScriptFacts, model: ModelSize | None, calibration: Cal
                    run_steps: int) -> list[AuditFinding]:
     out = []
     for call in facts.watches:
-        out.append(_watch(facts, call, model, calibration, run_steps))
+        judged = judge_watch(facts, call, model, calibration, run_steps)
+        fix = diff_text = ""
+        if judged.get("fix") and call.fixable:
+            fix = FIX_TEXT
+            diff_text = _replace(facts, call, f"{call.source.split('(', 1)[0]}({call.model or 'model'}, {FIX_CALL})")
+        elif judged.get("fix"):
+            fix = TRAINER_FIX
+        prediction = judged.get("prediction")
+        ranged = prediction if prediction and prediction.get("range") else None
+        finding = AuditFinding("wandb_watch", judged["severity"], call.line, judged["message"], judged["evidence"],
+                               None if ranged else prediction, fix, diff_text, prediction_range=ranged)
+        out.append(conditioned(finding, call.condition))
     return out
 
 
-def _watch(facts: ScriptFacts, call: WatchCall, model: ModelSize | None, calibration: Calibration,
-           run_steps: int) -> AuditFinding:
-    fixed = f"{call.source.split('(', 1)[0]}({call.model or 'model'}, {FIX_CALL})"
-    fix_text = ("log gradients every 100 steps (or use incidents.tools.fastwatch.watch for every tensor at a "
-                "fraction of the cost)")
-    evidence: dict[str, Any] = {"call": call.source,
-                                "log": call.log.value if call.log else None, "log_via": call.log.via if call.log else None,
-                                "log_freq": call.log_freq.value if call.log_freq else None,
-                                "log_freq_via": call.log_freq.via if call.log_freq else None}
-    if call.log is None or call.log_freq is None or call.log.value not in ("gradients", "parameters", "all") \
-            or not isinstance(call.log_freq.value, int) or call.log_freq.value < 1:
-        return AuditFinding("wandb_watch", "warn", call.line,
-                            "wandb.watch's log/log_freq could not be traced to a value; check them before a long run",
-                            evidence, None, fix_text, _replace(facts, call, fixed))
-    log, freq = call.log.value, call.log_freq.value
-    if model is not None:
-        evidence["model"] = {"name": model.name, "parameters": model.parameters, "tensors": model.tensors,
-                             "source": model.source}
-    device = "cuda" if facts.uses_cuda else "cpu"
-    prediction = None
-    if model is not None:
-        p = predict(calibration, log, freq, model.parameters, model.tensors, device, run_steps)
-        prediction = {**p.to_dict(), "calibration": calibration.origin}
-        if p.device != device:
-            prediction["note"] = f"the script trains on {device}; the calibration has no {device} figures"
-    label = f'wandb.watch(log="{log}", log_freq={freq})'
-    if freq > FREQUENT_STEPS:
-        return AuditFinding("wandb_watch", "info", call.line,
-                            f"{label}: histograms every {freq} steps, too rarely to matter", evidence, prediction)
-    if model is None:
-        return AuditFinding("wandb_watch", "warn", call.line,
-                            f"{label} logs histograms of every tensor every {freq} step(s); the model's size is "
-                            "unknown, so the cost cannot be predicted (pass --params)", evidence, None, fix_text,
-                            _replace(facts, call, fixed))
-    costly = model.parameters > LARGE_MODEL or prediction["per_step_s"] >= COSTLY_STEP_S
-    message = (f"{label} on {model.name} ({model.parameters / 1e6:.1f}M parameters, {model.tensors or '?'} tensors): "
-               f"predicted +{prediction['per_step_s']:.3g} s per step, "
-               f"+{prediction['run_s'] / 3600:.2f} h over {run_steps:,} steps")
-    return AuditFinding("wandb_watch", "error" if costly else "warn", call.line, message, evidence, prediction,
-                        fix_text, _replace(facts, call, fixed))
+def conditioned(finding: AuditFinding, condition: Condition) -> AuditFinding:
+    """Code under a constant-false test is info (it never runs); under an undecided one it keeps its severity
+    and the finding names the test."""
+    if condition.state == "dead":
+        finding.severity = "info"
+        finding.message += f" — {'; '.join(condition.notes)}, so it never runs"
+        finding.fix, finding.diff = "", ""
+    elif condition.state == "undecided":
+        finding.message += f" — {'; '.join(condition.notes)}"
+    return finding
 
 
 def profiler_findings(facts: ScriptFacts) -> list[AuditFinding]:
@@ -113,10 +112,11 @@ def profiler_findings(facts: ScriptFacts) -> list[AuditFinding]:
             continue
         new = re.sub(r"profile\(", "profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1), ",
                      site.source, count=1).replace(", )", ")")
-        out.append(AuditFinding("profiler_on", "warn", site.line,
-                                "torch.profiler records every step of the run (no schedule)", {"call": site.source},
-                                None, "profile a few steps with a schedule (and call prof.step() each step), or "
-                                      "remove the profiler for production runs", _replace(facts, site, new)))
+        out.append(conditioned(AuditFinding(
+            "profiler_on", "warn", site.line, "torch.profiler records every step of the run (no schedule)",
+            {"call": site.source}, None, "profile a few steps with a schedule (and call prof.step() each step), or "
+                                         "remove the profiler for production runs", _replace(facts, site, new)),
+            site.condition))
     return out
 
 
@@ -128,9 +128,10 @@ def loader_findings(facts: ScriptFacts) -> list[AuditFinding]:
             new = re.sub(r"num_workers\s*=\s*0", extra, site.source, count=1)
         else:
             new = site.source[:-1].rstrip().rstrip(",") + f", {extra})"
-        out.append(AuditFinding("dataloader_workers", "warn", site.line,
-                                "DataLoader loads batches in the training process (no workers): the step waits on it",
-                                {"call": site.source}, None, "load in worker processes", _replace(facts, site, new)))
+        out.append(conditioned(AuditFinding(
+            "dataloader_workers", "warn", site.line,
+            "DataLoader loads batches in the training process (no workers): the step waits on it",
+            {"call": site.source}, None, "load in worker processes", _replace(facts, site, new)), site.condition))
     return out
 
 
@@ -155,19 +156,18 @@ def loop_findings(facts: ScriptFacts) -> list[AuditFinding]:
     for site in facts.syncs:
         line = facts.lines[site.line - 1]
         removable = line.strip() == site.source
-        out.append(AuditFinding("sync_in_step", "warn", site.line,
-                                "torch.cuda.synchronize() in the step loop stalls the GPU queue every step",
-                                {"call": site.source}, None, "remove it (time steps with CUDA events if needed)",
-                                diff(facts, site.line, site.line, []) if removable else ""))
+        out.append(conditioned(AuditFinding(
+            "sync_in_step", "warn", site.line, "torch.cuda.synchronize() in the step loop stalls the GPU queue every step",
+            {"call": site.source}, None, "remove it (time steps with CUDA events if needed)",
+            diff(facts, site.line, site.line, []) if removable else ""), site.condition))
     severity = "warn" if facts.uses_cuda else "info"
     for site in facts.items:
         line = facts.lines[site.line - 1]
         accumulates = "+=" in line and site.source.endswith(".item()")
         new = site.source[: -len(".item()")] + ".detach()" if accumulates else site.source
-        out.append(AuditFinding("item_in_step", severity, site.line,
-                                f"{site.source} in the step loop copies to the host every step"
-                                + (" (a GPU sync)" if facts.uses_cuda else " (cheap on a CPU run)"),
-                                {"call": site.source}, None,
-                                "keep the running value as a tensor and call .item() only when you log it",
-                                _replace(facts, site, new) if accumulates else ""))
+        out.append(conditioned(AuditFinding(
+            "item_in_step", severity, site.line, f"{site.source} in the step loop copies to the host every step"
+            + (" (a GPU sync)" if facts.uses_cuda else " (cheap on a CPU run)"), {"call": site.source}, None,
+            "keep the running value as a tensor and call .item() only when you log it",
+            _replace(facts, site, new) if accumulates else ""), site.condition))
     return out

@@ -122,6 +122,8 @@ class HookTimer:
     measuring: bool = False
     calls: int = 0
     per_tensor: dict[str, TensorCost] = field(default_factory=dict)
+    #: Training-thread CPU seconds inside the hooks while ``measuring`` (None: this timer cannot tell).
+    cpu_seconds: float | None = None
     _pending: float = 0.0
 
     def add(self, seconds: float) -> None:
@@ -144,6 +146,7 @@ class WandbHookTimer(HookTimer):
 
     def __init__(self, run: Any, model: Any, record_function: Callable[[str], Any], prefix: str = "") -> None:
         super().__init__()
+        self.cpu_seconds = 0.0
         self._history = run._torch
         self._original = self._history.log_tensor_stats
         self._record_function = record_function
@@ -161,7 +164,7 @@ class WandbHookTimer(HookTimer):
             model._forward_hooks[handle.id] = self._timed_forward_hook
 
     def _timed_log_tensor_stats(self, tensor: Any, name: str) -> None:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             with self._record_function(WATCH_RANGE):
                 self._original(tensor, name)
@@ -170,6 +173,8 @@ class WandbHookTimer(HookTimer):
             self.calls += 1
             if not self._in_forward_hook:
                 self.add(elapsed)
+                if self.measuring:
+                    self.cpu_seconds += time.thread_time() - cpu
             if self.measuring:
                 cost = self.per_tensor.get(name)
                 if cost is None:
@@ -178,13 +183,15 @@ class WandbHookTimer(HookTimer):
                 cost.seconds += elapsed
 
     def _timed_forward_hook(self, module: Any, inputs: Any, output: Any) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         self._in_forward_hook = True
         try:
             return self._forward_hook(module, inputs, output)
         finally:
             self._in_forward_hook = False
             self.add(time.perf_counter() - start)
+            if self.measuring:
+                self.cpu_seconds += time.thread_time() - cpu
 
     def close(self) -> None:
         if self._history.__dict__.get("log_tensor_stats") is not None:

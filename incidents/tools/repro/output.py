@@ -103,6 +103,10 @@ def _mode_entry(result: ModeResult, settings: ReproSettings) -> dict[str, Any]:
         "hook_s": hook_total,
         "hook_share": hook_total / total if total else None,
         "mean_hook_ms": hook_total * 1000.0 / len(result.hook_s) if result.hook_s else None,
+        # The hooks' work on the training thread, whatever else the machine runs (wall time counts that too).
+        "hook_cpu_s": result.hook_cpu_s,
+        "mean_hook_cpu_ms": result.hook_cpu_s * 1000.0 / len(result.hook_s)
+        if result.hook_cpu_s is not None and result.hook_s else None,
         "histograms_logged": result.histograms_logged,
         "logged": None if result.histograms_logged is None or not mode.watches else result.histograms_logged > 0,
         "note": _note(result, settings),

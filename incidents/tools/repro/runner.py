@@ -188,6 +188,7 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
                 result.hook_s.append(timer.take())
                 bar.update(1)
         timer.measuring = False
+        result.hook_cpu_s = timer.cpu_seconds
         # Process CPU time counts every thread (fastwatch's worker too), so it shows contention the wall
         # clock hides when the worker has no spare core.
         result.rounds.append({"median_step_s": statistics.median(result.step_s[first:]) if result.step_s[first:]

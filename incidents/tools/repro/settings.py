@@ -55,6 +55,8 @@ class ModeResult:
     wandb_run: dict[str, str] | None = None
     profile_files: dict[str, str] | None = None
     watch_thread_cpu_s: float | None = None
+    #: Training-thread CPU seconds inside wandb.watch's hooks over the measured steps.
+    hook_cpu_s: float | None = None
     model_info: dict[str, Any] | None = None
     complete: bool = False
     phase_timer: str = "host-clock"

@@ -42,7 +42,7 @@ def empty_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("HOURTAB_DATA_DIR", str(tmp_path / "data"))
 
 
-def test_incident_pattern_is_flagged_with_a_prediction_and_a_fix(tmp_path):
+def test_incident_pattern_is_flagged_with_a_fix_and_no_cpu_hours_for_a_gpu_run(tmp_path):
     result = audit(str(script(tmp_path, "incident_train")), "--json")
     assert result.exit_code == 1
     report = as_json(result)
@@ -51,24 +51,29 @@ def test_incident_pattern_is_flagged_with_a_prediction_and_a_fix(tmp_path):
     assert watch["evidence"]["log"] == "all" and watch["evidence"]["log_freq"] == 1
     assert "argparse --log-freq default 1 (line 17)" == watch["evidence"]["log_freq_via"]
     assert "WATCH_LOG = 'all' (line 12)" == watch["evidence"]["log_via"]
-    assert report["model"] == {"name": "bert-base-uncased", "parameters": 109_483_778, "tensors": 201,
-                               "source": KNOWN_MODELS["bert-base-uncased"].source}
-    prediction = watch["prediction"]
-    assert prediction["per_step_s"] > 0 and prediction["run_s"] == pytest.approx(prediction["per_step_s"] * 11_250)
-    assert "shipped default, not this machine" in prediction["calibration"]
-    assert "the script trains on cuda; the calibration has no cuda figures" == prediction["note"]
+    # from_pretrained("bert-base-uncased", num_labels=14): a 14-label head, and the source says so
+    assert report["model"]["name"] == "bert-base-uncased" and report["model"]["tensors"] == 201
+    assert report["model"]["parameters"] == KNOWN_MODELS["bert-base-uncased"].parameters + 12 * (768 + 1)
+    assert "num_labels=14 (line 21)" in report["model"]["source"]
+    # The script trains on CUDA and the shipped calibration is CPU-only: no hours as if it applied.
+    assert watch["prediction"] is None
+    assert "the calibration has no cuda figures (the CPU figures do not apply to a GPU run)" in \
+        watch["evidence"]["prediction_unavailable"]
+    assert " h over " not in watch["message"]
     assert '-    wandb.watch(model, log=WATCH_LOG, log_freq=args.log_freq)' in watch["diff"]
     assert '+    wandb.watch(model, log="gradients", log_freq=100)' in watch["diff"]
     assert set(by_rule(report)) == {"wandb_watch"}  # workers, .to(device), guarded .item(): nothing else
 
 
 def test_text_output_names_the_line_the_cost_and_the_run_length(tmp_path):
-    result = audit(str(script(tmp_path, "incident_train")), "--run-steps", "1000")
+    result = audit(str(script(tmp_path, "tiny_cpu")), "--run-steps", "1000")
     assert result.exit_code == 1
-    assert "ERROR train.py:24  wandb.watch(log=\"all\", log_freq=1) on bert-base-uncased (109.5M parameters, " \
-           "201 tensors): predicted +" in result.output
-    assert "over 1,000 steps" in result.output and "+    wandb.watch(model, log=\"gradients\", log_freq=100)" \
+    assert "ERROR train.py:10  wandb.watch(log=\"all\", log_freq=1) on BertForSequenceClassification (4.4M " \
+           "parameters, 41 tensors): predicted +" in result.output
+    assert "over 1,000 steps" in result.output and "+run.watch(model, log=\"gradients\", log_freq=100)" \
         in result.output
+    gpu = audit(str(script(tmp_path, "incident_train")))
+    assert "cost not predicted: the script trains on cuda" in gpu.output and " h over " not in gpu.output
 
 
 def test_gradients_every_100_steps_is_not_flagged(tmp_path):
@@ -78,6 +83,11 @@ def test_gradients_every_100_steps_is_not_flagged(tmp_path):
     assert not report["flagged"]
     (watch,) = report["findings"]
     assert watch["severity"] == "info" and watch["evidence"]["log_freq"] == 100
+    assert watch["prediction"] is None  # a CUDA script, and the shipped calibration is CPU-only
+    cpu = tmp_path / "cpu.py"
+    cpu.write_text((DATA / "tiny_cpu.py.txt").read_text().replace('log="all", log_freq=1', 'log="all", log_freq=100'))
+    (watch,) = as_json(audit(str(cpu), "--json"))["findings"]
+    assert watch["severity"] == "info"
     assert watch["prediction"]["per_step_s"] == pytest.approx(watch["prediction"]["per_logging_step_s"] / 100)
 
 
@@ -86,7 +96,7 @@ def test_configuration_hidden_behind_variables(tmp_path):
     rules = by_rule(report)
     watch = rules["wandb_watch"][0]
     assert (watch["evidence"]["log"], watch["evidence"]["log_freq"]) == ("all", 1)
-    assert watch["evidence"]["log_freq_via"] == "FREQ = 1 (line 12)"
+    assert watch["evidence"]["log_freq_via"] == "FREQ = 1 (line 12), default of environment variable 'WATCH_FREQ'"
     assert watch["location"] == "train.py:20"  # run.watch on the run wandb.init returned
     # BertConfig(hidden 128 via a constant, 4 * HIDDEN, layers from a dict): the tiny preset's model
     from incidents.tools.repro.model import PRESETS, build_model
@@ -143,26 +153,15 @@ def test_model_placed_by_device_map_or_cuda_is_not_flagged(tmp_path):
     assert report["findings"] == [] and report["model"]["name"] == "bert-base-uncased"
 
 
-def test_calibration_fit_recovers_a_line():
-    from incidents.tools.repro.calibrate import fit
-
-    per_element, per_tensor = fit([(n, 20e-9 * n + 400e-6) for n in (1_024, 16_384, 262_144, 2_359_296)])
-    assert per_element == pytest.approx(20e-9) and per_tensor == pytest.approx(400e-6)
-
-
-def test_calibrate_refuses_a_folder_before_measuring(tmp_path):
-    result = CliRunner().invoke(cli, ["repro", "--calibrate", str(tmp_path)])
-    assert result.exit_code == 2 and "is a folder; give a file name" in result.output
-
-
 def test_model_left_on_the_cpu_is_flagged_once(tmp_path):
     path = tmp_path / "train.py"
     path.write_text('import torch\nfrom transformers import AutoModel\n'
                     'moved = AutoModel.from_pretrained("bert-base-uncased").cuda()\n'
                     'model = AutoModel.from_pretrained("bert-base-uncased")\nx = torch.zeros(2).cuda()\n')
     result = audit(str(path), "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 0  # a warn: below the default --fail-on error
     assert [f["rule"] for f in as_json(result)["findings"]] == ["model_not_on_device"]
+    assert audit(str(path), "--fail-on", "warn").exit_code == 1
 
 
 def test_null_bytes_are_refused_in_one_line(tmp_path):
@@ -170,3 +169,23 @@ def test_null_bytes_are_refused_in_one_line(tmp_path):
     path.write_bytes(b"import wandb\x00\n")
     result = CliRunner().invoke(cli, ["audit", str(path)])
     assert result.exit_code == 2 and result.output.count("\n") == 1 and result.output.startswith("Error: train.py: ")
+
+
+def test_a_gpu_script_is_predicted_from_a_gpu_calibration(tmp_path):
+    sizes = (1_024, 16_384, 262_144, 1_048_576, 2_359_296)
+
+    def path(per_element_ns: float, per_tensor_us: float) -> dict:
+        return {"per_element_ns": per_element_ns, "per_tensor_us": per_tensor_us,
+                "samples": [{"numel": n, "seconds": per_element_ns * 1e-9 * n + per_tensor_us * 1e-6} for n in sizes]}
+
+    calibration = tmp_path / "gpu.json"
+    calibration.write_text(json.dumps({"provenance": "a GPU box", "devices": {
+        "cpu": {"gradients": path(25, 600), "parameters": path(25, 600)},
+        "cuda": {"gradients": path(0.05, 90), "parameters": path(0.4, 120)}}}))
+    report = as_json(audit(str(script(tmp_path, "incident_train")), "--json", "--calibration", str(calibration)))
+    watch = by_rule(report)["wandb_watch"][0]
+    p = watch["prediction"]
+    assert p["device"] == "cuda" and "prediction_unavailable" not in watch["evidence"]
+    params, tensors = report["model"]["parameters"], report["model"]["tensors"]
+    assert p["per_step_s"] == pytest.approx(params * (0.05 + 0.4) * 1e-9 + tensors * (90 + 120) * 1e-6)
+    assert " h over 11,250 steps" in watch["message"]

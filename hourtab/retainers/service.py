@@ -157,15 +157,22 @@ def active_count(session: Session, account_id: int) -> int:
         Retainer.account_id == account_id, Retainer.active.is_(True))) or 0
 
 
+def plan_full(session: Session, account: Account) -> str:
+    """Why one more active retainer would be refused, or "" while the plan has room (pages say it first)."""
+    limit = account.retainer_limit
+    if active_count(session, account.id) < limit:
+        return ""
+    plural = "retainer" if limit == 1 else "retainers"
+    return (f"The {account.plan} plan keeps {limit} active {plural}, and this account has {limit}. "
+            "Archive one first, or upgrade to the pro plan (up to 10 active retainers) on the Plan page.")
+
+
 def _check_plan(session: Session, account: Account) -> None:
     """Refuse one more active retainer beyond the plan; the account stays locked until commit."""
     lock_account(session, account.id)
-    limit = account.retainer_limit
-    if active_count(session, account.id) >= limit:
-        plural = "retainer" if limit == 1 else "retainers"
-        raise PlanLimitReached(
-            f"The {account.plan} plan keeps {limit} active {plural}, and this account has {limit}. "
-            "Archive one first, or upgrade to the pro plan (up to 10 active retainers) on the Plan page.")
+    reason = plan_full(session, account)
+    if reason:
+        raise PlanLimitReached(reason)
 
 
 def create_retainer(session: Session, account: Account, name: str, client: str, terms: Terms,

@@ -336,8 +336,10 @@ def unmatched_entries(session: Session, account: Account, limit: int = 200) -> t
 
 # --- reading the ledger -------------------------------------------------------------------------
 
-ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task"]
-TEXT_COLUMNS = ("description", "project", "task")
+ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task",
+                       "user_name"]
+#: What the client reads of each entry; ``user_name`` is who did it, where the export names people.
+TEXT_COLUMNS = ("description", "project", "task", "user_name")
 #: Ids per ``IN (...)`` list when reading entry text: well under every backend's parameter limit.
 TEXT_CHUNK = 500
 
@@ -347,7 +349,7 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
 
     Times and dates are read as text and parsed a column at a time: turning 20,000 of them into
     Python objects one by one (and pandas then reading those) took most of a cold page render.
-    ``text=False`` leaves out description, project and task: the ledger needs none of them.
+    ``text=False`` leaves out description, project, task and person: the ledger needs none of them.
     """
     te = TimeEntry
     names = ENTRY_FRAME_COLUMNS if text else ENTRY_FRAME_COLUMNS[:4]
@@ -364,7 +366,7 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
 
 
 def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
-    """Description, project and task of the given entries, indexed by ``entry_id``."""
+    """Description, project, task and person of the given entries, indexed by ``entry_id``."""
     te = TimeEntry
     ids = [int(i) for i in entry_ids]
     names = ["entry_id", *TEXT_COLUMNS]

@@ -70,10 +70,15 @@ def _steps(period: Period, daily_used: dict[dt.date, int], last: dt.date) -> tup
     return xs, ys, total
 
 
-def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int):
+def _place(layout: Layout) -> tuple[float, float, float, float]:
+    """The plot area inside the figure, as fractions of its width and height."""
     w, h = layout.width, layout.height
-    ax = fig.add_axes((layout.left / w, layout.bottom / h, (w - layout.left - layout.right) / w,
-                       (h - layout.top - layout.bottom) / h))
+    return (layout.left / w, layout.bottom / h, (w - layout.left - layout.right) / w,
+            (h - layout.top - layout.bottom) / h)
+
+
+def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int):
+    ax = fig.add_axes(_place(layout))
     ax.set_xlim(0, period.days)
     ax.set_ylim(0, y_max_h)
     for side in ("top", "right", "bottom", "left"):
@@ -101,27 +106,43 @@ def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int],
     ``inline`` drops the XML namespace, which HTML5 does not need inside a page; ``layout`` is
     ``WIDE`` or ``NARROW`` (the drawing for phones, with the class ``burnup narrow``).
     """
+    return burnup_svgs(period, available_s, daily_used, today, inline, (layout,))[0]
+
+
+def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
+                inline: bool = False, layouts: tuple[Layout, ...] = (WIDE, NARROW)) -> tuple[str, ...]:
+    """The chart in each layout, from one figure: building the axes and lines is half the cost of a
+    drawing, and a cold page render draws both (see the module's docstring)."""
     # Through today, or through the last entry when a tracker already holds later (planned) entries.
     last = min(max([today, *daily_used]), period.last_day)
     xs, ys, total = _steps(period, daily_used, last)
     top_s = max(available_s, total, HOUR)
     step = _nice_step(top_s / HOUR * 1.08)
     y_max_h = int(-(-top_s // (step * HOUR)) * step)
-    fig = new_figure(layout.width, layout.height)
-    ax = _axes(fig, layout, period, y_max_h, step)
+    first = layouts[0]
+    fig = new_figure(first.width, first.height)
+    ax = _axes(fig, first, period, y_max_h, step)
     ax.plot(xs, ys, color=USED, linewidth=2.5 * PX, label="hours used", solid_joinstyle="miter")
     if available_s > 0:
         ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX,
                 dashes=(4, 8 / 3), label="even pace")
         ax.plot([0, period.days], [available_s / HOUR] * 2, color=AVAILABLE, linewidth=1.5 * PX,
                 dashes=(8 / 3, 2), label="hours available")
-    legend = ax.legend(loc="best", frameon=False, fontsize=layout.font, labelcolor=MUTED, handlelength=3,
+    legend = ax.legend(loc="best", frameon=False, fontsize=first.font, labelcolor=MUTED, handlelength=3,
                        borderaxespad=0.2)
     for text in legend.get_texts():
         text.set_parse_math(False)
-    return to_svg(fig, title=_title(period, available_s, total),
-                  css_class="burnup narrow" if layout is NARROW else "burnup",
-                  title_id=f"burnup-title{layout.suffix}", inline=inline)
+    title = _title(period, available_s, total)
+    out = []
+    for layout in layouts:
+        fig.set_size_inches(layout.width / 100, layout.height / 100)
+        ax.set_position(_place(layout))
+        ax.tick_params(labelsize=layout.font)
+        for text in legend.get_texts():
+            text.set_fontsize(layout.font)
+        out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
+                          title_id=f"burnup-title{layout.suffix}", inline=inline))
+    return tuple(out)
 
 
 def _title(period: Period, available_s: int, used_s: int) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from hourtab.retainers.chart import NARROW, burnup_svg
+from hourtab.retainers.chart import burnup_svgs
 from hourtab.retainers.forecast import Forecast, forecast
 from hourtab.retainers.headline import headline, hours_formatter, used_percent
 from hourtab.retainers.ledger import Ledger
@@ -132,10 +132,9 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
         groups.setdefault(line.day, []).append(line)
     days = tuple(DayGroup(day, sum(e.rounded_s for e in items), tuple(items))
                  for day, items in sorted(groups.items(), reverse=True))
+    wide, narrow = burnup_svgs(current.period, current.available_s, daily, today, inline=True)
     return HoursReport(
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
         headline=headline(current, info.hours_unit), percent=used_percent(current),
-        forecast=forecast(current, daily, today),
-        chart_svg=burnup_svg(current.period, current.available_s, daily, today, inline=True), days=days,
-        chart_svg_narrow=burnup_svg(current.period, current.available_s, daily, today, inline=True, layout=NARROW),
+        forecast=forecast(current, daily, today), chart_svg=wide, days=days, chart_svg_narrow=narrow,
         people=tuple(sorted({line.person for line in lines if line.person})))

@@ -2,9 +2,11 @@
 
 Unsubscribe links name the subscription only (``/alerts/unsubscribe/<token>``), so rotating or
 disabling the page's link never strands an address; links sent before that change, under
-``/h/<page token>/…``, are answered by the subscription token too. No page here shows the address. These forms carry no CSRF token: the pages are cached and
-cookie-free, a forged subscription only sends a confirmation request, and RFC 8058 one-click
-unsubscribes are POSTed by mail clients that hold no token. Each GET only shows a button; the
+``/h/<page token>/…``, are answered by the subscription token too. No page here shows the address.
+
+These forms carry no CSRF token: the pages are cached and cookie-free, a forged subscription only
+sends a confirmation request, and RFC 8058 one-click unsubscribes are POSTed by mail clients that
+hold no token. Each GET only shows a button; the
 change happens on POST (so link scanners that prefetch cannot confirm or unsubscribe anyone).
 """
 

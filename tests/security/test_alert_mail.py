@@ -130,37 +130,50 @@ def test_list_unsubscribe_is_plain_ascii_even_for_an_internationalised_host(app,
         as_text=True)
 
 
-def test_names_saved_before_the_fix_are_cleaned_by_the_migration(database_url, tmp_path):
-    """Migration 0015 repairs display names the settings page stored with control characters."""
+def test_names_and_addresses_saved_before_the_fix_are_cleaned_by_the_migration(database_url, tmp_path):
+    """Migration 0015 repairs display names stored with control characters, and rewrites subscription
+    addresses into the one spelling, keeping one row per inbox (the confirmed one)."""
     from app.migrate import upgrade
 
     if database_url.startswith("sqlite"):
-        url = f"sqlite:///{tmp_path / 'before.db'}"
+        url, admin = f"sqlite:///{tmp_path / 'before.db'}", None
     else:                                   # an empty database beside the test's own
         url = database_url + "_m"
         admin = create_engine(database_url.rsplit("/", 1)[0] + "/postgres", isolation_level="AUTOCOMMIT")
         with admin.connect() as c:
             c.execute(text(f'CREATE DATABASE "{url.rsplit("/", 1)[1]}"'))
+    now = "2026-01-01 00:00:00"
+    account = ("INSERT INTO accounts (id, email, password_hash, plan, display_name, contact, timezone, rounding_min, "
+               "hours_unit, created_at, password_changed_at) VALUES (:id, :email, '!', 'free', :name, '', 'UTC', 0, "
+               "'decimal', :now, :now)")
+    sub = ("INSERT INTO alert_subscriptions (id, retainer_id, email, token, confirmed_at, created_at) "
+           "VALUES (:id, 1, :email, :token, :confirmed, :now)")
     try:
         upgrade(url, "0010")
         engine = create_engine(url)
-        stored = HOSTILE_NAME.replace("\x00", "")
         with engine.begin() as c:
-            c.execute(text("INSERT INTO accounts (email, password_hash, plan, display_name, contact, timezone, "
-                           "rounding_min, hours_unit, created_at, password_changed_at) VALUES ('a@example.com', "
-                           "'!', 'free', :name, '', 'UTC', 0, 'decimal', :now, :now)"),
-                      {"name": stored.replace("\ufffe", "").replace("\uffff", ""), "now": "2026-01-01 00:00:00"})
-            c.execute(text("INSERT INTO accounts (email, password_hash, plan, display_name, contact, timezone, "
-                           "rounding_min, hours_unit, created_at, password_changed_at) VALUES ('b@example.com', "
-                           "'!', 'free', 'Grace Hopper', '', 'UTC', 0, 'decimal', :now, :now)"),
-                      {"now": "2026-01-01 00:00:00"})
+            # What PostgreSQL can store of the hostile name (it refuses NUL; the rest went in as typed).
+            c.execute(text(account), {"id": 1, "email": "a@example.com", "now": now,
+                                      "name": HOSTILE_NAME.replace("\ufffe", "").replace("\uffff", "")})
+            c.execute(text(account), {"id": 2, "email": "b@example.com", "name": "Grace Hopper", "now": now})
+            c.execute(text("INSERT INTO retainers (id, account_id, name, client, allotment_s, period, reset_day, "
+                           "start_date, timezone, rollover, overage, rounding_min, rounding_mode, minimum_min, "
+                           "match_rules, active, revision, created_at, updated_at) VALUES (1, 1, 'R', 'C', 3600, "
+                           "'monthly', 1, '2026-01-01', 'UTC', 'none', 'carry', 0, 'up', 0, '{}', :yes, 1, :now, "
+                           ":now)"), {"now": now, "yes": True})
+            for i, (email, confirmed) in enumerate([("Client@ＥＸＡＭＰＬＥ.org", None), ("client@example.org", now),
+                                                    ("CLIENT@example.org", None), ("Other@Example.org", None)]):
+                c.execute(text(sub), {"id": i + 1, "email": email, "token": f"t{i}", "confirmed": confirmed,
+                                      "now": now})
         upgrade(url, "0015")
         with engine.connect() as c:
-            names = c.execute(text("SELECT display_name FROM accounts ORDER BY email")).scalars().all()
+            names = c.execute(text("SELECT display_name FROM accounts ORDER BY id")).scalars().all()
+            subs = c.execute(text("SELECT id, email FROM alert_subscriptions ORDER BY id")).all()
         engine.dispose()
         assert names == ["Ada Lovelace", "Grace Hopper"]
+        assert [tuple(r) for r in subs] == [(2, "client@example.org"), (4, "other@example.org")]
     finally:
-        if not database_url.startswith("sqlite"):
+        if admin is not None:
             with admin.connect() as c:
                 c.execute(text(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)'))
             admin.dispose()

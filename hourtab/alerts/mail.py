@@ -68,6 +68,8 @@ def ascii_url(url: str) -> str:
         host.encode("ascii")
     except UnicodeEncodeError:
         host = host.encode("idna").decode("ascii")
+    if ":" in host:                       # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
     netloc = host + (f":{parts.port}" if parts.port else "")
     safe = "/:@!$&'()*+,;=-._~%"
     return urlunsplit((parts.scheme, netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
@@ -84,8 +86,6 @@ def _env(autoescape: bool) -> Environment:
 def build_message(mail: Mail, mail_from: str) -> EmailMessage:
     context = {**mail.context, "unsubscribe_url": mail.unsubscribe_url}
     message = automatic_message(mail.to, mail.subject, sender(mail_from, mail.on_behalf_of))
-    # Before any header is added that could be long, and before the parts exist (they copy it).
-    message.policy = message.policy.clone(max_line_length=MAX_LINE)
     if mail.reply_to:
         message["Reply-To"] = mail.reply_to
     if mail.unsubscribe_url:
@@ -96,4 +96,7 @@ def build_message(mail: Mail, mail_from: str) -> EmailMessage:
                             subtype="html")
     for a in mail.attachments:
         message.add_attachment(a.data, maintype=a.maintype, subtype=a.subtype, filename=a.filename)
+    # Headers are folded when the message is written out, with the message's policy; the bodies are
+    # encoded already (as before: quoted-printable where a line is long), so only headers change.
+    message.policy = message.policy.clone(max_line_length=MAX_LINE)
     return message

@@ -59,7 +59,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Seconds a worker holds a running job without renewing it; past that the job is queued again."),
     Setting("HOURTAB_SMTP_URL", "(unset: no e-mail)",
             "Where alert e-mails are sent: `smtp://user:pass@host:25`, `smtp+starttls://…:587` or `smtps://…:465`."),
-    Setting("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>", "Sender of alert e-mails."),
+    Setting("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>",
+            "Address alert e-mails come from, as \"<consultant> via HourTab\"; replies go to the consultant "
+            "(see docs/operations.md)."),
 )
 
 

@@ -43,10 +43,16 @@ def _plan(plan: str) -> Plan:
 
 
 def plan_summary(plan: str) -> str:
-    """``pro: up to 10 active retainers, $9/month``."""
+    """``pro: up to 10 active retainers, $9/month`` (``free: up to 1 active retainer, no charge``)."""
     p = Plan(plan)
     n = RETAINER_LIMITS[p]
-    return f"{p.value}: up to {n} active retainer{'' if n == 1 else 's'}, {PLAN_PRICES[p]}"
+    price = "no charge" if PLAN_PRICES[p] == "free" else PLAN_PRICES[p]
+    return f"{p.value}: up to {n} active retainer{'' if n == 1 else 's'}, {price}"
+
+
+def plan_terms(plan: str) -> str:
+    """What the plan gives, for "You are on the free plan (…)": ``up to 1 active retainer, no charge``."""
+    return plan_summary(plan).split(": ", 1)[1]
 
 
 class ManualBilling:

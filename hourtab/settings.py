@@ -13,12 +13,14 @@ from sqlalchemy.orm import Session
 from hourtab.core.accounts import Account, HoursUnit, normalize_email
 from hourtab.core.db import utcnow
 from hourtab.core.errors import InvalidInput
+from hourtab.core.values import single_line
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.terms import ROUNDING_INCREMENTS_MIN
 
 
 def _clean(value: str | None, what: str, limit: int) -> str:
-    value = " ".join((value or "").split())
+    """One line without control characters, as sign-up keeps a name (feed, PDFs and e-mail headers)."""
+    value = single_line(value)
     if len(value) > limit:
         raise InvalidInput(f"The {what} is too long ({limit} characters at most).")
     return value

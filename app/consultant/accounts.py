@@ -32,8 +32,16 @@ T = TypeVar("T")
 
 
 @cache
-def _zones() -> list[SelectChoice]:
-    return [SelectChoice(z, z) for z in sorted(available_timezones()) if "/" in z or z == "UTC"]
+def _zones() -> tuple[SelectChoice, ...]:
+    return tuple(SelectChoice(z, z) for z in sorted(available_timezones()) if "/" in z or z == "UTC")
+
+
+def zone_choices(current: str | None = None) -> list[SelectChoice]:
+    """The time zones to pick from (Settings, the retainer form); a zone already set stays listed."""
+    zones = list(_zones())
+    if current and all(c.value != current for c in zones):
+        zones.insert(0, SelectChoice(current, current))
+    return zones
 
 
 class SettingsForm(FlaskForm):
@@ -156,14 +164,14 @@ def change_password():
 @login_required
 def account_settings():
     form = SettingsForm()
-    form.timezone.choices = _zones()
     db = get_db()
     me = db.merge(account())
     error = None
     if request.method == "GET":
         form.display_name.data, form.contact.data, form.timezone.data = me.display_name, me.contact, me.timezone
         form.rounding_min.data, form.hours_unit.data = str(me.rounding_min), me.hours_unit
-    elif form.validate_on_submit():
+    form.timezone.choices = zone_choices(form.timezone.data)
+    if request.method == "POST" and form.validate_on_submit():
         _, error = _commit_or_refuse(lambda db: settings.update_settings(
             db, me, display_name=form.display_name.data or "", contact=form.contact.data or "",
             timezone=form.timezone.data or "", rounding_min=form.rounding_min.data or "0",
@@ -194,7 +202,7 @@ def account_plan():
     plans = [(p.value, billing.plan_summary(p.value)) for p in accounts.Plan]
     return render_template("consultant/plan.html", me=me, plans=plans, active=active_count(db, me.id),
                            pending=_billing().pending(db, me), form=UpgradeForm(),
-                           current=billing.plan_summary(me.plan))
+                           current=billing.plan_terms(me.plan))
 
 
 @bp.route("/account/plan/<plan>", methods=["POST"])

@@ -26,5 +26,5 @@ def dashboard():
     db = get_db()
     me = account()
     rows = balances(db, service.list_retainers(db, me))
-    panels = [{"template": "consultant/retainers/_panel.html", "rows": rows}]
+    panels = [{"template": "consultant/retainers/_panel.html", "rows": rows, "plan_full": service.plan_full(db, me)}]
     return render_template("consultant/dashboard.html", account=me, panels=panels)

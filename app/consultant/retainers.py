@@ -13,6 +13,7 @@ from wtforms.validators import DataRequired, Length, Optional
 
 from app.auth import account
 from app.consultant import bp
+from app.consultant.accounts import zone_choices
 from app.db import get_db
 from app.errors import form_status
 from app.templating import keep_units
@@ -48,7 +49,9 @@ class RetainerForm(FlaskForm):
     reset_day = StringField("Reset day (day of month, or 1–7 = Mon–Sun for weekly; empty = start's day)",
                             validators=[Optional(), Length(max=2)])
     start = DateField("Start date", validators=[Optional()])
-    timezone = StringField("Time zone", default="UTC", validators=[DataRequired(), Length(max=64)])
+    # Any zone the domain accepts is refused there with a message, so the choice list is not enforced here.
+    timezone = SelectField("Time zone", default="UTC", validate_choice=False,
+                           validators=[DataRequired(), Length(max=64)])
     rollover = SelectField("Rollover", choices=_choices(ROLLOVERS), default="none")
     rollover_cap = StringField("Rollover cap (hours)", validators=[Optional(), Length(max=20)])
     rollover_expiry = StringField("Rolled hours expire after N periods (empty = never)",
@@ -135,7 +138,7 @@ def retainers_list():
     db = get_db()
     me = account()
     return render_template("consultant/retainers/list.html", rows=balances(db, service.list_retainers(db, me)),
-                           account=me)
+                           account=me, plan_full=service.plan_full(db, me))
 
 
 @bp.route("/retainers/new", methods=["GET", "POST"])
@@ -147,6 +150,7 @@ def retainer_new():
         form.start.data = dt.date.today()
         form.timezone.data = account().timezone or "UTC"
         form.rounding.data = str(account().rounding_min or 0)
+    form.timezone.choices = zone_choices(form.timezone.data)
     if form.validate_on_submit():
         db = get_db()
         try:
@@ -160,8 +164,11 @@ def retainer_new():
         else:
             flash("Retainer created. Share its public link with the client.")
             return redirect(url_for("consultant.retainer_detail", retainer_id=created.id))
+    refused = isinstance(error, PlanLimitReached)
+    # Said before the form is filled in, not only after it is sent.
+    plan_full = "" if refused else service.plan_full(get_db(), account())
     return render_template("consultant/retainers/form.html", form=form, title="New retainer",
-                           plan_refused=isinstance(error, PlanLimitReached)), *form_status(error)
+                           plan_refused=refused, plan_full=plan_full), *form_status(error)
 
 
 def _fill(form: RetainerForm, r, terms) -> None:
@@ -201,7 +208,8 @@ def retainer_edit(retainer_id: int):
     if request.method == "GET":
         _fill(form, retainer, versions.in_force(db, retainer, choices[0].start))
         form.effective_from.data = choices[0].start.isoformat()
-    elif form.validate_on_submit():
+    form.timezone.choices = zone_choices(form.timezone.data)
+    if request.method == "POST" and form.validate_on_submit():
         try:
             with transaction(db):
                 service.update_retainer(db, account(), retainer_id, name=form.name.data, client=form.client.data,

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from hourtab.alerts import service as alerts
 from hourtab.alerts.mail import Attachment, Mail, build_message
 from hourtab.alerts.models import AlertEvent, AlertSubscription
+from hourtab.core.accounts import Account
 from hourtab.core.db import utcnow
 from hourtab.core.jobs import Job
 from hourtab.core.mail import send
@@ -92,6 +93,17 @@ def _subject(event: AlertEvent, name: str) -> str:
     }[event.alert]
 
 
+def unsubscribe_url(app: Flask, token: str) -> str:
+    """The subscription's own link: it keeps working when the public page's link is rotated."""
+    return f"{app.config['PUBLIC_URL']}/alerts/unsubscribe/{token}"
+
+
+def _from_consultant(session: Session, retainer: Retainer, info) -> dict[str, str]:
+    """Sent as "<display name> via HourTab"; answers go to the contact address the client sees."""
+    account = session.get(Account, retainer.account_id)
+    return {"on_behalf_of": account.display_name if account else "", "reply_to": info.consultant_contact}
+
+
 def send_alert(app: Flask, session: Session, job: Job) -> dict[str, Any]:
     event = session.get(AlertEvent, job.params["event_id"])
     retainer = session.get(Retainer, event.retainer_id) if event is not None else None
@@ -115,15 +127,16 @@ def send_alert(app: Flask, session: Session, job: Job) -> dict[str, Any]:
     if event.alert == "incident_published":
         context.update(link=f"{base}{event.facts['path']}", link_text=event.facts.get("title", "Read it"))
     subject = _subject(event, info.name)
+    sender = _from_consultant(session, retainer, info)
     sent = 0
     for r in alerts.recipients(session, retainer):
         delivery = alerts.reserve_delivery(session, event.id, r.key)
         if delivery is None:
             continue                                        # sent (or being sent) by an earlier attempt
-        unsubscribe = f"{page_url}/alerts/unsubscribe/{r.unsubscribe_token}" if r.unsubscribe_token else ""
+        unsubscribe = unsubscribe_url(app, r.unsubscribe_token) if r.unsubscribe_token else ""
         mail = Mail(to=r.email, subject=("[Copy] " if r.is_copy else "") + subject, template="alert",
                     context={**context, "subject": subject, "is_copy": r.is_copy},
-                    unsubscribe_url=unsubscribe, attachments=attachments)
+                    unsubscribe_url=unsubscribe, attachments=attachments, **sender)
         try:
             send(app.config["SMTP_URL"], build_message(mail, app.config["MAIL_FROM"]))
         except Exception:
@@ -143,12 +156,15 @@ def send_confirmation(app: Flask, session: Session, job: Job) -> dict[str, Any]:
     if sub is None or sub.confirmed_at is not None:
         return {"sent": 0}
     retainer = session.get(Retainer, sub.retainer_id)
+    if not retainer.public_token:          # the page was disabled since: nothing to confirm on
+        return {"sent": 0}
     page_url = f"{app.config['PUBLIC_URL']}/h/{retainer.public_token}"
     info = retainers.retainer_info(session, retainer)
     subject = f"Confirm hour alerts for {info.name}"
+    when = alerts.alerts_when(alerts.settings_for(session, retainer).enabled)
     mail = Mail(to=sub.email, subject=subject, template="confirm",
-                context={"info": info, "subject": subject,
+                context={"info": info, "subject": subject, "alerts_when": when,
                          "confirm_url": f"{page_url}/alerts/confirm/{sub.token}"},
-                unsubscribe_url=f"{page_url}/alerts/unsubscribe/{sub.token}")
+                unsubscribe_url=unsubscribe_url(app, sub.token), **_from_consultant(session, retainer, info))
     send(app.config["SMTP_URL"], build_message(mail, app.config["MAIL_FROM"]))
     return {"sent": 1}

@@ -1,8 +1,12 @@
 """Alert subscriptions from the client's page: subscribe, confirm (double opt-in), one-click unsubscribe.
 
-No page here shows the address. These forms carry no CSRF token: the pages are cached and
-cookie-free, a forged subscription only sends a confirmation request, and RFC 8058 one-click
-unsubscribes are POSTed by mail clients that hold no token. Each GET only shows a button; the
+Unsubscribe links name the subscription only (``/alerts/unsubscribe/<token>``), so rotating or
+disabling the page's link never strands an address; links sent before that change, under
+``/h/<page token>/…``, are answered by the subscription token too. No page here shows the address.
+
+These forms carry no CSRF token: the pages are cached and cookie-free, a forged subscription only
+sends a confirmation request, and RFC 8058 one-click unsubscribes are POSTed by mail clients that
+hold no token. Each GET only shows a button; the
 change happens on POST (so link scanners that prefetch cannot confirm or unsubscribe anyone).
 """
 
@@ -19,9 +23,11 @@ from app.public.hours import _miss
 from app.security import csrf
 from hourtab.alerts import service as alerts
 from hourtab.core import ratelimit
+from hourtab.core.accounts import login_key
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.retainers import service as retainers
+from hourtab.retainers.models import Retainer
 
 SUBSCRIBE_LIMIT = 5
 
@@ -37,8 +43,10 @@ def _retainer(token: str):
 
 def _page(retainer, token: str, title: str, message: str, *, status: int = 200, action: str = "",
           button: str = "", error: bool = False):
-    html = render_template("public/alerts.html", name=retainer.name, base=f"/h/{token}", title=title,
-                           message=message, action=action, button=button, error=error)
+    """``token``: the page's link to go back to ("" on pages reached by a subscription's own link)."""
+    html = render_template("public/alerts.html", name=retainer.name if retainer else "HourTab",
+                           base=f"/h/{token}" if token else "", title=title, message=message, action=action,
+                           button=button, error=error)
     return html, status
 
 
@@ -47,8 +55,10 @@ def _page(retainer, token: str, title: str, message: str, *, status: int = 200, 
 def alerts_subscribe(token: str):
     db = get_db()
     retainer = _retainer(token)
-    address = request.form.get("email", "").strip().lower()
     # Each request may send a confirmation e-mail: a few per address and per client address an hour.
+    # The address in the one spelling log-ins are limited by, so Unicode spellings of a domain
+    # (full-width letters, capitals) count against one inbox.
+    address = login_key(request.form.get("email", ""))
     keys = [f"ip:{request.remote_addr}", "to:" + hashlib.sha256(address.encode()).hexdigest()[:32]]
     with transaction(db):
         ratelimit.check(db, "alert-subscribe", keys, SUBSCRIBE_LIMIT, 3600)
@@ -90,10 +100,27 @@ def alerts_confirm(token: str, sub: str):
                               done=("Alerts confirmed", "You will get this retainer's hour alerts by e-mail."))
 
 
+@bp.route("/alerts/unsubscribe/<sub>", methods=["GET", "POST"])
+@csrf.exempt
+def alerts_unsubscribe(sub: str):
+    """GET shows the button; POST (the button, or a mail client's RFC 8058 one-click) removes the address."""
+    db = get_db()
+    try:
+        subscription = alerts.by_subscription_token(db, sub)
+    except NotFound as e:
+        return _page(None, "", "E-mail alerts", str(e), status=404, error=True)
+    retainer = db.get(Retainer, subscription.retainer_id)
+    if request.method == "GET":
+        return _page(retainer, "", "Stop e-mail alerts",
+                     "Press the button to stop the alerts and remove this address.",
+                     action=request.path, button="Unsubscribe")
+    with transaction(db):
+        alerts.unsubscribe_by_token(db, sub)
+    return _page(retainer, "", "Unsubscribed", "This address was removed; no more alerts will be sent to it.")
+
+
 @bp.route("/h/<token>/alerts/unsubscribe/<sub>", methods=["GET", "POST"])
 @csrf.exempt
-def alerts_unsubscribe(token: str, sub: str):
-    return _subscription_step(token, sub, alerts.unsubscribe,
-                              ask=("Stop e-mail alerts", "Press the button to stop the alerts and remove this address.",
-                                   "Unsubscribe"),
-                              done=("Unsubscribed", "This address was removed; no more alerts will be sent to it."))
+def alerts_unsubscribe_under_page(token: str, sub: str):
+    """Links sent before unsubscribe links had their own address: the page token no longer matters."""
+    return alerts_unsubscribe(sub)

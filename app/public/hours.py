@@ -164,11 +164,22 @@ def _incident_logs(stamp: Stamp) -> dict:
     return published_log_lines(get_db(), stamp.retainer_id)
 
 
+def _alerts_when(stamp: Stamp) -> str:
+    """The alerts a subscriber would get, for the subscribe form ("" hides it: e-mail is off, or none are sent)."""
+    if not current_app.config.get("SMTP_URL"):
+        return ""
+    from hourtab.alerts import service as alerts
+
+    db = get_db()
+    return alerts.alerts_when(alerts.settings_for(db, db.get(Retainer, stamp.retainer_id)).enabled)
+
+
 @bp.route("/h/<token>")
 def hours_page(token: str):
     def render(stamp: Stamp) -> Rendered:
         html = render_template("public/hours/page.html", **_page_context(_report(stamp), token),
-                               incident_logs=_incident_logs(stamp))  # issue 7: published log entries
+                               incident_logs=_incident_logs(stamp),  # issue 7: published log entries
+                               alerts_when=_alerts_when(stamp))
         return Rendered(html.encode("utf-8"), "text/html")
 
     return _serve(token, "html", render)
@@ -252,10 +263,10 @@ def hours_feed(token: str):
 @bp.after_request
 def _public_headers(response: Response) -> Response:
     """No referrer leaves a client's page (it carries the token), and no search engine keeps it."""
-    if request.path.startswith("/h/"):
+    if request.path.startswith(("/h/", "/alerts/")):   # both carry a secret in the path
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["X-Robots-Tag"] = "noindex, nofollow"
         response.headers["Content-Security-Policy"] = PUBLIC_CSP
-        cacheable = response.status_code in (200, 304)
+        cacheable = response.status_code in (200, 304) and request.path.startswith("/h/")
         response.headers["Cache-Control"] = "private, max-age=60" if cacheable else "no-store"
     return response

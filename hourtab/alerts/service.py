@@ -11,7 +11,6 @@ import datetime as dt
 import secrets
 from dataclasses import dataclass
 
-from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -23,12 +22,22 @@ from hourtab.alerts.models import (
     AlertSettings,
     AlertSubscription,
 )
-from hourtab.core.accounts import Account
+from hourtab.core.accounts import Account, normalize_email
 from hourtab.core.db import utcnow
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.scoping import get_owned
+from hourtab.retainers.assign import touch
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.models import Retainer
+
+#: What each alert tells the client, as the subscribe form and the confirmation e-mail list them.
+WHEN = {
+    "used_80": "when 80 % of a period's hours are used",
+    "used_100": "when all of them are used",
+    "overage": "when more hours are worked than the period holds",
+    "period_closed": "when a period closes (with its statement)",
+    "incident_published": "when an incident report is published",
+}
 
 
 @dataclass(frozen=True)
@@ -58,19 +67,29 @@ def save_settings(session: Session, account_id: int, retainer_id: int, enabled: 
         session.add(row)
     row.enabled = [a for a in ALERTS if a in enabled]
     row.copy_to_consultant = bool(copy_to_consultant)
+    touch(retainer)          # the client's page lists the alerts it would get
     session.flush()
     return row
+
+
+def alerts_when(enabled: list[str]) -> str:
+    """The alerts a subscriber gets, as "when …, when … and when …" ("" when the retainer sends none)."""
+    parts = [WHEN[a] for a in ALERTS if a in enabled]
+    if not parts:
+        return ""
+    if "used_100" in enabled and "used_80" not in enabled:
+        parts[0] = "when all of a period's hours are used"
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def subscribe(session: Session, retainer: Retainer, email: str) -> AlertSubscription | None:
     """A pending subscription that needs its confirmation e-mail, or None when already confirmed.
 
-    The caller answers the same either way, so the form never reveals who is subscribed.
+    The caller answers the same either way, so the form never reveals who is subscribed. The
+    address is kept in the one spelling log-ins use (``normalize_email``), so Unicode or case
+    variants of one inbox are one subscription.
     """
-    try:
-        email = validate_email((email or "").strip(), check_deliverability=False).normalized
-    except EmailNotValidError as e:
-        raise InvalidInput(f"email: {e}") from e
+    email = normalize_email(email)
     row = session.scalar(select(AlertSubscription).where(AlertSubscription.retainer_id == retainer.id,
                                                          AlertSubscription.email == email))
     if row is not None:
@@ -89,18 +108,30 @@ def by_token(session: Session, retainer: Retainer, token: str) -> AlertSubscript
     return row
 
 
+def by_subscription_token(session: Session, token: str) -> AlertSubscription:
+    """The subscription a link names, whatever the retainer's page token is now.
+
+    Unsubscribe links belong to the subscription: rotating or disabling the public link must not
+    leave an address subscribed with no way out.
+    """
+    row = session.scalar(select(AlertSubscription).where(AlertSubscription.token == token)) if token else None
+    if row is None:
+        raise NotFound("This link is no longer valid (already unsubscribed).")
+    return row
+
+
+def unsubscribe_by_token(session: Session, token: str) -> None:
+    """Forget the address the link names (nothing of it is kept)."""
+    session.delete(by_subscription_token(session, token))
+    session.flush()
+
+
 def confirm(session: Session, retainer: Retainer, token: str) -> AlertSubscription:
     row = by_token(session, retainer, token)
     if row.confirmed_at is None:
         row.confirmed_at = utcnow()
         session.flush()
     return row
-
-
-def unsubscribe(session: Session, retainer: Retainer, token: str) -> None:
-    """Forget the address entirely (nothing of it is kept)."""
-    session.delete(by_token(session, retainer, token))
-    session.flush()
 
 
 def subscriber_counts(session: Session, retainer_id: int) -> tuple[int, int]:

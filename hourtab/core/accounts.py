@@ -20,7 +20,7 @@ from hourtab.core import sessions
 from hourtab.core.db import Base, UTCDateTime, utcnow
 from hourtab.core.errors import Conflict, InvalidInput, NotFound
 from hourtab.core.scoping import AccountOwned
-from hourtab.core.values import xml_safe
+from hourtab.core.values import single_line
 
 MIN_PASSWORD_LENGTH = 10
 _hasher = PasswordHasher()
@@ -141,7 +141,7 @@ def create_account(session: Session, email: str, password: str, plan: str = Plan
     if find_account(session, email) is not None:
         raise Conflict("An account with that e-mail already exists.")
     account = Account(email=email, password_hash=_hasher.hash(password), plan=plan,
-                      display_name=xml_safe(display_name).strip())
+                      display_name=single_line(display_name))
     session.add(account)
     session.flush()
     return account

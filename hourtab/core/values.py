@@ -44,6 +44,21 @@ def xml_safe(text: str | None) -> str:
     return XML_FORBIDDEN.sub("", text or "")
 
 
+#: Controls a one-line name has no use for: C0 and C1 controls, DEL, and the bidirectional
+#: embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) that can make a name in a
+#: ``From:`` line read as something else. Whitespace among them becomes a space first.
+_LINE_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]")
+
+
+def single_line(text: str | None) -> str:
+    """A name as every way out can carry it: one line, no control characters, single spaces.
+
+    Display names go to the Atom feed (XML), PDFs and e-mail headers, where a line break or a
+    control byte either breaks the document or reaches the reader's mail client.
+    """
+    return " ".join(_LINE_CONTROLS.sub("", " ".join((text or "").split())).split())
+
+
 # Dates and amounts
 
 EARLIEST = dt.date(2000, 1, 1)

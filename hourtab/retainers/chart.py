@@ -2,21 +2,48 @@
 
 Cumulative hours used per day as a step line, the hours available as a dashed level and the
 even pace as a dashed diagonal; the legend is drawn with the very same line styles.
+
+An SVG scales its text with its width, so one drawing cannot be readable everywhere: the 640 px
+chart shown on a 390 px phone drew its labels 5.7 px tall. The page carries two drawings of the
+same data, each with text of at least 11 CSS px across the widths it is shown at (see the page's
+style): ``WIDE`` from 40rem up (its box is at least 566 px there: 13 × 566 / 640 ≈ 11.5 px) and
+``NARROW`` below (at least 318 px on a 360 px phone: 13 × 318 / 360 ≈ 11.5 px; it stops growing
+at 30rem, so labels stay under 18 px).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 from hourtab.core.svgchart import PX, new_figure, to_svg
 from hourtab.retainers.headline import format_hours
 from hourtab.retainers.periods import Period, short_date
 from hourtab.retainers.terms import HOUR
 
-WIDTH, HEIGHT = 640, 260
-LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 30
 USED, PACE, AVAILABLE, GRID, MUTED = "#2457c5", "#8a94a6", "#1e7d3a", "#dde1e7", "#5d6778"
-FONT = 11 * PX
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One drawing's size and margins in CSS px at scale 1, and its text size."""
+
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    font_px: float
+    suffix: str          # of the title's id, so both drawings can be on one page
+
+    @property
+    def font(self) -> float:
+        return self.font_px * PX
+
+
+WIDE = Layout(640, 260, 48, 12, 14, 34, 13, "")
+NARROW = Layout(360, 250, 44, 10, 12, 34, 13, "-narrow")
 
 
 def _nice_step(max_hours: float) -> int:
@@ -43,9 +70,15 @@ def _steps(period: Period, daily_used: dict[dt.date, int], last: dt.date) -> tup
     return xs, ys, total
 
 
-def _axes(fig, period: Period, y_max_h: int, step: int):
-    ax = fig.add_axes((LEFT / WIDTH, BOTTOM / HEIGHT, (WIDTH - LEFT - RIGHT) / WIDTH,
-                       (HEIGHT - TOP - BOTTOM) / HEIGHT))
+def _place(layout: Layout) -> tuple[float, float, float, float]:
+    """The plot area inside the figure, as fractions of its width and height."""
+    w, h = layout.width, layout.height
+    return (layout.left / w, layout.bottom / h, (w - layout.left - layout.right) / w,
+            (h - layout.top - layout.bottom) / h)
+
+
+def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int):
+    ax = fig.add_axes(_place(layout))
     ax.set_xlim(0, period.days)
     ax.set_ylim(0, y_max_h)
     for side in ("top", "right", "bottom", "left"):
@@ -55,7 +88,7 @@ def _axes(fig, period: Period, y_max_h: int, step: int):
     days = sorted({0, period.days // 2, period.days})
     ax.set_xticks(days)
     ax.set_xticklabels([short_date(period.start + dt.timedelta(days=d)) for d in days])
-    ax.tick_params(length=0, labelsize=FONT, labelcolor=MUTED, pad=4)
+    ax.tick_params(length=0, labelsize=layout.font, labelcolor=MUTED, pad=4)
     for label in ax.get_xticklabels() + ax.get_yticklabels():
         label.set_parse_math(False)
     labels = ax.get_xticklabels()
@@ -67,31 +100,49 @@ def _axes(fig, period: Period, y_max_h: int, step: int):
 
 
 def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
-               inline: bool = False) -> str:
+               inline: bool = False, layout: Layout = WIDE) -> str:
     """Cumulative hours used per day up to ``today``, the available line and the even-pace line.
 
-    ``inline`` drops the XML namespace, which HTML5 does not need inside a page.
+    ``inline`` drops the XML namespace, which HTML5 does not need inside a page; ``layout`` is
+    ``WIDE`` or ``NARROW`` (the drawing for phones, with the class ``burnup narrow``).
     """
+    return burnup_svgs(period, available_s, daily_used, today, inline, (layout,))[0]
+
+
+def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
+                inline: bool = False, layouts: tuple[Layout, ...] = (WIDE, NARROW)) -> tuple[str, ...]:
+    """The chart in each layout, from one figure: building the axes and lines is half the cost of a
+    drawing, and a cold page render draws both (see the module's docstring)."""
     # Through today, or through the last entry when a tracker already holds later (planned) entries.
     last = min(max([today, *daily_used]), period.last_day)
     xs, ys, total = _steps(period, daily_used, last)
     top_s = max(available_s, total, HOUR)
     step = _nice_step(top_s / HOUR * 1.08)
     y_max_h = int(-(-top_s // (step * HOUR)) * step)
-    fig = new_figure(WIDTH, HEIGHT)
-    ax = _axes(fig, period, y_max_h, step)
+    first = layouts[0]
+    fig = new_figure(first.width, first.height)
+    ax = _axes(fig, first, period, y_max_h, step)
     ax.plot(xs, ys, color=USED, linewidth=2.5 * PX, label="hours used", solid_joinstyle="miter")
     if available_s > 0:
         ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX,
                 dashes=(4, 8 / 3), label="even pace")
         ax.plot([0, period.days], [available_s / HOUR] * 2, color=AVAILABLE, linewidth=1.5 * PX,
                 dashes=(8 / 3, 2), label="hours available")
-    legend = ax.legend(loc="best", frameon=False, fontsize=FONT, labelcolor=MUTED, handlelength=3,
+    legend = ax.legend(loc="best", frameon=False, fontsize=first.font, labelcolor=MUTED, handlelength=3,
                        borderaxespad=0.2)
     for text in legend.get_texts():
         text.set_parse_math(False)
-    return to_svg(fig, title=_title(period, available_s, total), css_class="burnup", title_id="burnup-title",
-                  inline=inline)
+    title = _title(period, available_s, total)
+    out = []
+    for layout in layouts:
+        fig.set_size_inches(layout.width / 100, layout.height / 100)
+        ax.set_position(_place(layout))
+        ax.tick_params(labelsize=layout.font)
+        for text in legend.get_texts():
+            text.set_fontsize(layout.font)
+        out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
+                          title_id=f"burnup-title{layout.suffix}", inline=inline))
+    return tuple(out)
 
 
 def _title(period: Period, available_s: int, used_s: int) -> str:

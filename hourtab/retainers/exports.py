@@ -116,12 +116,14 @@ def neutralise(cell: str) -> str:
     return "'" + cell if cell.startswith(FORMULA_START) else cell
 
 
+#: ``person`` came last, so programs that read the columns by position keep working.
 CSV_HEADER = ("date", "start", "period", "project", "task", "description", "duration_hours",
-              "rounded_hours", "duration_seconds", "rounded_seconds")
+              "rounded_hours", "duration_seconds", "rounded_seconds", "person")
 
 
 def entries_csv(ledger: Ledger) -> str:
-    """Every counted entry, oldest first; text cells neutralised, figures exact."""
+    """Every counted entry, oldest first; text cells neutralised, figures exact; ``person`` is who did
+    the work where the export names people (a team's export), empty otherwise."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
@@ -131,5 +133,5 @@ def entries_csv(ledger: Ledger) -> str:
         writer.writerow((line.day.isoformat(), line.start, labels[int(index)], neutralise(line.project),
                          neutralise(line.task), neutralise(line.description),
                          format_hours(line.duration_s), format_hours(line.rounded_s), line.duration_s,
-                         line.rounded_s))
+                         line.rounded_s, neutralise(line.person)))
     return buf.getvalue()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from hourtab.retainers.chart import burnup_svg
+from hourtab.retainers.chart import burnup_svgs
 from hourtab.retainers.forecast import Forecast, forecast
 from hourtab.retainers.headline import headline, hours_formatter, used_percent
 from hourtab.retainers.ledger import Ledger
@@ -21,7 +21,7 @@ from hourtab.retainers.terms import Terms
 
 @dataclass(frozen=True)
 class RetainerInfo:
-    """The public face of a retainer: names and contact only, never who did the work."""
+    """The public face of a retainer: names and contact (who did each entry is on the entries)."""
 
     name: str
     client: str
@@ -46,6 +46,8 @@ class EntryLine:
     project: str
     task: str
     description: str
+    #: Who did the work, as the export names them ("" when it names nobody).
+    person: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,10 @@ class HoursReport:
     days: tuple[DayGroup, ...]  # the current period's sessions, newest day first
     #: Revisions of closed periods (``revisions.Revision``), oldest first, by period start.
     revisions: dict[dt.date, tuple] = field(default_factory=dict)
+    #: The same chart drawn for a phone's width (the page shows one or the other).
+    chart_svg_narrow: str = ""
+    #: Everyone the current period's entries name; the page has a person column when it is a team.
+    people: tuple[str, ...] = ()
 
     @property
     def current(self):
@@ -99,12 +105,13 @@ def entry_lines(ledger: Ledger, frame: pd.DataFrame) -> list[EntryLine]:
     starts = pd.to_datetime(frame["start_at"], utc=True).dt.tz_convert(tz).dt.strftime("%H:%M").tolist()
     days = frame["day"].to_numpy(dtype="datetime64[ns]").astype("datetime64[D]").tolist()
     blank = [""] * len(frame)
-    cols = {c: frame[c].tolist() if c in frame else blank for c in ("project", "task", "description")}
+    cols = {c: frame[c].tolist() if c in frame else blank for c in ("project", "task", "description", "user_name")}
     return [EntryLine(day=d, start=s if isinstance(s, str) else "", duration_s=int(dur),
-                      rounded_s=int(r), project=_text(p), task=_text(t), description=_text(desc))
-            for d, s, dur, r, p, t, desc in zip(days, starts, frame["duration_s"].tolist(),
-                                                  frame["rounded_s"].tolist(), cols["project"], cols["task"],
-                                                  cols["description"], strict=True)]
+                      rounded_s=int(r), project=_text(p), task=_text(t), description=_text(desc),
+                      person=_text(who).strip())
+            for d, s, dur, r, p, t, desc, who in zip(days, starts, frame["duration_s"].tolist(),
+                                                       frame["rounded_s"].tolist(), cols["project"], cols["task"],
+                                                       cols["description"], cols["user_name"], strict=True)]
 
 
 def daily_used(ledger: Ledger, index: int, frame: pd.DataFrame | None = None) -> dict[dt.date, int]:
@@ -132,9 +139,9 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
         groups.setdefault(line.day, []).append(line)
     days = tuple(DayGroup(day, sum(e.rounded_s for e in items), tuple(items))
                  for day, items in sorted(groups.items(), reverse=True))
+    wide, narrow = burnup_svgs(current.period, current.available_s, daily, today, inline=True)
     return HoursReport(
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
         headline=headline(current, info.hours_unit), percent=used_percent(current),
-        forecast=forecast(current, daily, today),
-        chart_svg=burnup_svg(current.period, current.available_s, daily, today, inline=True), days=days,
-        revisions=revisions or {})
+        forecast=forecast(current, daily, today), chart_svg=wide, days=days, chart_svg_narrow=narrow,
+        people=tuple(sorted({line.person for line in lines if line.person})), revisions=revisions or {})

@@ -158,15 +158,22 @@ def active_count(session: Session, account_id: int) -> int:
         Retainer.account_id == account_id, Retainer.active.is_(True))) or 0
 
 
+def plan_full(session: Session, account: Account) -> str:
+    """Why one more active retainer would be refused, or "" while the plan has room (pages say it first)."""
+    limit = account.retainer_limit
+    if active_count(session, account.id) < limit:
+        return ""
+    plural = "retainer" if limit == 1 else "retainers"
+    return (f"The {account.plan} plan keeps {limit} active {plural}, and this account has {limit}. "
+            "Archive one first, or upgrade to the pro plan (up to 10 active retainers) on the Plan page.")
+
+
 def _check_plan(session: Session, account: Account) -> None:
     """Refuse one more active retainer beyond the plan; the account stays locked until commit."""
     lock_account(session, account.id)
-    limit = account.retainer_limit
-    if active_count(session, account.id) >= limit:
-        plural = "retainer" if limit == 1 else "retainers"
-        raise PlanLimitReached(
-            f"The {account.plan} plan keeps {limit} active {plural}, and this account has {limit}. "
-            "Archive one first, or upgrade to the pro plan (up to 10 active retainers) on the Plan page.")
+    reason = plan_full(session, account)
+    if reason:
+        raise PlanLimitReached(reason)
 
 
 def create_retainer(session: Session, account: Account, name: str, client: str, terms: Terms,
@@ -346,8 +353,10 @@ def unmatched_entries(session: Session, account: Account, limit: int = 200) -> t
 
 # --- reading the ledger -------------------------------------------------------------------------
 
-ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task"]
-TEXT_COLUMNS = ("description", "project", "task")
+ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task",
+                       "user_name"]
+#: What the client reads of each entry; ``user_name`` is who did it, where the export names people.
+TEXT_COLUMNS = ("description", "project", "task", "user_name")
 #: Ids per ``IN (...)`` list when reading entry text: well under every backend's parameter limit.
 TEXT_CHUNK = 500
 
@@ -357,7 +366,7 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
 
     Times and dates are read as text and parsed a column at a time: turning 20,000 of them into
     Python objects one by one (and pandas then reading those) took most of a cold page render.
-    ``text=False`` leaves out description, project and task: the ledger needs none of them.
+    ``text=False`` leaves out description, project, task and person: the ledger needs none of them.
     """
     te = TimeEntry
     names = ENTRY_FRAME_COLUMNS if text else ENTRY_FRAME_COLUMNS[:4]
@@ -393,7 +402,7 @@ def held_frames(session: Session, account_id: int) -> dict[int, pd.DataFrame]:
 
 
 def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
-    """Description, project and task of the given entries, indexed by ``entry_id``."""
+    """Description, project, task and person of the given entries, indexed by ``entry_id``."""
     te = TimeEntry
     ids = [int(i) for i in entry_ids]
     names = ["entry_id", *TEXT_COLUMNS]

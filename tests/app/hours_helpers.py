@@ -11,7 +11,7 @@ from hourtab.retainers import service
 from hourtab.timesheets.importer import import_file
 from tests.factories import TOGGL_HEADER, make_account, toggl_csv
 
-__all__ = ["AUG_20", "SAMPLE", "TOGGL_HEADER", "setup_retainer", "toggl_csv"]
+__all__ = ["AUG_20", "PEOPLE", "SAMPLE", "TOGGL_HEADER", "setup_retainer", "team_export", "toggl_csv"]
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SAMPLE = DATA / "toggl_floresfdev_2017-08.csv"
@@ -27,3 +27,28 @@ def setup_retainer(session, *, hours: str = "160", plan: str = "free", data: byt
             service.parse_terms(service.TermsInput(hours=hours, start=terms.pop("start", "2017-08-01"),
                                                    timezone=terms.pop("timezone", "UTC"), **terms)))
     return account, retainer
+
+
+#: The team of ``team_export``.
+PEOPLE = ("Ada Lovelace", "Grace Hopper", "Edsger Dijkstra")
+
+
+def team_export(last: dt.date = dt.date(2017, 10, 19)) -> bytes:
+    """A Toggl detailed export of a three-person team: two clients, August to October 2017."""
+    lines = ["User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,"
+             "Duration,Tags,Amount ()\n"]
+    day = dt.date(2017, 8, 1)
+    n = 0
+    while day <= last:
+        if day.weekday() < 5:
+            person = PEOPLE[n % 3]
+            client = "Client 1" if n % 4 else "Client 2"
+            start = dt.datetime.combine(day, dt.time(9 + n % 5, 15))
+            end = start + dt.timedelta(hours=1 + n % 3, minutes=20)
+            email = person.split()[0].lower() + "@team.example"
+            lines.append(f"{person},{email},{client},Model training,,Tuning run {n} with a long description "
+                         f"that wraps on a phone,Yes,{day},{start:%H:%M:%S},{end:%Y-%m-%d},{end:%H:%M:%S},"
+                         f"{str(end - start).zfill(8)},,\n")
+            n += 1
+        day += dt.timedelta(days=1)
+    return "".join(lines).encode()

@@ -7,8 +7,6 @@ e-mail; imports through the consultant's pages cross the thresholds; the queue r
 from __future__ import annotations
 
 import datetime as dt
-import email
-import email.policy
 import io
 import re
 from html import unescape
@@ -18,33 +16,14 @@ import pytest
 from sqlalchemy import select, update
 
 from tests.app.hours_helpers import toggl_csv
-from tests.conftest import csrf_token, free_port, post_form
-
-
-class Sink:
-    """An aiosmtpd handler that keeps every message it is given."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[list[str], email.message.EmailMessage]] = []
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
-        message = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
-        self.messages.append((list(envelope.rcpt_tos), message))
-        return "250 OK"
-
-    def to(self, address: str) -> list[email.message.EmailMessage]:
-        return [m for rcpt, m in self.messages if address in rcpt]
+from tests.conftest import csrf_token, post_form
+from tests.mail_sink import header_line, smtp_server
 
 
 @pytest.fixture
 def smtp():
-    from aiosmtpd.controller import Controller
-
-    sink = Sink()
-    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield sink, f"smtp://127.0.0.1:{controller.port}"
-    controller.stop()
+    with smtp_server() as server:
+        yield server
 
 
 @pytest.fixture
@@ -87,8 +66,24 @@ def _path(url: str) -> str:
     return urlparse(url).path
 
 
+def _settings(client, name: str, contact: str) -> None:
+    r = post_form(client, "/account/settings", {"display_name": name, "contact": contact, "timezone": "UTC",
+                                                "rounding_min": "0", "hours_unit": "decimal"})
+    assert r.status_code == 302, r.get_data(as_text=True)
+
+
+def _subscribe(public, sink, token: str, address: str) -> str:
+    """Subscribe and confirm through the real confirmation e-mail; returns that e-mail's forget link."""
+    assert public.post(f"/h/{token}/alerts", data={"email": address}).status_code == 200
+    text = sink.to(address)[-1].get_body(("plain",)).get_content()
+    confirm_url = re.search(r"Confirm here: (\S+)", text).group(1)
+    assert "Alerts confirmed" in public.post(_path(confirm_url)).get_data(as_text=True)
+    return re.search(r"Forget this address now: (\S+)", text).group(1)
+
+
 def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, smtp):
     sink, _ = smtp
+    _settings(logged_in, "Ada Lovelace", "hours@ada.example")
     today = dt.datetime.now(dt.UTC).date()
     retainer_id, token = _retainer(app, today.replace(day=1))
     public = app.test_client()                                      # the client: no session, no login
@@ -101,7 +96,10 @@ def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, s
 
     (confirmation,) = sink.to("client@example.org")
     assert confirmation["Auto-Submitted"] == "auto-generated"
+    assert confirmation["From"] == "Ada Lovelace via HourTab <alerts@hours.example.com>"
+    assert confirmation["Reply-To"] == "hours@ada.example"
     text = confirmation.get_body(("plain",)).get_content()
+    assert "over the period" not in text and "when more hours are worked than the period holds" in text
     confirm_url = re.search(r"Confirm here: (\S+)", text).group(1)
     assert confirm_url.startswith(f"https://hours.example.com/h/{token}/alerts/confirm/")
     assert public.get(_path(confirm_url)).status_code == 200          # a GET only shows the button
@@ -122,11 +120,15 @@ def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, s
     assert len(sink.messages) == 2
 
     assert alert["Subject"] == "80 % of this period's hours used · ML platform retainer"
-    assert alert["From"] == "HourTab <alerts@hours.example.com>"
+    # From the operator's address in the consultant's name; answers reach the consultant's contact.
+    assert alert["From"] == "Ada Lovelace via HourTab <alerts@hours.example.com>"
+    assert alert["Reply-To"] == "hours@ada.example"
     assert alert["Auto-Submitted"] == "auto-generated"
     unsubscribe = alert["List-Unsubscribe"].strip("<>")
-    assert unsubscribe.startswith(f"https://hours.example.com/h/{token}/alerts/unsubscribe/")
+    assert unsubscribe.startswith("https://hours.example.com/alerts/unsubscribe/")
     assert alert["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    # On the wire as written: mail clients read the URL only when it is not RFC 2047-encoded.
+    assert header_line(alert.raw_bytes, "List-Unsubscribe") == f"<{unsubscribe}>".encode("ascii")
     plain = alert.get_body(("plain",)).get_content()
     html = unescape(alert.get_body(("html",)).get_content())
     for body in (plain, html):
@@ -203,3 +205,73 @@ def test_workers_check_for_closed_periods_without_an_import(app, logged_in, smtp
     assert "closed: statement attached" in closed["Subject"]
     assert queue_periodic_checks(app) == 0                   # checked recently: not queued again
     assert len(sink.messages) == 1
+
+
+def _rotate(client, retainer_id: int) -> None:
+    page = f"/retainers/{retainer_id}/token/rotate"
+    assert post_form(client, page, {}, page=page).status_code == 302
+
+
+def test_unsubscribe_links_already_sent_keep_working_after_the_public_link_is_rotated(app, logged_in, smtp):
+    sink, _ = smtp
+    _settings(logged_in, "Ada Lovelace", "hours@ada.example")
+    first = dt.datetime.now(dt.UTC).date().replace(day=1)
+    retainer_id, token = _retainer(app, first)
+    public = app.test_client()
+    forget = _subscribe(public, sink, token, "early@example.org")     # from the confirmation e-mail
+    for address in ("one-click@example.org", "stays@example.org"):
+        _subscribe(public, sink, token, address)
+    day = first.isoformat()
+    _import(logged_in, [("Client 1", "Triage", day, "00:00:00", "08:30:00")])                  # 85 %
+    _, alert = sink.to("one-click@example.org")                           # confirmation, then the alert
+    assert alert["Subject"].startswith("80 %")
+    one_click = alert["List-Unsubscribe"].strip("<>")
+    # As the release before this one wrote them: under the page's link (the path still answers).
+    old_style = f"/h/{token}/alerts/unsubscribe/{one_click.rsplit('/', 1)[1]}"
+    assert "Stop e-mail alerts" in public.get(old_style).get_data(as_text=True)
+
+    _rotate(logged_in, retainer_id)
+    assert public.get(f"/h/{token}").status_code == 404                 # the old page is gone ...
+    r = public.post(_path(one_click), data={"List-Unsubscribe": "One-Click"})   # ... its unsubscribes are not
+    assert r.status_code == 200 and "Unsubscribed" in r.get_data(as_text=True)
+    assert token not in r.get_data(as_text=True)                          # no link back to any page
+    assert r.headers["Referrer-Policy"] == "no-referrer" and r.headers["Cache-Control"] == "no-store"
+    assert public.get(_path(forget)).status_code == 200
+    assert "Unsubscribed" in public.post(_path(forget)).get_data(as_text=True)
+    assert public.post(_path(one_click)).status_code == 404              # once only: the address is gone
+
+    sink.messages.clear()
+    _import(logged_in, [("Client 1", "Fix", day, "09:00:00", "02:00:00")])                      # 105 %
+    assert sink.to("one-click@example.org") == [] and sink.to("early@example.org") == []
+    (over,) = sink.to("stays@example.org")
+    new_token = re.search(r"https://hours\.example\.com/h/([\w-]+)", over.get_body(("plain",)).get_content()).group(1)
+    assert new_token != token and public.get(f"/h/{new_token}").status_code == 200
+    assert "Unsubscribed" in public.post(_path(over["List-Unsubscribe"].strip("<>"))).get_data(as_text=True)
+
+
+def test_subscribe_text_lists_the_alerts_the_retainer_sends(app, logged_in, smtp):
+    sink, _ = smtp
+    retainer_id, token = _retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
+    public = app.test_client()
+
+    def form_text() -> str:
+        page = public.get(f"/h/{token}").get_data(as_text=True)
+        match = re.search(r'<p class="muted" id="alerts-when">(.*?)</p>', page, re.S)
+        return " ".join(unescape(match.group(1)).split()) if match else ""
+
+    assert form_text().startswith(
+        "Get an e-mail when 80 % of a period's hours are used, when all of them are used, when more hours are "
+        "worked than the period holds, when a period closes (with its statement) and when an incident report "
+        "is published.")
+    r = post_form(logged_in, f"/retainers/{retainer_id}/alerts", {"alert": ["overage", "period_closed"], "copy": "1"},
+                  page=f"/retainers/{retainer_id}")
+    assert r.status_code == 302
+    assert form_text().startswith("Get an e-mail when more hours are worked than the period holds and when a "
+                                  "period closes (with its statement).")     # the cached page was rebuilt
+    public.post(f"/h/{token}/alerts", data={"email": "client@example.org"})
+    (confirmation,) = sink.to("client@example.org")
+    assert ("You would get an e-mail when more hours are worked than the period holds and when a period closes "
+            "(with its statement).") in " ".join(confirmation.get_body(("plain",)).get_content().split())
+    r = post_form(logged_in, f"/retainers/{retainer_id}/alerts", {"copy": "1"}, page=f"/retainers/{retainer_id}")
+    assert r.status_code == 302
+    assert form_text() == "" and 'id="alerts"' not in public.get(f"/h/{token}").get_data(as_text=True)

@@ -89,6 +89,12 @@ def test_diff_preview_then_per_row_removal_with_hours_and_undo(app, logged_in):
     detail = logged_in.get(r.headers["Location"]).get_data(as_text=True)
     assert "Removed 1 entry" in detail and 'id="restore"' in detail
     assert re.findall(r'name="entry" value="(\d+)"', detail) == [ids[1]]
+    # After a removal the page says what became of the flagged rows, in the singular where it is one.
+    assert "flagged, not removed" not in detail and "these 1 entries" not in detail
+    assert "Undo: restore this entry" in detail
+    state = " ".join(re.search(r'<p id="removal-state">(.*?)</p>', detail, re.S).group(1).split())
+    assert state.startswith("This import flagged these 2 entries for review; an import never removes entries "
+                            "by itself. 1 still counts (review it above); 1 was removed.")
     post_form(logged_in, f"/imports/{second}/restore", {}, page=f"/imports/{second}")
     detail = logged_in.get(f"/imports/{second}").get_data(as_text=True)
     assert sorted(re.findall(r'name="entry" value="(\d+)"', detail)) == sorted(ids)

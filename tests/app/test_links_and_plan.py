@@ -45,6 +45,17 @@ def test_disable_asks_first_and_re_enabling_brings_back_the_same_link(logged_in)
     assert logged_in.get(url).status_code == 200 and _public_path(logged_in, location) == url
 
 
+def test_the_free_plan_limit_is_said_before_the_form_is_filled_in(app, logged_in):
+    assert 'id="new-retainer"' in logged_in.get("/dashboard").get_data(as_text=True)
+    _create(logged_in)
+    for page in ("/dashboard", "/retainers"):
+        html = logged_in.get(page).get_data(as_text=True)
+        assert 'id="new-retainer"' not in html and 'id="see-plans" href="/account/plan"' in html
+        assert "The free plan keeps 1 active retainer, and this account has 1." in html
+    form = logged_in.get("/retainers/new").get_data(as_text=True)       # opened anyway: said at the top
+    assert form.index('id="plan-full"') < form.index('id="name"') and 'id="plan-link"' in form
+
+
 def test_plan_refusal_points_to_the_plan_page_not_a_shell_command(app, logged_in):
     _create(logged_in)
     r = _create(logged_in, name="Second", client="Client 2")
@@ -60,7 +71,10 @@ def test_upgrade_request_is_confirmed_by_the_operator(app, logged_in):
 
     _create(logged_in)
     page = logged_in.get("/account/plan").get_data(as_text=True)
-    assert "free: up to 1 active retainer, free" in page and "pro: up to 10 active retainers, $9/month" in page
+    assert "free: up to 1 active retainer, no charge" in page and "pro: up to 10 active retainers, $9/month" in page
+    current = re.sub(r"<[^>]+>", "", re.search(r'<p id="current-plan">(.*?)</p>', page).group(1))
+    assert current == "You are on the free plan (up to 1 active retainer, no charge). Active retainers: 1 of 1."
+    assert page.count('id="csrf_token"') == 0
     r = post_form(logged_in, "/account/plan/pro", {}, page="/account/plan", follow_redirects=True)
     assert "request for the pro: up to 10 active retainers, $9/month is recorded" in r.get_data(as_text=True)
     assert 'id="pending-request"' in r.get_data(as_text=True)

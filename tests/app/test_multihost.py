@@ -24,8 +24,8 @@ from sqlalchemy import create_engine, func, select, text
 
 from tests.app.big_run import big_run_zip
 from tests.app.hours_helpers import toggl_csv
-from tests.app.test_alerts import Sink
 from tests.conftest import free_port
+from tests.mail_sink import Sink
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

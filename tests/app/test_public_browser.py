@@ -31,7 +31,8 @@ def test_public_page_in_chromium(app, live_server, page, tmp_path):
     assert page.locator("#headline").inner_text().replace("\xa0", " ") == expected
     assert re.fullmatch(r"[\d.]+ of 160 h used · [\d.]+ h left · resets 1 Sep", expected)
     assert page.locator("#forecast").inner_text()
-    assert page.locator("svg.burnup title").text_content().startswith("Hours used from 1 Aug to 31 Aug")
+    assert page.locator("#burnup-title").text_content().startswith("Hours used from 1 Aug to 31 Aug")
+    assert page.locator("svg.burnup:not(.narrow)").is_visible() and not page.locator("svg.burnup.narrow").is_visible()
     assert page.locator('meta[name="robots"]').get_attribute("content") == "noindex"
 
     html = page.content()
@@ -47,4 +48,6 @@ def test_public_page_in_chromium(app, live_server, page, tmp_path):
 
     page.set_viewport_size({"width": 375, "height": 800})  # a phone: nothing wider than the screen
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    # The chart drawn for phones replaces the wide one (whose labels would be 6 px tall here).
+    assert page.locator("svg.burnup.narrow").is_visible() and not page.locator("svg.burnup:not(.narrow)").is_visible()
     page.screenshot(path=str(tmp_path / "public-hours-phone.png"), full_page=True)

@@ -125,3 +125,27 @@ def test_cli_create_ledger_rotate(app, database_url, tmp_path, monkeypatch):
     r = runner.invoke(cli, ["retainer", "rotate-token", str(created["id"])])
     assert r.exit_code == 0 and r.output.strip() != created["public_url"]
     assert runner.invoke(cli, ["ledger", "999999"]).exit_code == 2
+
+
+def _ids(html: str) -> list[str]:
+    return re.findall(r'\sid="([^"]+)"', html)
+
+
+def test_forms_write_valid_attributes_and_ids_once(app, logged_in):
+    """No ``autocomplete="None"`` (a field without a hint), no id twice (the CSRF fields of many forms)."""
+    new = logged_in.get("/retainers/new").get_data(as_text=True)
+    location = _create(logged_in, timezone="America/New_York").headers["Location"]
+    rid = int(location.rsplit("/", 1)[1])
+    post_form(logged_in, f"{location}/credits", {"kind": "topup", "on": "2017-08-02", "hours": "2", "reason": "x"},
+              page=location)
+    for name, html in [("new", new), ("edit", logged_in.get(f"{location}/edit").get_data(as_text=True)),
+                       ("detail", logged_in.get(location).get_data(as_text=True)),
+                       ("settings", logged_in.get("/account/settings").get_data(as_text=True))]:
+        assert 'autocomplete="None"' not in html, name
+        ids = _ids(html)
+        assert sorted({i for i in ids if ids.count(i) > 1}) == [], name
+    # The time zone is chosen from the list, as in Settings, with the retainer's own selected.
+    edit = logged_in.get(f"/retainers/{rid}/edit").get_data(as_text=True)
+    assert re.search(r'<select[^>]*id="timezone"', edit)
+    assert re.search(r'<option selected value="America/New_York">|<option value="America/New_York" selected>', edit)
+    assert 'value="Europe/Istanbul"' in edit and 'value="UTC"' in edit

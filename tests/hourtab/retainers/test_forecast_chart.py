@@ -94,3 +94,26 @@ def test_chart_labels_are_plain_text_even_with_dollar_signs():
     svg = line_svg([0, 1, 2], [1.0, 3.0, 2.0], title="loss $x$ < $5", title_id="s", )
     assert "<title id=\"s\">loss $x$ &lt; $5</title>" in svg
     ET.fromstring(svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))
+
+
+def test_the_phone_drawing_has_the_same_data_and_text_readable_at_its_width():
+    """Text in CSS px = font size × shown width / drawn width: each drawing stays ≥ 11 px where it is shown."""
+    import re
+
+    from hourtab.retainers.chart import NARROW, WIDE, burnup_svgs
+
+    balance, daily = _current([on(2025, 11, 3, 5), on(2025, 11, 9, 3)], dt.date(2025, 11, 10))
+    wide, narrow = burnup_svgs(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))
+    assert wide == burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))
+    ns = "{http://www.w3.org/2000/svg}"
+    for svg, layout, narrowest in ((wide, WIDE, 640 - 2 * 16 - 2 * 20 - 2), (narrow, NARROW, 360 - 2 * 8 - 2 * 12 - 2)):
+        root = ET.fromstring(svg)
+        box_width = float(root.get("viewBox").split()[2])      # in points: 0.72 of the CSS px it was laid out in
+        assert round(box_width / 0.72) == layout.width
+        sizes = {float(m) for m in re.findall(r"font-size: ([\d.]+)px", svg)}
+        assert len(sizes) == 1
+        # Shown in its narrowest box (a 40rem screen for the wide one, a 360 px phone for the other).
+        assert min(sizes) * narrowest / box_width >= 11
+        assert {t.text for t in root.iter(f"{ns}text")} >= {"hours used", "even pace", "hours available", "1 Nov"}
+    assert 'class="burnup narrow"' in narrow and 'id="burnup-title-narrow"' in narrow
+    assert ET.fromstring(wide).find(f"{ns}title").text == ET.fromstring(narrow).find(f"{ns}title").text

@@ -87,11 +87,12 @@ def _duration_text(entry: RemoteEntry) -> str:
 
 
 def _cells(entries: list[RemoteEntry]) -> pa.Table:
+    """The entries as an export's string columns: start and end, or (date-only trackers) a date."""
     yes_no = {True: "yes", False: "no", None: ""}
     columns = {
         "start": [_utc_text(e.start) for e in entries],
         "end": [_utc_text(e.end) for e in entries],
-        "date": [e.date.isoformat() if e.date and e.start is None else "" for e in entries],
+        "date": [e.date.isoformat() if e.date else "" for e in entries],
         "duration": [_duration_text(e) for e in entries],
         "client": [e.client or "" for e in entries],
         "project": [e.project or "" for e in entries],
@@ -101,7 +102,9 @@ def _cells(entries: list[RemoteEntry]) -> pa.Table:
         "billable": [yes_no[e.billable] for e in entries],
         "user": [e.user or "" for e in entries],
     }
-    return pa.table({c: pa.array(columns[c], pa.string()) for c in COLUMNS})
+    dated = entries and all(e.start is None for e in entries)
+    names = [c for c in COLUMNS if c not in (("start", "end") if dated else ("date",))]
+    return pa.table({c: pa.array(columns[c], pa.string()) for c in names})
 
 
 def scope_key(tracker: str, api_url: str, workspace: str) -> str:
@@ -120,8 +123,9 @@ def to_frame(entries: list[RemoteEntry], spec: FormatSpec, zone: str, scope: str
     ``content_hash``; and warnings (entries the normaliser refused, oddities it noticed)."""
     stopped = [e for e in entries if not e.running]
     n = len(stopped)
-    body = Body(table=_cells(stopped), lines=np.arange(1, n + 1, dtype=np.int64))
-    result = normalise(body, list(COLUMNS), spec, timezone="UTC")
+    table = _cells(stopped)
+    body = Body(table=table, lines=np.arange(1, n + 1, dtype=np.int64))
+    result = normalise(body, table.column_names, spec, timezone="UTC")
     frame = result.frame
     ids = pd.Series([stopped[i - 1].id for i in frame["line"]], index=frame.index, dtype="str")
     timed = frame["start_at"].notna()

@@ -7,7 +7,16 @@ import datetime as dt
 
 from hourtab.core.db import transaction
 from hourtab.sync import service
-from tests.hourtab.sync.conftest import TOKEN, ZONE, at, by_month, ledger_by_period, make_retainer, months, run_sync
+from tests.hourtab.sync.conftest import (
+    TOKEN,
+    ZONE,
+    at,
+    by_month,
+    ledger_by_period,
+    make_retainer,
+    months,
+    run_sync,
+)
 from tests.hourtab.sync.fake_trackers import Toggl, parse, serving
 
 ACME = "Acme GmbH"

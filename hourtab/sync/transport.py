@@ -4,7 +4,8 @@
   says, up to :attr:`Api.max_wait_s` per wait and :attr:`Api.max_retries` times; a longer wait is a
   :class:`RateLimited` error carrying when to come back, so a worker never sleeps for minutes.
 * ``401``/``403`` is :class:`TrackerRefused` at once (retrying a refused token only locks accounts).
-* Network errors and ``5xx`` are retried a few times with growing pauses, then reported.
+* Network errors and ``5xx`` are retried twice (after 1 s, then 2 s), then reported: the next sync
+  comes soon enough, and a worker should not sit on a tracker that is down.
 * Redirects are not followed and pagination links are followed only on the API's own origin: the
   token travels in headers that ``requests`` would otherwise carry to another host.
 
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 #: Seconds to wait for a connection, then for each response.
 TIMEOUT = (10.0, 60.0)
 USER_AGENT = "HourTab time sync (read-only)"
+#: Tries after a network error or a server error, before the sync reports the tracker unreachable.
+RETRIES = 2
 
 
 @dataclass
@@ -89,11 +92,10 @@ class Api:
                                      "the connection.", status)
             if status >= 500:
                 failures += 1
-                if failures > 3:
+                if failures > RETRIES:
                     raise TrackerUnreachable(f"{self.label} answered HTTP {status} several times; the sync will "
                                              "try again later.")
-                self.sleep(min(2.0 ** failures, self.max_wait_s))
-                continue
+                continue   # _send pauses before the next try
             if 300 <= status < 400:
                 raise BadResponse(f"{self.label} answered with a redirect (HTTP {status}); set the API URL to the "
                                   "address it moved to.")
@@ -109,10 +111,10 @@ class Api:
     def _send(self, url: str, params: Mapping[str, Any] | None, failures: int) -> requests.Response | None:
         """One request; ``None`` after a network error that may be retried (a few times, with pauses)."""
         if failures:
-            if failures > 3:
+            if failures > RETRIES:
                 raise TrackerUnreachable(f"{self.label} could not be reached at {urlsplit(url).netloc} "
                                          "(no answer after several tries); the sync will try again later.")
-            self.sleep(min(2.0 ** failures, self.max_wait_s))
+            self.sleep(min(2.0 ** (failures - 1), self.max_wait_s))
         self.requests_made += 1
         try:
             response = self.session.get(url, params=params, headers={"User-Agent": USER_AGENT, **self.headers},

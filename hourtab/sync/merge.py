@@ -89,13 +89,19 @@ class _Known:
     remote_hash: str
     status: str
     local_date: dt.date
+    start_at: dt.datetime | None
+
+    @property
+    def when(self) -> dt.datetime | dt.date:
+        """What dates the entry in a retainer's zone: its start, or its date where it has no times."""
+        return self.start_at if self.start_at is not None else self.local_date
 
 
 def _known(session: Session, connection_id: int) -> dict[str, _Known]:
     te, se = TimeEntry, SyncedEntry
-    rows = session.execute(select(se.external_id, se.entry_id, se.remote_hash, te.status, te.local_date)
+    rows = session.execute(select(se.external_id, se.entry_id, se.remote_hash, te.status, te.local_date, te.start_at)
                            .join(te, te.id == se.entry_id).where(se.connection_id == connection_id))
-    return {ext: _Known(entry_id, digest, status, day) for ext, entry_id, digest, status, day in rows}
+    return {ext: _Known(entry_id, digest, status, day, start) for ext, entry_id, digest, status, day, start in rows}
 
 
 def _reclaimable(session: Session, account_id: int, fingerprints: list[str]) -> dict[str, _Known]:
@@ -103,11 +109,12 @@ def _reclaimable(session: Session, account_id: int, fingerprints: list[str]) -> 
     found: dict[str, _Known] = {}
     for i in range(0, len(fingerprints), 500):
         rows = session.execute(select(TimeEntry.fingerprint, TimeEntry.id, TimeEntry.content_hash, TimeEntry.status,
-                                      TimeEntry.local_date)
+                                      TimeEntry.local_date, TimeEntry.start_at)
                                .where(TimeEntry.account_id == account_id,
                                       TimeEntry.fingerprint.in_(fingerprints[i:i + 500]),
                                       ~exists().where(SyncedEntry.entry_id == TimeEntry.id)))
-        found.update({fp: _Known(entry_id, digest, status, day) for fp, entry_id, digest, status, day in rows})
+        found.update({fp: _Known(entry_id, digest, status, day, start)
+                      for fp, entry_id, digest, status, day, start in rows})
     return found
 
 
@@ -232,10 +239,10 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
     remote = {e.id: e for e in fetched.entries}
     plan = _classify(session, connection, tracker, frame.to_dict("records"), remote, _known(session, connection.id),
                      fetched, result)
-    days = [d for _, row in plan.changed for d in (plan.old_day[row["external_id"]], _day(row))]
-    days += [_day(r) for r in plan.new] + [k.local_date for k in plan.gone.values()]
+    when = [w for _, row in plan.changed for w in (plan.old_when[row["external_id"]], _when(row))]
+    when += [_when(r) for r in plan.new] + [k.when for k in plan.gone.values()]
     before = (revisions.closed_usage(session, connection.account_id, now)
-              if revisions.touches_closed(session, connection.account_id, days, now) else None)
+              if revisions.touches_closed(session, connection.account_id, when, now) else None)
     writer = _Writer(session, connection, now)
     writer.mappings += plan.mappings
     writer.hashes += plan.hashes
@@ -263,6 +270,10 @@ def _day(row: dict[str, Any]) -> dt.date:
     return pd.Timestamp(row["local_date"]).date()
 
 
+def _when(row: dict[str, Any]) -> dt.datetime | dt.date:
+    return _py_time(row["start_at"]) or _day(row)
+
+
 @dataclass
 class _Plan:
     changed: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
@@ -271,7 +282,7 @@ class _Plan:
     revived: list[tuple[int, str]] = field(default_factory=list)
     mappings: list[dict[str, Any]] = field(default_factory=list)
     hashes: list[dict[str, Any]] = field(default_factory=list)
-    old_day: dict[str, dt.date] = field(default_factory=dict)
+    old_when: dict[str, dt.datetime | dt.date] = field(default_factory=dict)
     old_status: dict[str, str] = field(default_factory=dict)
 
 
@@ -295,7 +306,7 @@ def _classify(session: Session, connection: Connection, tracker: Tracker, rows: 
         if mine is not None:
             if mine.remote_hash != row["content_hash"] or mine.status != "active":
                 plan.changed.append((mine.entry_id, row))
-                plan.old_day[ext], plan.old_status[ext] = mine.local_date, mine.status
+                plan.old_when[ext], plan.old_status[ext] = mine.when, mine.status
             else:
                 result.unchanged += 1
             continue

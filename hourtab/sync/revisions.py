@@ -43,16 +43,16 @@ def _retainers(session: Session, account_id: int) -> list[Retainer]:
     return list(session.scalars(select(Retainer).where(Retainer.account_id == account_id).order_by(Retainer.id)))
 
 
-def touches_closed(session: Session, account_id: int, days: Iterable[dt.date], now: dt.datetime) -> bool:
-    """Could an entry on one of ``days`` lie in a closed period of one of the account's retainers?
-    (A day's margin either side: an entry's day in the retainer's zone may differ from its local date.)"""
-    earliest = min(days, default=None)
-    if earliest is None:
+def touches_closed(session: Session, account_id: int, when: Iterable[dt.datetime | dt.date], now: dt.datetime) -> bool:
+    """Does one of these entries (an aware start, or a date for date-only entries) lie in a closed period
+    of one of the account's retainers, read in that retainer's zone?"""
+    items = list(when)
+    if not items:
         return False
     for retainer in _retainers(session, account_id):
         terms = retainer.terms()
         current = periods_through(terms, local_date(now, terms.tz))[-1]
-        if earliest - dt.timedelta(days=1) < current.start:
+        if any((local_date(w, terms.tz) if isinstance(w, dt.datetime) else w) < current.start for w in items):
             return True
     return False
 

@@ -68,6 +68,8 @@ class Fetched:
     window: tuple[dt.date, dt.date] | None = None
     warnings: list[str] = field(default_factory=list)
     requests: int = 0
+    #: Names to keep for the next sync (see ``FetchPlan.names``); ``None`` keeps what was kept.
+    names: dict | None = None
 
 
 def api_spec(tracker: str, label: str, duration_unit: str) -> FormatSpec:

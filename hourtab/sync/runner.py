@@ -24,7 +24,7 @@ from hourtab.core import progress
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.jobs import Job
 from hourtab.sync import service
-from hourtab.sync.clients import tracker
+from hourtab.sync.clients import FetchPlan, tracker
 from hourtab.sync.errors import RateLimited, SyncError, TokenUnreadable, TrackerRefused
 from hourtab.sync.merge import apply_fetched
 from hourtab.sync.models import Connection
@@ -80,28 +80,30 @@ def sync_job(session: Session, job: Job, box: TokenBox, options: Options | None 
         return Outcome(connection_id, "", "gone", error="The connection was removed.")
     if connection.status != "active":
         return Outcome(connection_id, connection.tracker, "inactive", error=connection.pause_reason)
-    with transaction(session):
-        if not service.claim(session, connection_id, job.id, options.now()):
+    started = options.now()
+    with transaction(session):   # the claim and the plan in one short transaction
+        if not service.claim(session, connection_id, job.id, started):
             return Outcome(connection_id, connection.tracker, "busy",
                            error="Another sync of this connection is running; this one was not needed.")
+        plan = service.plan_for(session, connection, started)
     try:
-        return _sync(session, connection_id, box, options)
-    finally:
-        with transaction(session):
-            service.release(session, connection_id, job.id)
+        return _sync(session, connection_id, job.id, plan, started, box, options)
+    finally:   # every path below releases in its own last write; this only covers what escapes them
+        if session.get(Connection, connection_id) is not None and \
+                session.get(Connection, connection_id).lock_job_id == job.id:
+            with transaction(session):
+                service.release(session, connection_id, job.id)
 
 
-def _sync(session: Session, connection_id: int, box: TokenBox, options: Options) -> Outcome:
-    started = options.now()
+def _sync(session: Session, connection_id: int, job_id: str, plan: FetchPlan, started: dt.datetime,
+          box: TokenBox, options: Options) -> Outcome:
     connection = session.get(Connection, connection_id)
     chosen = tracker(connection.tracker)
-    outcome = Outcome(connection_id, connection.tracker, "done")
+    outcome = Outcome(connection_id, connection.tracker, "done", full=plan.full,
+                      window=[plan.first_day.isoformat(), plan.last_day.isoformat()])
     token = ""
     try:
         token = box.open(connection.token_sealed)
-        plan = service.plan_for(session, connection, started)
-        session.commit()          # hold no transaction while the tracker answers
-        outcome.full, outcome.window = plan.full, [plan.first_day.isoformat(), plan.last_day.isoformat()]
         api = chosen.api(service.base_url(connection), token, connection.workspace)
         api.sleep, api.max_wait_s = options.sleep, options.max_wait_s
         if options.http is not None:
@@ -113,26 +115,28 @@ def _sync(session: Session, connection_id: int, box: TokenBox, options: Options)
         with progress.quiet(), transaction(session):
             connection = session.get(Connection, connection_id)
             result = apply_fetched(session, connection, chosen, fetched, options.now())
-            _succeeded(connection, plan.full, started, result.as_json(), options)
+            _succeeded(connection, plan.full, started, result.as_json(), options, fetched.names)
+            service.release(session, connection_id, job_id)
         outcome.counts, outcome.warnings = result.counts(), result.warnings
         outcome.revised_periods = result.revised_periods
-        progress.report("Done", 2, 2)
         return outcome
     except (TrackerRefused, TokenUnreadable) as e:
-        return _failed(session, connection_id, outcome, scrub(str(e), token), options, pause=True)
+        return _failed(session, job_id, outcome, scrub(str(e), token), options, pause=True)
     except RateLimited as e:
-        return _failed(session, connection_id, outcome, scrub(str(e), token), options, retry_after=e.retry_after)
+        return _failed(session, job_id, outcome, scrub(str(e), token), options, retry_after=e.retry_after)
     except SyncError as e:
-        return _failed(session, connection_id, outcome, scrub(str(e), token), options)
+        return _failed(session, job_id, outcome, scrub(str(e), token), options)
     except Exception:
         log.error("sync of connection %s failed:\n%s", connection_id, scrub(traceback.format_exc(), token))
-        return _failed(session, connection_id, outcome, "The sync failed unexpectedly; it will be tried again. "
+        return _failed(session, job_id, outcome, "The sync failed unexpectedly; it will be tried again. "
                        f"If this persists, report connection {connection_id}.", options)
 
 
 def _succeeded(connection: Connection, full: bool, started: dt.datetime, result: dict[str, Any],
-               options: Options) -> None:
+               options: Options, names: dict | None) -> None:
     cursor = {**connection.cursor, "since": (started - dt.timedelta(seconds=OVERLAP_S)).isoformat()}
+    if names is not None:
+        cursor["names"] = names
     if full:
         cursor["full_at"] = started.isoformat()
     now = options.now()
@@ -143,14 +147,16 @@ def _succeeded(connection: Connection, full: bool, started: dt.datetime, result:
         connection.next_sync_at = service.next_sync(now, options.minutes)
 
 
-def _failed(session: Session, connection_id: int, outcome: Outcome, message: str, options: Options, *,
+def _failed(session: Session, job_id: str, outcome: Outcome, message: str, options: Options, *,
             pause: bool = False, retry_after: int | None = None) -> Outcome:
     session.rollback()
     now = options.now()
+    connection_id = outcome.connection_id
     with transaction(session):
         connection = session.get(Connection, connection_id)
         if connection is None:
             return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
+        service.release(session, connection_id, job_id)
         connection.last_sync_at = connection.updated_at = now
         connection.last_error, connection.failures = message, connection.failures + 1
         if pause:

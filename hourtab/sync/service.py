@@ -240,7 +240,8 @@ def plan_for(session: Session, connection: Connection, now: dt.datetime) -> Fetc
     first = min(history_start(session, connection.account_id, today), window) if full else window
     return FetchPlan(full=full, first_day=first, last_day=today + dt.timedelta(days=1), since=None if full else since,
                      workspace=connection.workspace, user_id=connection.tracker_user_id,
-                     user_name=connection.tracker_user, zone=connection.timezone)
+                     user_name=connection.tracker_user, zone=connection.timezone,
+                     names=connection.cursor.get("names") or {})
 
 
 # --- the schedule -------------------------------------------------------------------------------

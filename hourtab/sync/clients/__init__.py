@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 from hourtab.sync.entries import Fetched
@@ -42,6 +42,8 @@ class FetchPlan:
     user_name: str
     #: The account zone, for APIs that take local times (Kimai).
     zone: str
+    #: Names the last sync kept (Toggl's clients and projects), so an increment need not read them again.
+    names: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,10 @@ A full read asks ``start_date``/``end_date`` a month at a time, newest first; an
 ``since`` (a UNIX time), which also returns entries deleted since then, marked ``server_deleted_at``.
 A running entry has a negative ``duration`` and is not counted until it stops. Authentication is
 HTTP basic with the token as user name and ``api_token`` as password.
+
+Client and project names are read on every full read and kept; an increment reads them again only when
+an entry names a project it does not know. Toggl's ``since`` does not report entries whose project
+was renamed (the entries did not change), so a rename reaches the page with the next full read either way.
 """
 
 from __future__ import annotations
@@ -109,8 +113,20 @@ def _entry(e: dict, plan: FetchPlan, clients: dict, projects: dict) -> RemoteEnt
                        running=running)
 
 
+def _kept(names: dict) -> tuple[dict[Any, str], dict[Any, tuple[str, Any]]] | None:
+    """Names kept by the last sync (JSON turns ids into strings; they are ints again here)."""
+    try:
+        return ({int(k): v for k, v in names["clients"].items()},
+                {int(k): (v[0], v[1]) for k, v in names["projects"].items()})
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _project_ids(rows: list) -> set:
+    return {e.get("project_id", e.get("pid")) for e in rows if isinstance(e, dict)} - {None}
+
+
 def fetch(api: Api, plan: FetchPlan) -> Fetched:
-    clients, projects = _names(api, plan.workspace)
     warnings: list[str] = []
     window = None
     if plan.full or plan.since is None:
@@ -118,6 +134,10 @@ def fetch(api: Api, plan: FetchPlan) -> Fetched:
     else:
         rows = _list(api.get("/api/v9/me/time_entries", {"since": int(plan.since.timestamp())}).data,
                      "/me/time_entries")
+    kept = None if plan.full else _kept(plan.names)
+    if kept is None or not _project_ids(rows) <= kept[1].keys():
+        kept = _names(api, plan.workspace)
+    clients, projects = kept
     entries: dict[str, RemoteEntry] = {}
     deleted: set[str] = set()
     for e in rows:
@@ -129,8 +149,10 @@ def fetch(api: Api, plan: FetchPlan) -> Fetched:
             deleted.add(text(e["id"]))
         else:
             entries[text(e["id"])] = _entry(e, plan, clients, projects)
+    names = {"clients": {str(k): v for k, v in clients.items() if k is not None},
+             "projects": {str(k): list(v) for k, v in projects.items() if k is not None}}
     return Fetched(entries=list(entries.values()), deleted=deleted - entries.keys(), window=window,
-                   warnings=warnings, requests=api.requests_made)
+                   warnings=warnings, requests=api.requests_made, names=names)
 
 
 TRACKER = Tracker(name="toggl", label=LABEL, default_url="https://api.track.toggl.com", csv_format="toggl",

@@ -76,6 +76,7 @@ def test_toggl_backfill_increment_running_pages_and_429(db_session, account, box
         assert "since" in fake.requests[-1].query
         assert ledger_by_period(db_session, retainer) == expected(fake)
         assert second["revised_periods"] == []                    # all three are in the open period
+        assert len(fake.entry_requests("/projects")) == 2         # names kept: the increment asked 1 thing
 
         gone = fake.entries[ids["prev0"]]["duration"]
         before = ledger_by_period(db_session, retainer)[previous]
@@ -86,6 +87,10 @@ def test_toggl_backfill_increment_running_pages_and_429(db_session, account, box
         assert third["revised_periods"] == [{"retainer_id": retainer.id, "period_start": previous.isoformat(),
                                              "was_s": before, "now_s": before - gone}]
 
+        # A project created since: its entry brings the names again (clients and both pages of projects).
+        fake.projects.append({**fake.projects[0], "id": 179999999, "name": "New project"})
+        fake.add(at(current, 3, 30), 777, "On the new project", project=len(fake.projects) - 1)
         again = run_sync(db_session, connection.id, box)
-        assert (again["new"], again["changed"], again["removed"]) == (0, 0, 0)
+        assert (again["new"], again["changed"], again["removed"]) == (1, 0, 0)
+        assert len(fake.entry_requests("/projects")) == 4
         assert ledger_by_period(db_session, retainer) == expected(fake)

@@ -100,16 +100,49 @@ def wait_jobs(engine, kind: str, expected: int, timeout: float) -> list:
     raise SystemExit(f"{kind}: jobs still waiting after {timeout:.0f} s")
 
 
-def phase(name: str, rows: list, since: float | None = None) -> float:
+def report(name: str, rows: list, t0: float, poller: Poller | None = None) -> float:
+    """Jobs/s and the span from ``t0`` to the last job's end; per job, its end after ``t0``."""
     done = [r for r in rows if r.status == "done"]
-    first = min(r.created_at for r in rows).timestamp() if since is None else since
-    span = max(r.finished_at for r in done).timestamp() - first
+    ends = [r.finished_at.timestamp() - t0 for r in done]
+    span = max(ends)
     print(f"{name}: {len(done)} of {len(rows)} jobs done in {span:.1f} s = {len(done) / span:.1f} jobs/s")
+    print(summary("  start → job done (every job)", ends))
+    if poller is not None:
+        print(summary(f"  start → page shows the hours (polled over the app, {len(poller.sample)} pages)",
+                      poller.latencies(t0)))
     return span
 
 
 def page_used(client, token: str) -> int:
     return json.loads(client.get(f"/h/{token}.json").get_data())["current"]["used_seconds"]
+
+
+class Poller:
+    """Polls ``sample`` public pages over the app until each shows ``expected`` seconds this period."""
+
+    def __init__(self, app, sample: list[str], expected: int) -> None:
+        self.client, self.sample, self.expected = app.test_client(), sample, expected
+        self.seen: dict[str, float] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.is_set() and len(self.seen) < len(self.sample):
+            for token in self.sample:
+                if token not in self.seen and page_used(self.client, token) == self.expected:
+                    self.seen[token] = time.time()
+            time.sleep(0.5)
+
+    def __enter__(self) -> Poller:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.thread.join(timeout=60)
+        self.stop.set()
+
+    def latencies(self, t0: float) -> list[float]:
+        return [at - t0 for at in self.seen.values()]
 
 
 def main() -> None:
@@ -189,15 +222,18 @@ def main() -> None:
                 < args.workers and time.time() < deadline:
             time.sleep(0.2)
 
+        sample = [token for _, token in pages[:: max(1, len(pages) // max(1, args.sample))][:args.sample]]
         with serving(toggl=fake) as trackers:
             # 1. the baseline: the same entries as CSV imports, through the same queue and workers
-            with app.app_context():
-                db = app.extensions["hourtab.sessionmaker"]()
-                for account_id, _ in pages:
-                    app.extensions["hourtab.queue"].enqueue(start(db, account_id, "csv_import", {
-                        "key": f"imports/{account_id}/export.csv", "filename": "export.csv"}).id)
-            csv_span = phase("baseline, csv_import of the export", wait_jobs(engine, "csv_import", args.accounts,
-                                                                               args.timeout))
+            with Poller(app, sample, sum(e["duration"] for e in fake.entries.values())) as poller:
+                with app.app_context():
+                    db = app.extensions["hourtab.sessionmaker"]()
+                    t0 = time.time()
+                    for account_id, _ in pages:
+                        app.extensions["hourtab.queue"].enqueue(start(db, account_id, "csv_import", {
+                            "key": f"imports/{account_id}/export.csv", "filename": "export.csv"}).id)
+                rows = wait_jobs(engine, "csv_import", args.accounts, args.timeout)
+            csv_span = report("baseline: csv_import of the export", rows, t0, poller)
             # 2. the switch: connect, and let the workers' schedule queue the first syncs
             t = time.time()
             box = app.extensions["hourtab.tokens"]
@@ -206,9 +242,10 @@ def main() -> None:
                 for (account_id, _), token in zip(pages, tokens, strict=True):
                     with transaction(db):
                         service.connect(db, db.get(Account, account_id), box, "toggl", token, api_url=trackers.url)
-            print(f"connected {args.accounts} accounts in {time.time() - t:.1f} s")
+            print(f"connected {args.accounts} accounts in {time.time() - t:.1f} s (each checks its token)")
             rows = wait_jobs(engine, "sync_run", args.accounts, args.timeout)
-            phase("first sync (full read, adopting the CSV entries)", rows)
+            report("first sync (full read, adopting the CSV entries)", rows, min(r.created_at.timestamp()
+                                                                                  for r in rows))
             adopted = sorted({r.result.get("adopted") for r in rows if r.status == "done"})
             new = sorted({r.result.get("new") for r in rows if r.status == "done"})
             print(f"  adopted per connection: {adopted}; new: {new} (0 new = nothing counted twice)")
@@ -217,40 +254,24 @@ def main() -> None:
             for i in range(args.new):
                 fake.add(dt.datetime.combine(today, dt.time(0, 1 + i), tzinfo=berlin), 600 + i, f"New {i}", project=0)
             expected = sum(e["duration"] for e in fake.entries.values())
-            client = app.test_client()
-            sample = pages[:: max(1, len(pages) // max(1, args.sample))][:args.sample]
-            seen: dict[str, float] = {}
-            stop = threading.Event()
-
-            def poll() -> None:
-                while not stop.is_set() and len(seen) < len(sample):
-                    for _, token in sample:
-                        if token not in seen and page_used(client, token) == expected:
-                            seen[token] = time.time()
-                    time.sleep(0.5)
-
-            poller = threading.Thread(target=poll, daemon=True)
-            poller.start()
-            with engine.begin() as c:
-                c.execute(update(Connection).values(next_sync_at=dt.datetime.now(dt.UTC)))
-            t0 = time.time()
-            wait_jobs(engine, "sync_run", 2 * args.accounts, args.timeout)
-            poller.join(timeout=60)
-            stop.set()
+            with Poller(app, sample, expected) as poller:
+                with engine.begin() as c:
+                    c.execute(update(Connection).values(next_sync_at=dt.datetime.now(dt.UTC)))
+                t0 = time.time()
+                wait_jobs(engine, "sync_run", 2 * args.accounts, args.timeout)
         with engine.connect() as c:
             commits = [r[0].timestamp() - t0 for r in c.execute(text("SELECT last_success_at FROM sync_connections"))]
             rows = c.execute(text("SELECT status, created_at, started_at, finished_at, result FROM jobs "
                                   "WHERE kind = 'sync_run' ORDER BY created_at")).all()[args.accounts:]
-        sync_span = phase("increment sync (new entries)", rows, since=t0)
+        sync_span = report("increment sync (new entries upstream)", rows, t0, poller)
         print(f"  new per connection: {sorted({r.result.get('new') for r in rows if r.status == 'done'})}")
-        print(summary("due → page shows the new hours (each sync's commit, every page)", commits))
-        print(summary(f"due → page shows the new hours (polled over the app, {len(sample)} pages)",
-                      [seen[t] - t0 for t in seen]))
+        print(summary("  due → sync committed (every connection)", commits))
+        client = app.test_client()
         wrong = [token for _, token in pages if page_used(client, token) != expected]
         print(f"every page checked after the run: {len(pages) - len(wrong)} of {len(pages)} show {expected} s "
               f"this period")
-        print(f"ratio: increment sync ÷ CSV import of the same accounts = {sync_span / csv_span:.2f} "
-              f"(time until every page is current: {max(commits):.1f} s for {args.accounts} connections)")
+        print(f"ratio: increment sync ÷ CSV import, time until every page is current = {sync_span / csv_span:.2f} "
+              f"({sync_span:.1f} s ÷ {csv_span:.1f} s for {args.accounts} accounts, {args.workers} workers)")
         engine.dispose()
     finally:
         for w in workers:

@@ -57,12 +57,21 @@ def queue_sync(app: Flask, session: Session, connection: Connection, trigger: st
     return job
 
 
+#: Seconds between two prunings of old sync jobs by one worker.
+PRUNE_EVERY_S = 3600
+
+
 def queue_due_syncs(app: Flask, now=None) -> int:
-    """Queue a sync for every connection that is due; returns how many were queued."""
+    """Queue a sync for every connection that is due (and, once an hour, drop week-old done sync jobs);
+    returns how many were queued."""
     now = now or utcnow()
     minutes = options(app).minutes
     queued = 0
     with app.extensions["hourtab.sessionmaker"]() as session:
+        if now.timestamp() - app.extensions.get("hourtab.sync_pruned", 0.0) >= PRUNE_EVERY_S:
+            with transaction(session):
+                service.prune_jobs(session, now)
+            app.extensions["hourtab.sync_pruned"] = now.timestamp()
         for connection_id, due_at in service.due(session, now):
             with transaction(session):
                 won = service.reserve(session, connection_id, due_at, service.next_sync(now, minutes))

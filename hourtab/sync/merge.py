@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import exists, insert, select, update
+from sqlalchemy import exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.assign import entries_changed
@@ -256,10 +256,14 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
     writer.insert(plan.new, f"{tracker.name}-api")
     writer.flush()
     result.new, result.changed, result.removed = len(plan.new), len(plan.changed), len(plan.gone)
+    result.warnings += _unmatchable(session, connection, tracker, frame)
     if writer.changes or plan.new:
         upload = session.get(Upload, connection.upload_id) if connection.upload_id else None
-        if upload is not None:
+        if upload is not None:   # the import history shows the connection's running totals
             upload.imported_at = now
+            upload.new_count += result.new
+            upload.changed_count += result.changed
+            upload.missing_count += result.removed
         entries_changed(session, connection.account_id)
         result.revised_periods = [r.as_json() for r in
                                   revisions.mark_closed_periods_revised(session, connection.account_id, before, now)]
@@ -325,6 +329,26 @@ def _classify(session: Session, connection: Connection, tracker: Tracker, rows: 
 def _mapping(connection: Connection, ext: str, entry_id: int, row: dict[str, Any]) -> dict[str, Any]:
     return {"connection_id": connection.id, "external_id": ext, "entry_id": entry_id,
             "remote_hash": row["content_hash"]}
+
+
+#: CSV formats of a tracker whose rows are not single entries (a day's total), so no entry can adopt them.
+SUMMARY_FORMATS = {"clockify": ("clockify-shared",)}
+
+
+def _unmatchable(session: Session, connection: Connection, tracker: Tracker, frame: pd.DataFrame) -> list[str]:
+    """Warn when summary CSV rows of this tracker lie where the sync brings entries: they count twice."""
+    formats = SUMMARY_FORMATS.get(tracker.name)
+    if not formats or frame.empty:
+        return []
+    first, last = frame["local_date"].min().date(), frame["local_date"].max().date()
+    te = TimeEntry
+    n = session.scalar(select(func.count(te.id)).where(
+        te.account_id == connection.account_id, te.source_format.in_(formats), te.status != "removed",
+        te.local_date.between(first, last))) or 0
+    if not n:
+        return []
+    return [f"{n} entries imported from {tracker.label} summary reports (one row a day) lie in the synced dates "
+            "and cannot be matched to single entries, so those days count twice."]
 
 
 def _gone(known: dict[str, _Known], remote: dict[str, RemoteEntry], fetched: Fetched, result: SyncResult) -> list[str]:

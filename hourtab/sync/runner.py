@@ -114,6 +114,8 @@ def _sync(session: Session, connection_id: int, job_id: str, plan: FetchPlan, st
         progress.report(f"Saving {len(fetched.entries)} entries", 1, 2)
         with progress.quiet(), transaction(session):
             connection = session.get(Connection, connection_id)
+            if connection is None:      # removed while the tracker answered: nothing to write
+                return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
             result = apply_fetched(session, connection, chosen, fetched, options.now())
             _succeeded(connection, plan.full, started, result.as_json(), options, fetched.names)
             service.release(session, connection_id, job_id)

@@ -23,7 +23,13 @@ from hourtab.core.scoping import get_owned, select_owned
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.periods import local_date, periods_through
 from hourtab.sync.clients import FetchPlan, Identity, Tracker, tracker
-from hourtab.sync.errors import AlreadyConnected, ChooseWorkspace, InvalidConnection
+from hourtab.sync.errors import (
+    AlreadyConnected,
+    BadResponse,
+    ChooseWorkspace,
+    InvalidConnection,
+    TrackerRefused,
+)
 from hourtab.sync.models import Connection
 from hourtab.sync.tokens import TokenBox, clean_token, hint
 from hourtab.sync.transport import Api
@@ -119,7 +125,10 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
             raise
         choices, workspace = [list(c) for c in e.choices], ""
     if workspace and chosen.name == "toggl":
-        client.get(f"/api/v9/workspaces/{workspace}/clients")   # refuses a workspace the token cannot read
+        try:   # a workspace the token cannot read is refused now, not at every sync
+            client.get(f"/api/v9/workspaces/{workspace}/clients")
+        except (TrackerRefused, BadResponse) as e:
+            raise InvalidConnection(f"{chosen.label} workspace {workspace} cannot be read with this token.") from e
     _refuse_duplicate(session, account.id, chosen.name, url, workspace)
     upload = Upload(account_id=account.id, filename=f"{chosen.label} (live sync)", content=b"", size_bytes=0,
                     sha256=hashlib.sha256(b"").hexdigest(), status="imported", format=f"{chosen.name}-api",
@@ -284,6 +293,15 @@ def claim(session: Session, connection_id: int, job_id: str, now: dt.datetime) -
         or_(Connection.lock_job_id.is_(None), Connection.lock_job_id == job_id, Connection.lock_job_id.not_in(live)))
         .values(lock_job_id=job_id)).rowcount
     return bool(hit)
+
+
+def prune_jobs(session: Session, now: dt.datetime, keep: dt.timedelta = dt.timedelta(days=7),
+               limit: int = 5000) -> int:
+    """Delete done sync jobs older than ``keep``: a connection makes about a hundred a day, and what the
+    pages show of the last one is kept on the connection itself."""
+    old = (select(Job.id).where(Job.kind == "sync_run", Job.status == "done", Job.finished_at < now - keep)
+           .limit(limit))
+    return session.execute(delete(Job).where(Job.id.in_(old))).rowcount or 0
 
 
 def release(session: Session, connection_id: int, job_id: str) -> None:

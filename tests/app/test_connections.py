@@ -153,6 +153,13 @@ def test_the_schedule_queues_each_due_connection_once_with_jitter(app, logged_in
         assert len(jobs) == first_jobs + 1 and jobs[-1].status == "done"
         # HOURTAB_SYNC_MINUTES=5, ±20 %: the run that just finished set the next one.
         assert dt.timedelta(minutes=4) <= next_at - now <= dt.timedelta(minutes=6, seconds=30)
+        # A week on, done sync jobs are dropped by the schedule (the connection keeps the last result).
+        app.extensions["hourtab.sync_pruned"] = 0.0
+        assert queue_due_syncs(app, now + dt.timedelta(days=8)) == 1      # (and it is due again by then)
+        with session_of(app) as s:
+            left = s.scalars(select(Job.id).where(Job.kind == "sync_run")).all()
+            assert len(left) == 1 and not set(left) & {j.id for j in jobs}
+            assert s.get(Connection, connection.id).last_result["new"] == 0
 
 
 def test_sync_now_while_one_is_queued_queues_nothing_more(database_url, tmp_path, logged_in):

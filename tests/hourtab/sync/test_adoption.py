@@ -127,3 +127,21 @@ def test_toggl_csv_read_in_the_wrong_zone_is_still_adopted(db_session, box):
         first = run_sync(db_session, connection.id, box)
     assert (first["adopted"], first["new"]) == (len(export), 0)
     assert counted(db_session, account) == totals and ledger(db_session, retainer) == before
+
+
+def test_summary_rows_that_cannot_be_adopted_are_reported(db_session, box):
+    """A Clockify summary (a total a day) has no single entries to match: the sync says those days count twice."""
+    account = make_account(db_session, "summary@example.com", timezone="UTC")
+    summary = DATA / "exports/clockify_summary_by_day.csv"
+    with transaction(db_session):
+        import_file(db_session, account, summary.read_bytes(), summary.name, date_order="mdy")
+        retainers.create_retainer(db_session, account, "Client X", "Client X", retainers.parse_terms(
+            retainers.TermsInput(hours="100", start="2024-05-01", timezone="UTC")))
+    fake = Clockify(TOKEN)
+    fake.add(dt.datetime(2024, 5, 2, 9, tzinfo=dt.UTC), 3600, "Work")
+    with serving(clockify=fake) as trackers:
+        with transaction(db_session):
+            connection = service.connect(db_session, account, box, "clockify", TOKEN, api_url=trackers.url)
+        result = run_sync(db_session, connection.id, box)
+    assert result["new"] == 1
+    assert any("summary reports (one row a day)" in w and "count twice" in w for w in result["warnings"])

@@ -100,7 +100,7 @@ def test_the_token_is_never_written_in_the_clear(app, env, logged_in, smtp, capl
 
         toggl.fail(429, {"Retry-After": "1"}, path="/me/time_entries")
         sync_now()
-        toggl.fail(500, path="/clients", times=3)           # a failing tracker: an error on the page
+        toggl.fail(500, path="/me/time_entries", times=3)   # a failing tracker: an error on the page
         sync_now()
         toggl.token = TOKENS[1]                             # revoked upstream: paused, e-mailed
         sync_now()

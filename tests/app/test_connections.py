@@ -151,6 +151,7 @@ def test_the_schedule_queues_each_due_connection_once_with_jitter(app, logged_in
             next_at = s.get(Connection, connection.id).next_sync_at
             jobs = s.scalars(select(Job).where(Job.kind == "sync_run").order_by(Job.created_at)).all()
         assert len(jobs) == first_jobs + 1 and jobs[-1].status == "done"
+        assert jobs[-1].phase.startswith("Saving") and jobs[-1].total == 2     # a job with progress
         # HOURTAB_SYNC_MINUTES=5, ±20 %: the run that just finished set the next one.
         assert dt.timedelta(minutes=4) <= next_at - now <= dt.timedelta(minutes=6, seconds=30)
         # A week on, done sync jobs are dropped by the schedule (the connection keeps the last result).

@@ -144,6 +144,28 @@ def test_transport_rules():
         _api(f"http://127.0.0.1:{free_port()}", []).get("/v2/users/me")
 
 
+def test_toggl_quota_headers_are_honoured():
+    """Toggl's quota: a 402 with X-Toggl-Quota-Resets-In waits that long; an answer saying 0 requests
+    remain makes the next request wait for the reset (never a tight loop)."""
+    fake = Toggl(TOKEN)
+    with serving(toggl=fake) as trackers:
+        from hourtab.sync.clients import toggl
+
+        waits: list[float] = []
+        api = toggl.api(trackers.url, TOKEN, "")
+        api.sleep = waits.append
+        fake.fail(402, {"X-Toggl-Quota-Resets-In": "7"}, path="/api/v9/me")
+        assert api.get("/api/v9/me").data["id"] == 6234500 and waits == [7.0]
+        fake.fail(200, {"X-Toggl-Quota-Remaining": "0", "X-Toggl-Quota-Resets-In": "30"}, path="/api/v9/me")
+        api.get("/api/v9/me")
+        api.get("/api/v9/me")
+        assert len(waits) == 2 and 28 <= waits[1] <= 30
+        fake.fail(200, {"X-Toggl-Quota-Remaining": "0", "X-Toggl-Quota-Resets-In": "3600"}, path="/api/v9/me")
+        api.get("/api/v9/me")
+        with pytest.raises(RateLimited):
+            api.get("/api/v9/me")                       # an hour: the sync ends and comes back then
+
+
 def test_requests_carry_no_token_in_the_url():
     """The token travels in headers only (never a query string, which proxies and servers log)."""
     fake = Toggl(TOKEN)

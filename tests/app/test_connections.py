@@ -182,6 +182,12 @@ def test_sync_now_while_one_is_queued_queues_nothing_more(database_url, tmp_path
     queued.extensions["hourtab.engine"].dispose()
 
 
+def test_an_unreachable_tracker_is_a_bad_gateway_with_the_reason(logged_in):
+    r = connect(logged_in, f"http://127.0.0.1:{free_port()}")
+    assert r.status_code == 502
+    assert "Toggl Track could not be reached at 127.0.0.1" in r.get_data(as_text=True)
+
+
 def test_the_page_needs_a_login_and_csrf(client, logged_in):
     anonymous = client.application.test_client()
     assert anonymous.get("/account/connections").status_code in (302, 401)

@@ -109,7 +109,11 @@ def _sync(session: Session, connection_id: int, job_id: str, plan: FetchPlan, st
         if options.http is not None:
             api.session = options.http
         progress.report(f"Reading {chosen.label}", 0, 2)
-        fetched = chosen.fetch(api, plan)
+        try:
+            fetched = chosen.fetch(api, plan)
+        finally:
+            if options.http is None:
+                api.session.close()
         outcome.requests = fetched.requests
         progress.report(f"Saving {len(fetched.entries)} entries", 1, 2)
         with progress.quiet(), transaction(session):

@@ -116,19 +116,11 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
     if len(workspace) > 100:
         raise InvalidConnection("The workspace id is too long.")
     client = api or chosen.api(url or chosen.default_url, token, workspace)
-    identity = chosen.identify(client, workspace)
-    choices: list = []
     try:
-        workspace = _choose(identity, chosen, workspace)
-    except ChooseWorkspace as e:
-        if not wait_for_choice:
-            raise
-        choices, workspace = [list(c) for c in e.choices], ""
-    if workspace and chosen.name == "toggl":
-        try:   # a workspace the token cannot read is refused now, not at every sync
-            client.get(f"/api/v9/workspaces/{workspace}/clients")
-        except (TrackerRefused, BadResponse) as e:
-            raise InvalidConnection(f"{chosen.label} workspace {workspace} cannot be read with this token.") from e
+        identity, workspace, choices = _identify(client, chosen, workspace, wait_for_choice)
+    finally:
+        if api is None:
+            client.session.close()
     _refuse_duplicate(session, account.id, chosen.name, url, workspace)
     upload = Upload(account_id=account.id, filename=f"{chosen.label} (live sync)", content=b"", size_bytes=0,
                     sha256=hashlib.sha256(b"").hexdigest(), status="imported", format=f"{chosen.name}-api",
@@ -144,6 +136,25 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
     session.add(connection)
     session.flush()
     return connection
+
+
+def _identify(client: Api, chosen: Tracker, workspace: str, wait_for_choice: bool
+              ) -> tuple[Identity, str, list]:
+    """Who the token is, and the workspace to read (or the choices to offer)."""
+    identity = chosen.identify(client, workspace)
+    choices: list = []
+    try:
+        workspace = _choose(identity, chosen, workspace)
+    except ChooseWorkspace as e:
+        if not wait_for_choice:
+            raise
+        choices, workspace = [list(c) for c in e.choices], ""
+    if workspace and chosen.name == "toggl":
+        try:   # a workspace the token cannot read is refused now, not at every sync
+            client.get(f"/api/v9/workspaces/{workspace}/clients")
+        except (TrackerRefused, BadResponse) as e:
+            raise InvalidConnection(f"{chosen.label} workspace {workspace} cannot be read with this token.") from e
+    return identity, workspace, choices
 
 
 def _refuse_duplicate(session: Session, account_id: int, name: str, url: str, workspace: str) -> None:

@@ -241,32 +241,31 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
                      fetched, result)
     when = [w for _, row in plan.changed for w in (plan.old_when[row["external_id"]], _when(row))]
     when += [_when(r) for r in plan.new] + [k.when for k in plan.gone.values()]
-    before = (revisions.closed_usage(session, connection.account_id, now)
-              if revisions.touches_closed(session, connection.account_id, when, now) else None)
     writer = _Writer(session, connection, now)
-    writer.mappings += plan.mappings
-    writer.hashes += plan.hashes
-    for entry_id, row in plan.changed:
-        writer.change(entry_id, row, plan.old_status[row["external_id"]])
-    for entry_id, status in plan.revived:
-        session.execute(update(TimeEntry).where(TimeEntry.id == entry_id).values(status="active", updated_at=now))
-        writer.record(entry_id, "reappeared", {"status": status})
-    for k in plan.gone.values():
-        writer.remove(k.entry_id, k.status)
-    writer.insert(plan.new, f"{tracker.name}-api")
-    writer.flush()
+    with revisions.watch_closed_periods(session, connection.account_id, when, now, f"synced from {tracker.label}",
+                                        connection.upload_id) as revised:
+        writer.mappings += plan.mappings
+        writer.hashes += plan.hashes
+        for entry_id, row in plan.changed:
+            writer.change(entry_id, row, plan.old_status[row["external_id"]])
+        for entry_id, status in plan.revived:
+            session.execute(update(TimeEntry).where(TimeEntry.id == entry_id).values(status="active", updated_at=now))
+            writer.record(entry_id, "reappeared", {"status": status})
+        for k in plan.gone.values():
+            writer.remove(k.entry_id, k.status)
+        writer.insert(plan.new, f"{tracker.name}-api")
+        writer.flush()
+        if writer.changes or plan.new:
+            upload = session.get(Upload, connection.upload_id) if connection.upload_id else None
+            if upload is not None:   # the import history shows the connection's running totals
+                upload.imported_at = now
+                upload.new_count += len(plan.new)
+                upload.changed_count += len(plan.changed)
+                upload.missing_count += len(plan.gone)
+            entries_changed(session, connection.account_id)
     result.new, result.changed, result.removed = len(plan.new), len(plan.changed), len(plan.gone)
     result.warnings += _unmatchable(session, connection, tracker, frame)
-    if writer.changes or plan.new:
-        upload = session.get(Upload, connection.upload_id) if connection.upload_id else None
-        if upload is not None:   # the import history shows the connection's running totals
-            upload.imported_at = now
-            upload.new_count += result.new
-            upload.changed_count += result.changed
-            upload.missing_count += result.removed
-        entries_changed(session, connection.account_id)
-        result.revised_periods = [r.as_json() for r in
-                                  revisions.mark_closed_periods_revised(session, connection.account_id, before, now)]
+    result.revised_periods = [r.as_json() for r in revised]
     return result
 
 

@@ -1,19 +1,21 @@
 """Closed periods a sync changed: measured here, marked by the ledger's revision marks.
 
 A sync that removes, changes or adds an entry dated in a period that already closed revises that
-period's used hours. :func:`closed_usage` reads the used seconds of every closed period the change may
-touch before the sync writes; :func:`mark_closed_periods_revised` reads them again after, and every
-period whose figure moved is a revision (was → now).
+period's used hours. The sync wraps its writes in :func:`watch_closed_periods`: when one of the
+entries it changes lies in a closed period, the used seconds of every closed period are read before
+the writes and again after, and every period whose figure moved is a revision (was → now).
 
-``mark_closed_periods_revised`` is the single call site for the ledger's "revised on DATE (was X h)"
-marks (the routing work adds them): it hands each revision to the ledger there and returns them, so
-the sync's result and the Connections page list them too.
+``watch_closed_periods`` is the single place where a sync meets the ledger's "revised on DATE (was X h)"
+marks (which the routing work adds as ``hourtab.retainers.revisions.watch_closed_periods``, a context
+manager of the same shape): at merge its body becomes a call to that one, and the revisions it yields
+are still listed in the sync's result and on the Connections page.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -66,16 +68,24 @@ def closed_usage(session: Session, account_id: int, now: dt.datetime) -> Usage:
     return usage
 
 
-def mark_closed_periods_revised(session: Session, account_id: int, before: Usage | None,
-                                now: dt.datetime) -> list[PeriodRevision]:
-    """The closed periods whose used hours this sync changed (``before`` from :func:`closed_usage`).
+@contextmanager
+def watch_closed_periods(session: Session, account_id: int, when: Iterable[dt.datetime | dt.date],
+                         now: dt.datetime, reason: str, upload_id: int | None = None
+                         ) -> Iterator[list[PeriodRevision]]:
+    """Around a sync's writes: yields the list the revised closed periods are appended to on exit.
 
-    Wiring point for the ledger's revision marks: each revision found here is the one to record as
-    "revised on DATE (was X h)" on the page, the JSON, the statement and the feed.
+    ``when``: the starts (or dates) of the entries the writes add, change or remove. Wiring point for
+    the ledger's revision marks ("revised on DATE (was X h)" on the page, the JSON, the statement and
+    the feed): each revision found here is the one to record, with ``reason`` and ``upload_id``.
     """
+    revised: list[PeriodRevision] = []
+    before = closed_usage(session, account_id, now) if touches_closed(session, account_id, when, now) else None
+    yield revised
     if before is None:
-        return []
+        return
+    session.flush()
     after = closed_usage(session, account_id, now)
-    return [PeriodRevision(retainer_id, start, before.get((retainer_id, start), 0), after.get((retainer_id, start), 0))
-            for retainer_id, start in sorted(before.keys() | after.keys())
-            if before.get((retainer_id, start), 0) != after.get((retainer_id, start), 0)]
+    revised += [PeriodRevision(retainer_id, start, before.get((retainer_id, start), 0),
+                               after.get((retainer_id, start), 0))
+                for retainer_id, start in sorted(before.keys() | after.keys())
+                if before.get((retainer_id, start), 0) != after.get((retainer_id, start), 0)]

@@ -62,6 +62,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>",
             "Address alert e-mails come from, as \"<consultant> via HourTab\"; replies go to the consultant "
             "(see docs/operations.md)."),
+    Setting("HOURTAB_SYNC_MINUTES", "15",
+            "Minutes between two syncs of a tracker connection (each is jittered by ±20 %)."),
+    Setting("HOURTAB_ENCRYPTION_KEY", "(derived from the secret key)",
+            "Fernet key(s) that encrypt trackers' API tokens, comma-separated (the first encrypts, all decrypt); "
+            "without it the key is derived from the secret key, so changing that makes stored tokens unreadable."),
 )
 
 
@@ -86,6 +91,13 @@ def _number(env: Mapping[str, str], name: str, default: str, cast: Callable[[str
         return cast(env.get(name, default))
     except ValueError as e:
         raise InvalidInput(f"{name} must be a number, not {env.get(name)!r}.") from e
+
+
+def _positive(env: Mapping[str, str], name: str, default: str) -> float:
+    value = _number(env, name, default)
+    if not value > 0:
+        raise InvalidInput(f"{name} must be a positive number, not {env.get(name)!r}.")
+    return value
 
 
 def _database_url(env: Mapping[str, str], data_dir: Path) -> str:
@@ -129,6 +141,8 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "JOB_LEASE_S": _number(env, "HOURTAB_JOB_LEASE_S", "60"),
         "SMTP_URL": env.get("HOURTAB_SMTP_URL", ""),
         "MAIL_FROM": env.get("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>"),
+        "SYNC_MINUTES": _positive(env, "HOURTAB_SYNC_MINUTES", "15"),
+        "ENCRYPTION_KEY": env.get("HOURTAB_ENCRYPTION_KEY", ""),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": https,

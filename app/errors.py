@@ -18,6 +18,7 @@ from hourtab.core.errors import (
     Unavailable,
 )
 from hourtab.retainers.errors import PlanLimitReached
+from hourtab.sync.errors import SyncError
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 #: Domain errors (timesheets, retainers, incidents) subclass a kind and need no entry of their own.
 STATUS_BY_ERROR: dict[type[Exception], int] = {
     PlanLimitReached: 403,  # waiting does not help, unlike a rate limit
+    SyncError: 502,  # the tracker's API failed us, not the request
     PayloadTooLarge: 413,
     InvalidInput: 400,
     Unauthorized: 401,

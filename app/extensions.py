@@ -18,6 +18,7 @@ from flask import Flask, current_app
 from hourtab.core.blobs import BlobStore, blob_store
 from hourtab.core.db import make_engine, make_sessionmaker
 from hourtab.core.errors import LimitReached
+from hourtab.sync.tokens import TokenBox
 
 #: Rendered public pages kept per app; entries expire even when nothing changed (the forecast moves).
 PAGE_CACHE_SIZE = 256
@@ -55,6 +56,7 @@ def init_app(app: Flask) -> None:
     app.extensions["hourtab.page_cache"] = PageCache()
     app.extensions["hourtab.closed_statements"] = PageCache(ttl=CLOSED_STATEMENT_TTL_S)
     app.extensions["hourtab.render_budget"] = RenderBudget()
+    app.extensions["hourtab.tokens"] = token_box(cfg)
 
 
 class RenderBudget:
@@ -86,6 +88,16 @@ def blobs_from_settings(settings: Mapping[str, Any]) -> BlobStore:
     """The blob store the settings name; the app and the CLI both build theirs here."""
     return blob_store(Path(settings["DATA_DIR"]), settings.get("BLOB_URL", ""),
                       settings.get("BLOB_ENDPOINT_URL", ""))
+
+
+def token_box(settings: Mapping[str, Any]) -> TokenBox:
+    """What seals trackers' API tokens (HOURTAB_ENCRYPTION_KEY, else derived from the secret key)."""
+    return TokenBox.from_settings(str(settings.get("ENCRYPTION_KEY") or ""), str(settings["SECRET_KEY"]))
+
+
+def tokens() -> TokenBox:
+    """The app's token box."""
+    return current_app.extensions["hourtab.tokens"]
 
 
 def blobs() -> BlobStore:

@@ -7,6 +7,7 @@ bp = Blueprint("consultant", __name__, template_folder=None)
 from app.consultant import (  # noqa: E402,F401  (registers the views)
     accounts,
     alerts,  # noqa: E402,F401
+    connections,  # noqa: E402,F401
     dashboard,
     evidence,  # noqa: E402,F401
     imports,  # noqa: E402,F401

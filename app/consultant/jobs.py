@@ -29,6 +29,8 @@ def result_url(job: Job) -> str | None:
         return url_for("consultant.dashboard")
     if job.kind == "csv_import" and job.result.get("upload_id"):
         return url_for("consultant.import_detail", upload_id=job.result["upload_id"])
+    if job.kind == "sync_run":
+        return url_for("consultant.connections")
     if job.kind == "incident_publish":
         return url_for("consultant.incident_edit", incident_id=job.params["incident_id"])
     return None

@@ -26,11 +26,12 @@ Handler = Callable[[Session, Job], dict[str, Any]]
 #: What the job page calls each kind of job.
 TITLES = {"csv_import": "Importing the export", "demo_setup": "Loading the demo data", "evidence_ingest": "Storing the run", "incident_pdf": "Rendering the incident PDF",
           "incident_publish": "Preparing the published writeup", "alerts_check": "Checking hour alerts",
-          "alert_send": "Sending an alert", "alert_confirm": "Sending a confirmation e-mail"}
+          "alert_send": "Sending an alert", "alert_confirm": "Sending a confirmation e-mail",
+          "sync_run": "Syncing from the tracker"}
 
 
 def make_handlers(app: Flask) -> dict[str, Handler]:
-    from app.jobs import alerts
+    from app.jobs import alerts, sync
 
     blobs: BlobStore = app.extensions["hourtab.blobs"]
 
@@ -61,7 +62,8 @@ def make_handlers(app: Flask) -> dict[str, Handler]:
     return {"csv_import": csv_import, "demo_setup": demo_setup, "evidence_ingest": ingest, "incident_pdf": incident_pdf, "incident_publish": incident_publish,
             "alerts_check": lambda s, j: alerts.check_alerts(app, s, j),
             "alert_send": lambda s, j: alerts.send_alert(app, s, j),
-            "alert_confirm": lambda s, j: alerts.send_confirmation(app, s, j)}
+            "alert_confirm": lambda s, j: alerts.send_confirmation(app, s, j),
+            "sync_run": lambda s, j: sync.run_sync(app, s, j)}
 
 
 def ingest_evidence(session: Session, job: Job, blobs: BlobStore, max_archive_bytes: int) -> dict[str, Any]:

@@ -64,16 +64,19 @@ def queue_periodic_checks(app: Flask, every_s: float = 3600.0) -> int:
 def _reaper(app: Flask, stop: threading.Event) -> None:
     import time
 
+    from app.jobs.sync import queue_due_syncs
+
     interval = max(0.5, app.config["JOB_LEASE_S"] / 3)
     next_checks = time.monotonic() + 60      # let a fresh deployment settle first
     while True:
         try:
             reap_once(app)
+            queue_due_syncs(app)
             if time.monotonic() >= next_checks:
                 next_checks = time.monotonic() + 600
                 queue_periodic_checks(app)
         except Exception:  # the database may be briefly unreachable; try again next tick
-            log.warning("could not check for lost jobs or queue alert checks", exc_info=True)
+            log.warning("could not check for lost jobs or queue alert checks and syncs", exc_info=True)
         if stop.wait(interval):
             return
 

@@ -49,6 +49,9 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("audit",): ["{tmp}/binary.csv"],
     ("watchdog",): ["{tmp}/no-such-folder", "--once"],
     ("worker",): ["--threads", "0"],
+    ("sync", "connect"): ["--account", "ada@example.com", "--tracker", "kimai", "--token-stdin"],  # stdin: no token
+    ("sync", "run"): ["--connection", "999999"],
+    ("sync", "list"): ["--account", "nobody@example.com"],
 }
 
 

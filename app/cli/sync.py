@@ -1,0 +1,137 @@
+"""``hourtab sync connect|run|list``: connect a tracker's API, sync now, list the connections.
+
+``connect`` reads the API token from stdin only (``--token-stdin``), so it never lands in the shell's
+history or the process list. ``run`` syncs each connection as a ``sync_run`` job run in this process
+(the same runner the workers use, one sync per connection at a time) and prints its counts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from hourtab.sync.clients import TRACKER_NAMES
+
+
+@click.group("sync")
+def sync_group() -> None:
+    """Live sync from Toggl Track, Clockify, Harvest and Kimai."""
+
+
+@sync_group.command("connect")
+@click.option("--account", "email", required=True, help="E-mail of the account the entries go to.")
+@click.option("--tracker", "tracker_name", required=True, type=click.Choice(TRACKER_NAMES))
+@click.option("--token-stdin", is_flag=True, help="Read the API token from stdin (the only way to give it).")
+@click.option("--api-url", default=None, help="The API's scheme and host (Kimai: your instance; Clockify: a "
+              "regional host); the tracker's public host otherwise.")
+@click.option("--workspace", default=None, help="Workspace id, when the token reaches several.")
+@click.option("--harvest-account", default=None, help="Harvest's account id (Harvest only).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "tracker", "workspace"} as JSON.')
+def connect(email: str, tracker_name: str, token_stdin: bool, api_url: str | None, workspace: str | None,
+            harvest_account: str | None, as_json: bool) -> None:
+    """Check a tracker's API token and connect it to the account (its first sync reads the history)."""
+    from app.cli.context import cli_session
+    from app.extensions import token_box
+    from hourtab.core import accounts
+    from hourtab.core.db import transaction
+    from hourtab.sync import service
+
+    if not token_stdin:
+        raise click.UsageError("give the token on stdin with --token-stdin (never as an argument)")
+    if sys.stdin.isatty():
+        raise click.UsageError("--token-stdin reads the token from a pipe or a file, e.g. `hourtab sync connect … "
+                               "--token-stdin < token.txt`")
+    token = sys.stdin.read()
+    with cli_session() as cx:
+        account = accounts.get_account(cx.session, email)
+        with transaction(cx.session):
+            connection = service.connect(cx.session, account, token_box(cx.settings), tracker_name, token,
+                                         api_url=api_url, workspace=workspace, harvest_account=harvest_account)
+        shown = {"id": connection.id, "tracker": connection.tracker, "workspace": connection.workspace}
+    if as_json:
+        click.echo(json.dumps(shown))
+    else:
+        click.echo(f"Connected {tracker_name} (connection {shown['id']}, workspace {shown['workspace'] or '-'}); "
+                   "run `hourtab sync run` or let the workers sync it.")
+
+
+@sync_group.command("run")
+@click.option("--account", "email", default=None, help="Only this account's connections.")
+@click.option("--connection", "connection_id", type=int, default=None, help="Only this connection.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome per connection as JSON.")
+def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
+    """Sync the active connections now and print new / changed / removed / unchanged per connection."""
+    from app.cli.context import queue_app
+    from app.db import session_factory
+    from app.jobs.handlers import start
+    from hourtab.core import accounts
+    from hourtab.core.errors import NotFound
+    from hourtab.core.jobs import Job
+    from hourtab.sync import service
+
+    outcomes = []
+    with queue_app() as app, session_factory()() as session:
+        account_id = accounts.get_account(session, email).id if email else None
+        chosen = [c for c in service.list_connections(session, account_id)
+                  if connection_id is None or c.id == connection_id]
+        if connection_id is not None and not chosen:
+            raise NotFound(f"Connection {connection_id} not found" + (f" for {email}" if email else "") + ".")
+        for connection in chosen:
+            if connection.status != "active":
+                outcomes.append({"id": connection.id, "tracker": connection.tracker, "status": connection.status,
+                                 "error": connection.pause_reason})
+                continue
+            job = start(session, connection.account_id, "sync_run", {"connection_id": connection.id, "trigger": "cli"})
+            app.extensions["hourtab.queue"].runner.run(job.id)
+            session.expire_all()
+            done = session.get(Job, job.id)
+            outcomes.append(done.result if done.status == "done" else
+                            {"id": connection.id, "tracker": connection.tracker, "status": "failed",
+                             "error": done.error})
+    if as_json:
+        click.echo(json.dumps({"connections": outcomes}, ensure_ascii=False))
+    else:
+        for o in outcomes:
+            counts = ", ".join(f"{o.get(k, 0)} {k}" for k in ("new", "changed", "removed", "unchanged"))
+            line = f"connection {o['id']} ({o['tracker']}): {o['status']}"
+            click.echo(line + (f": {counts}" if o["status"] == "done" else f": {o.get('error', '')}"))
+    if any(o["status"] in ("failed", "refused") for o in outcomes):
+        click.get_current_context().exit(1)
+
+
+@sync_group.command("list")
+@click.option("--account", "email", default=None, help="Only this account's connections.")
+@click.option("--json", "as_json", is_flag=True, help="Print the connections as JSON.")
+def list_command(email: str | None, as_json: bool) -> None:
+    """The connections: tracker, workspace, status, last sync and its result (never the token)."""
+    from sqlalchemy import select
+
+    from app.cli.context import cli_session
+    from hourtab.core import accounts
+    from hourtab.core.accounts import Account
+    from hourtab.sync import service
+
+    with cli_session() as cx:
+        account_id = accounts.get_account(cx.session, email).id if email else None
+        emails = dict(cx.session.execute(select(Account.id, Account.email)).all())
+        rows = [{"id": c.id, "account": emails.get(c.account_id, ""), "tracker": c.tracker, "workspace": c.workspace,
+                 "api_url": c.api_url, "user": c.tracker_user, "status": c.status, "token": c.token_hint,
+                 "last_sync_at": c.last_sync_at.isoformat() if c.last_sync_at else None,
+                 "next_sync_at": c.next_sync_at.isoformat() if c.next_sync_at else None,
+                 "last_result": {k: c.last_result.get(k, 0) for k in ("new", "changed", "removed", "unchanged")}
+                 if c.last_result else {}, "error": c.last_error or c.pause_reason}
+                for c in service.list_connections(cx.session, account_id)]
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("No connections.")
+    for r in rows:
+        last = f"last sync {r['last_sync_at']}" if r["last_sync_at"] else "never synced"
+        click.echo(f"{r['id']}\t{r['account']}\t{r['tracker']}\t{r['workspace'] or '-'}\t{r['status']}\t"
+                   f"token {r['token']}\t{last}" + (f"\t{r['error']}" if r["error"] else ""))
+
+
+commands: list[click.Command] = [sync_group]

@@ -1,0 +1,101 @@
+"""Sync jobs on the queue: the ``sync_run`` handler, the schedule, "Sync now", the paused-token e-mail.
+
+The schedule rides on the worker's reaper tick: every connection whose ``next_sync_at`` has come gets
+one ``sync_run`` job. Moving ``next_sync_at`` is a compare-and-set, so of several workers only one
+queues it; a connection whose last job is still queued or running gets no second one; and the runner
+itself refuses to run two syncs of one connection at once (a lock fenced by the job's lease).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask
+from sqlalchemy.orm import Session
+
+from hourtab.core.accounts import Account
+from hourtab.core.db import transaction, utcnow
+from hourtab.core.jobs import Job, create_job
+from hourtab.core.mail import plain_message, send
+from hourtab.sync import runner, service
+from hourtab.sync.clients import tracker
+from hourtab.sync.errors import SyncError
+from hourtab.sync.models import Connection
+
+log = logging.getLogger(__name__)
+
+
+def options(app: Flask) -> runner.Options:
+    return runner.Options(minutes=float(app.config.get("SYNC_MINUTES", runner.DEFAULT_MINUTES)))
+
+
+def run_sync(app: Flask, session: Session, job: Job) -> dict[str, Any]:
+    """The ``sync_run`` handler: one sync; a refused token also tells the consultant by e-mail."""
+    from app.jobs.alerts import queue_alert_check
+
+    outcome = runner.sync_job(session, job, app.extensions["hourtab.tokens"], options(app))
+    if outcome.paused_now:
+        _mail_paused(app, session, job.account_id, outcome)
+    if outcome.status in ("refused", "failed"):
+        raise SyncError(outcome.error)
+    if any(outcome.counts.get(k) for k in ("new", "changed", "removed")):
+        queue_alert_check(app, session, job.account_id)
+    return outcome.as_json()
+
+
+def queue_sync(app: Flask, session: Session, connection: Connection, trigger: str) -> Job:
+    """A ``sync_run`` job for the connection (committed, then queued); the one already waiting if any."""
+    waiting = service.pending_job(session, connection)
+    if waiting is not None:
+        return waiting
+    with transaction(session):
+        job = create_job(session, connection.account_id, "sync_run",
+                         {"connection_id": connection.id, "trigger": trigger})
+        connection.last_job_id = job.id
+    app.extensions["hourtab.queue"].enqueue(job.id)
+    return job
+
+
+#: Seconds between two prunings of old sync jobs by one worker.
+PRUNE_EVERY_S = 3600
+
+
+def queue_due_syncs(app: Flask, now=None) -> int:
+    """Queue a sync for every connection that is due (and, once an hour, drop week-old done sync jobs);
+    returns how many were queued."""
+    now = now or utcnow()
+    minutes = options(app).minutes
+    queued = 0
+    with app.extensions["hourtab.sessionmaker"]() as session:
+        if now.timestamp() - app.extensions.get("hourtab.sync_pruned", 0.0) >= PRUNE_EVERY_S:
+            with transaction(session):
+                service.prune_jobs(session, now)
+            app.extensions["hourtab.sync_pruned"] = now.timestamp()
+        for connection_id, due_at in service.due(session, now):
+            with transaction(session):
+                won = service.reserve(session, connection_id, due_at, service.next_sync(now, minutes))
+            if not won:
+                continue        # another worker moved it first, and queues it
+            connection = session.get(Connection, connection_id)
+            if connection is not None and service.pending_job(session, connection) is None:
+                queue_sync(app, session, connection, "schedule")
+                queued += 1
+    return queued
+
+
+def _mail_paused(app: Flask, session: Session, account_id: int, outcome: runner.Outcome) -> None:
+    """Optional: with e-mail set up, the consultant learns at once that syncing stopped, and why."""
+    url = app.config.get("SMTP_URL")
+    account = session.get(Account, account_id)
+    if not url or account is None:
+        return
+    label = tracker(outcome.tracker).label
+    body = (f"HourTab paused your {label} connection, so your clients' pages no longer follow it.\n\n"
+            f"{outcome.error}\n\nEnter the token again or resume the connection at "
+            f"{app.config['PUBLIC_URL']}/account/connections\n")
+    try:
+        send(url, plain_message(account.contact or account.email, f"HourTab paused your {label} connection", body,
+                                app.config["MAIL_FROM"]))
+    except OSError:   # the pause itself is recorded and shown on the page; the e-mail is a courtesy
+        log.warning("could not e-mail the consultant of connection %s", outcome.connection_id, exc_info=True)

@@ -1,0 +1,289 @@
+"""Benchmark of tracker sync at deployment shape. Not a test: prints figures measured in one run.
+
+    python bench/sync.py [--accounts 1000] [--entries 20] [--new 3] [--workers 2] [--sample 20]
+
+Sets up a fresh PostgreSQL database with ``--accounts`` pro accounts, one retainer each, and a local
+Toggl Track API (the tests' fake, ``tests/hourtab/sync/fake_trackers.py``) on 127.0.0.1 that answers
+every account's own token with the same ``--entries`` entries of this month. ``--workers`` ``hourtab
+worker`` processes (one thread each, Redis queue) then run, in order:
+
+1. the baseline: one ``csv_import`` job per account importing those entries as a Toggl CSV export;
+2. the switch: each account connects the tracker (``hourtab.sync.service.connect``) and the workers'
+   own schedule (the reaper's ``queue_due_syncs``) queues one first sync per connection, which must
+   adopt every imported entry (0 new: nothing double-counted);
+3. the figure: ``--new`` entries appear in the tracker and every connection falls due; the time until
+   every account's public page shows its new hours, from the moment they fell due. It is taken from
+   each sync's commit (a page reads the committed ledger; its cache keys on the retainer revision the
+   sync bumps), checked on ``--sample`` pages polled over the app while it runs, and on every page once
+   at the end.
+
+Prints per phase jobs/s and the span, the ratio sync ÷ CSV import, and the page latencies. Needs
+PostgreSQL at ``HOURTAB_TEST_PG_URL`` (default postgres@127.0.0.1:5432) and Redis at ``--redis``
+(default redis://127.0.0.1:6379/0; only this run's keys are touched and removed).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[0] = str(ROOT)
+
+import argparse  # noqa: E402
+import base64  # noqa: E402
+import datetime as dt  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+
+from tests.hourtab.sync.fake_trackers import Toggl, serving  # noqa: E402
+
+PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+HEADER = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,"
+          "Duration,Tags,Amount ()\n")
+
+
+class SharedToggl(Toggl):
+    """One tracker's data answered to many accounts, each with its own token."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        super().__init__(tokens[0])
+        self.accepted = {"Basic " + base64.b64encode(f"{t}:api_token".encode()).decode() for t in tokens}
+
+    def authorised(self, headers) -> bool:
+        return headers.get("Authorization") in self.accepted
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def summary(name: str, values: list[float]) -> str:
+    if not values:
+        return f"{name}: no samples"
+    return (f"{name}: median {statistics.median(values):.1f} s, p99 {pct(values, 0.99):.1f} s, "
+            f"max {max(values):.1f} s (n={len(values)})")
+
+
+def export_csv(fake: Toggl, zone) -> bytes:
+    """The fake's entries as Toggl's detailed CSV writes them (wall clock in the profile's zone)."""
+    lines = [HEADER]
+    names = {p["id"]: p["name"] for p in fake.projects}
+    for e in fake.entries.values():
+        start = dt.datetime.fromisoformat(e["start"]).astimezone(zone)
+        end = dt.datetime.fromisoformat(e["stop"]).astimezone(zone)
+        h, rest = divmod(e["duration"], 3600)
+        lines.append(f"Ada Lovelace,ada@example.com,Acme GmbH,{names[e['project_id']]},,{e['description']},Yes,"
+                     f"{start:%Y-%m-%d},{start:%H:%M:%S},{end:%Y-%m-%d},{end:%H:%M:%S},"
+                     f"{h:02d}:{rest // 60:02d}:{rest % 60:02d},,\n")
+    return "".join(lines).encode()
+
+
+def wait_jobs(engine, kind: str, expected: int, timeout: float) -> list:
+    from sqlalchemy import text
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with engine.connect() as c:
+            rows = c.execute(text("SELECT status, created_at, started_at, finished_at, result FROM jobs "
+                                  "WHERE kind = :k"), {"k": kind}).all()
+        if len(rows) >= expected and not [r for r in rows if r.status in ("queued", "running")]:
+            return rows
+        time.sleep(0.5)
+    raise SystemExit(f"{kind}: jobs still waiting after {timeout:.0f} s")
+
+
+def report(name: str, rows: list, t0: float, poller: Poller | None = None) -> float:
+    """Jobs/s and the span from ``t0`` to the last job's end; per job, its end after ``t0``."""
+    done = [r for r in rows if r.status == "done"]
+    ends = [r.finished_at.timestamp() - t0 for r in done]
+    span = max(ends)
+    print(f"{name}: {len(done)} of {len(rows)} jobs done in {span:.1f} s = {len(done) / span:.1f} jobs/s")
+    print(summary("  start → job done (every job)", ends))
+    if poller is not None:
+        print(summary(f"  start → page shows the hours (polled over the app, {len(poller.sample)} pages)",
+                      poller.latencies(t0)))
+    return span
+
+
+def page_used(client, token: str) -> int:
+    return json.loads(client.get(f"/h/{token}.json").get_data())["current"]["used_seconds"]
+
+
+class Poller:
+    """Polls ``sample`` public pages over the app until each shows ``expected`` seconds this period."""
+
+    def __init__(self, app, sample: list[str], expected: int) -> None:
+        self.client, self.sample, self.expected = app.test_client(), sample, expected
+        self.seen: dict[str, float] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.is_set() and len(self.seen) < len(self.sample):
+            for token in self.sample:
+                if token not in self.seen and page_used(self.client, token) == self.expected:
+                    self.seen[token] = time.time()
+            time.sleep(0.5)
+
+    def __enter__(self) -> Poller:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.thread.join(timeout=60)
+        self.stop.set()
+
+    def latencies(self, t0: float) -> list[float]:
+        return [at - t0 for at in self.seen.values()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--accounts", type=int, default=1000)
+    parser.add_argument("--entries", type=int, default=20, help="entries already in the tracker (and the CSV)")
+    parser.add_argument("--new", type=int, default=3, help="entries added in the tracker before the timed syncs")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sample", type=int, default=20, help="public pages polled while the syncs run")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--timeout", type=float, default=3600)
+    args = parser.parse_args()
+
+    from zoneinfo import ZoneInfo
+
+    import redis
+    from sqlalchemy import create_engine, text, update
+
+    from app import create_app
+    from app.jobs.handlers import start
+    from app.migrate import upgrade
+    from hourtab.core.accounts import Account
+    from hourtab.core.blobs import blob_store
+    from hourtab.core.db import transaction
+    from hourtab.retainers import service as retainers
+    from hourtab.sync import service
+    from hourtab.sync.models import Connection
+
+    name = f"hourtab_bench_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    queue = f"hourtab-bench-{uuid.uuid4().hex[:8]}"
+    workers: list[subprocess.Popen] = []
+    tmp = Path(tempfile.mkdtemp(prefix="hourtab-bench-sync-"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOURTAB_DATABASE_URL": url, "HOURTAB_REDIS_URL": args.redis,
+           "HOURTAB_QUEUE_NAME": queue, "HOURTAB_DATA_DIR": str(tmp), "HOURTAB_SECRET_KEY": "s" * 48,
+           "HOURTAB_JOB_LEASE_S": "3", "HOURTAB_SYNC_MINUTES": "600"}
+    tokens = [f"bench_{uuid.uuid4().hex}" for _ in range(args.accounts)]
+    fake = SharedToggl(tokens)
+    berlin = ZoneInfo(fake.me["timezone"])
+    today = dt.datetime.now(berlin).date()
+    first = today.replace(day=1)
+    for i in range(args.entries):
+        when = dt.datetime.combine(first + dt.timedelta(days=i % max(1, today.day)), dt.time(0, 5), tzinfo=berlin)
+        fake.add(when + dt.timedelta(minutes=50 * (i // max(1, today.day))), 1500 + 7 * i, f"Entry {i}", project=0)
+    try:
+        upgrade(url)
+        app = create_app({k: v for k, v in env.items() if k.startswith("HOURTAB_")} | {"QUEUE_IMMEDIATE": False})
+        engine = app.extensions["hourtab.engine"]
+        csv = export_csv(fake, berlin)
+        blobs = blob_store(tmp)
+        t = time.time()
+        pages: list[tuple[int, str]] = []
+        with app.app_context():
+            db = app.extensions["hourtab.sessionmaker"]()
+            terms = retainers.parse_terms(retainers.TermsInput(hours="200", start=first.isoformat(),
+                                                               timezone="Europe/Berlin"))
+            for a in range(args.accounts):
+                with transaction(db):
+                    account = Account(email=f"bench{a}@example.com", password_hash="!", plan="pro",
+                                      timezone="Europe/Berlin")
+                    db.add(account)
+                    db.flush()
+                    pages.append((account.id, retainers.create_retainer(db, account, "Acme", "Acme GmbH",
+                                                                        terms).public_token))
+                blobs.put_bytes(f"imports/{account.id}/export.csv", csv)
+        print(f"set-up: {args.accounts} accounts, {args.entries} tracker entries each, in {time.time() - t:.1f} s")
+
+        for i in range(args.workers):
+            log = open(tmp / f"worker-{i}.log", "wb")
+            workers.append(subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "worker",
+                                             "--threads", "1"], env=env, stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.time() + 120
+        while sum(b"HourTab worker:" in (tmp / f"worker-{i}.log").read_bytes() for i in range(args.workers)) \
+                < args.workers and time.time() < deadline:
+            time.sleep(0.2)
+
+        sample = [token for _, token in pages[:: max(1, len(pages) // max(1, args.sample))][:args.sample]]
+        with serving(toggl=fake) as trackers:
+            # 1. the baseline: the same entries as CSV imports, through the same queue and workers
+            with Poller(app, sample, sum(e["duration"] for e in fake.entries.values())) as poller:
+                with app.app_context():
+                    db = app.extensions["hourtab.sessionmaker"]()
+                    t0 = time.time()
+                    for account_id, _ in pages:
+                        app.extensions["hourtab.queue"].enqueue(start(db, account_id, "csv_import", {
+                            "key": f"imports/{account_id}/export.csv", "filename": "export.csv"}).id)
+                rows = wait_jobs(engine, "csv_import", args.accounts, args.timeout)
+            csv_span = report("baseline: csv_import of the export", rows, t0, poller)
+            # 2. the switch: connect, and let the workers' schedule queue the first syncs
+            t = time.time()
+            box = app.extensions["hourtab.tokens"]
+            with app.app_context():
+                db = app.extensions["hourtab.sessionmaker"]()
+                for (account_id, _), token in zip(pages, tokens, strict=True):
+                    with transaction(db):
+                        service.connect(db, db.get(Account, account_id), box, "toggl", token, api_url=trackers.url)
+            print(f"connected {args.accounts} accounts in {time.time() - t:.1f} s (each checks its token)")
+            rows = wait_jobs(engine, "sync_run", args.accounts, args.timeout)
+            report("first sync (full read, adopting the CSV entries)", rows, min(r.created_at.timestamp()
+                                                                                  for r in rows))
+            adopted = sorted({r.result.get("adopted") for r in rows if r.status == "done"})
+            new = sorted({r.result.get("new") for r in rows if r.status == "done"})
+            print(f"  adopted per connection: {adopted}; new: {new} (0 new = nothing counted twice)")
+
+            # 3. the figure: new entries upstream, every connection due now
+            for i in range(args.new):
+                fake.add(dt.datetime.combine(today, dt.time(0, 1 + i), tzinfo=berlin), 600 + i, f"New {i}", project=0)
+            expected = sum(e["duration"] for e in fake.entries.values())
+            with Poller(app, sample, expected) as poller:
+                with engine.begin() as c:
+                    c.execute(update(Connection).values(next_sync_at=dt.datetime.now(dt.UTC)))
+                t0 = time.time()
+                wait_jobs(engine, "sync_run", 2 * args.accounts, args.timeout)
+        with engine.connect() as c:
+            commits = [r[0].timestamp() - t0 for r in c.execute(text("SELECT last_success_at FROM sync_connections"))]
+            rows = c.execute(text("SELECT status, created_at, started_at, finished_at, result FROM jobs "
+                                  "WHERE kind = 'sync_run' ORDER BY created_at")).all()[args.accounts:]
+        sync_span = report("increment sync (new entries upstream)", rows, t0, poller)
+        print(f"  new per connection: {sorted({r.result.get('new') for r in rows if r.status == 'done'})}")
+        print(summary("  due → sync committed (every connection)", commits))
+        client = app.test_client()
+        wrong = [token for _, token in pages if page_used(client, token) != expected]
+        print(f"every page checked after the run: {len(pages) - len(wrong)} of {len(pages)} show {expected} s "
+              f"this period")
+        print(f"ratio: increment sync ÷ CSV import, time until every page is current = {sync_span / csv_span:.2f} "
+              f"({sync_span:.1f} s ÷ {csv_span:.1f} s for {args.accounts} accounts, {args.workers} workers)")
+        engine.dispose()
+    finally:
+        for w in workers:
+            w.terminate()
+            w.wait(timeout=15)
+        client = redis.Redis.from_url(args.redis)
+        keys = list(client.scan_iter(match=f"*{queue}*"))
+        if keys:
+            client.delete(*keys)
+        with admin.connect() as c:
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+if __name__ == "__main__":
+    main()

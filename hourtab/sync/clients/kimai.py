@@ -1,0 +1,87 @@
+"""Kimai API: ``/api/timesheets`` with ``begin``, ``end``, ``page``, ``size`` and ``full=true``.
+
+``full=true`` nests the project (with its customer), the activity and the user, so their names come
+with each entry. Pages are counted by the ``X-Total-Pages`` header. Kimai takes ``begin``/``end`` as
+local times (``YYYY-MM-DDTHH:MM:SS``) and has no deletion feed, so every sync reads a window, as for
+Harvest. A running entry has no ``end``. Authentication is ``Authorization: Bearer`` (API tokens,
+Kimai 2); the instance URL is the consultant's own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from hourtab.sync.clients import FetchPlan, Identity, Tracker, parse_time, text
+from hourtab.sync.entries import Fetched, RemoteEntry
+from hourtab.sync.errors import BadResponse
+from hourtab.sync.transport import Api, Reply
+
+LABEL = "Kimai"
+SIZE = 500  # the documented maximum
+MAX_PAGES = 10_000
+
+
+def api(base_url: str, token: str, workspace: str) -> Api:
+    return Api(label=LABEL, base_url=base_url, secret=token,
+               headers={"Authorization": f"Bearer {token}", "Accept": "application/json"})
+
+
+def _user(value: Any) -> tuple[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        return "", ()
+    names = [text(value.get(k)).strip() for k in ("alias", "username") if value.get(k)]
+    return (names[0] if names else ""), tuple(names[1:])
+
+
+def identify(api: Api, workspace: str) -> Identity:
+    rows = _page(api.get("/api/timesheets", {"page": 1, "size": 1, "full": "true"}))
+    name, _ = _user(rows[0].get("user")) if rows else ("", ())
+    user_id = text(rows[0]["user"].get("id")) if rows and isinstance(rows[0].get("user"), dict) else ""
+    return Identity(user_id=user_id, user_name=name, timezone=None, workspaces=[], default_workspace=None)
+
+
+def _page(reply: Reply) -> list[dict]:
+    if not isinstance(reply.data, list):
+        raise BadResponse(f"{LABEL} answered /api/timesheets with something that is not a list.")
+    for e in reply.data:
+        if not isinstance(e, dict) or "id" not in e:
+            raise BadResponse(f"{LABEL} listed a timesheet without an id.")
+    return reply.data
+
+
+def _name(obj: Any) -> str:
+    return text(obj.get("name")) if isinstance(obj, dict) else ""
+
+
+def _entry(e: dict, fallback_user: str) -> RemoteEntry:
+    start, end = parse_time(e.get("begin")), parse_time(e.get("end"))
+    project = e.get("project") if isinstance(e.get("project"), dict) else {}
+    user, others = _user(e.get("user"))
+    duration = e.get("duration")
+    return RemoteEntry(id=text(e["id"]), user=user or fallback_user, other_users=others,
+                       start=start, end=end, wall_start=start.replace(tzinfo=None) if start else None,
+                       duration_s=int(duration) if end is not None and isinstance(duration, int | float) else None,
+                       description=text(e.get("description")), client=_name(project.get("customer")),
+                       project=_name(project), task=_name(e.get("activity")),
+                       tags=tuple(text(t) for t in e.get("tags") or () if t), billable=e.get("billable"),
+                       running=end is None)
+
+
+def fetch(api: Api, plan: FetchPlan) -> Fetched:
+    begin = dt.datetime.combine(plan.first_day - dt.timedelta(days=1), dt.time(0)).strftime("%Y-%m-%dT%H:%M:%S")
+    end = dt.datetime.combine(plan.last_day + dt.timedelta(days=2), dt.time(0)).strftime("%Y-%m-%dT%H:%M:%S")
+    entries: dict[str, RemoteEntry] = {}
+    for page in range(1, MAX_PAGES + 1):
+        reply = api.get("/api/timesheets", {"begin": begin, "end": end, "page": page, "size": SIZE, "full": "true"})
+        for e in _page(reply):
+            entries[text(e["id"])] = _entry(e, plan.user_name)
+        pages = text(reply.headers.get("X-Total-Pages")).strip()
+        # The header says how many pages there are; without it a short page is the last.
+        if not reply.data or (page >= int(pages) if pages.isdigit() else len(reply.data) < SIZE):
+            break
+    return Fetched(entries=list(entries.values()), window=(plan.first_day, plan.last_day), requests=api.requests_made)
+
+
+TRACKER = Tracker(name="kimai", label=LABEL, default_url="", csv_format="kimai", duration_unit="seconds",
+                  api=api, identify=identify, fetch=fetch, needs_url=True)

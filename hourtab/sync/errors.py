@@ -1,0 +1,53 @@
+"""What a sync or a connection can refuse or fail with; every message is safe to show (no token)."""
+
+from __future__ import annotations
+
+from hourtab.core.errors import Conflict, HourTabError, InvalidInput, LimitReached, Unauthorized
+
+
+class SyncError(HourTabError):
+    """A sync failed for a reason outside the consultant's input (network, tracker, response)."""
+
+
+class InvalidConnection(InvalidInput):
+    """The connection's settings cannot be used (unknown tracker, bad URL, missing account id)."""
+
+
+class ChooseWorkspace(InvalidConnection):
+    """The token reaches several workspaces and none was chosen; ``choices`` lists (id, label)."""
+
+    def __init__(self, message: str, choices: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.choices = choices
+
+
+class AlreadyConnected(Conflict):
+    """The account already has a connection to this tracker and workspace."""
+
+
+class TrackerRefused(Unauthorized):
+    """The tracker answered 401 or 403: the token is wrong, revoked or lacks the right."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class RateLimited(LimitReached):
+    """The tracker asks us to wait longer than a sync may sleep; try again after ``retry_after`` s."""
+
+
+class TrackerUnreachable(SyncError):
+    """No answer, or a server error, after a few bounded retries."""
+
+
+class BadResponse(SyncError):
+    """The tracker answered something that is not the documented shape (``status``: its HTTP status)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class TokenUnreadable(SyncError):
+    """The stored token cannot be decrypted with this installation's key."""

@@ -1,0 +1,180 @@
+"""One sync of one connection, as a job (``sync_run``): read the tracker, then write, then record.
+
+Like :class:`hourtab.core.jobs.JobRunner` it commits its own phases, because reading a tracker takes
+seconds to minutes and must hold no transaction: claim the connection (one sync at a time, fenced by
+the job's lease), plan and commit, fetch with no transaction open (progress is reported), then merge
+and record the outcome in one transaction. A refused token pauses the connection; a long rate limit
+moves its next sync to when the tracker allows; other failures keep it on schedule and say why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+from sqlalchemy.orm import Session
+
+from hourtab.core import progress
+from hourtab.core.db import transaction, utcnow
+from hourtab.core.jobs import Job
+from hourtab.sync import service
+from hourtab.sync.clients import FetchPlan, tracker
+from hourtab.sync.errors import RateLimited, SyncError, TokenUnreadable, TrackerRefused
+from hourtab.sync.merge import apply_fetched
+from hourtab.sync.models import Connection
+from hourtab.sync.tokens import TokenBox, scrub
+
+log = logging.getLogger(__name__)
+
+#: Minutes between syncs of a connection unless the settings say otherwise (``HOURTAB_SYNC_MINUTES``).
+DEFAULT_MINUTES = 15.0
+#: Seconds the cursor is set back, so an entry edited while the last sync read is read again.
+OVERLAP_S = 60
+
+
+@dataclass
+class Options:
+    """What the caller decides about a sync: the schedule, and how HTTP and waiting are done."""
+
+    minutes: float = DEFAULT_MINUTES
+    http: requests.Session | None = None
+    sleep: Callable[[float], None] = time.sleep
+    max_wait_s: float = 60.0
+    now: Callable[[], dt.datetime] = utcnow
+
+
+@dataclass
+class Outcome:
+    connection_id: int
+    tracker: str
+    #: done, refused (token refused: paused), rate_limited, failed, busy (another sync runs), inactive, gone
+    status: str
+    counts: dict[str, int] = field(default_factory=dict)
+    error: str = ""
+    full: bool = False
+    window: list[str] = field(default_factory=list)
+    requests: int = 0
+    warnings: list[str] = field(default_factory=list)
+    revised_periods: list[dict[str, Any]] = field(default_factory=list)
+    #: The token was refused just now (the connection was active until this sync).
+    paused_now: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.connection_id, "tracker": self.tracker, "status": self.status, **self.counts,
+                "error": self.error, "full": self.full, "window": self.window, "requests": self.requests,
+                "warnings": self.warnings, "revised_periods": self.revised_periods}
+
+
+def sync_job(session: Session, job: Job, box: TokenBox, options: Options | None = None) -> Outcome:
+    """Run the ``sync_run`` job ``job`` (``params["connection_id"]``) to its outcome."""
+    options = options or Options()
+    connection_id = int(job.params["connection_id"])
+    connection = session.get(Connection, connection_id)
+    if connection is None or connection.account_id != job.account_id:
+        return Outcome(connection_id, "", "gone", error="The connection was removed.")
+    if connection.status != "active":
+        return Outcome(connection_id, connection.tracker, "inactive", error=connection.pause_reason)
+    started = options.now()
+    with transaction(session):   # the claim and the plan in one short transaction
+        if not service.claim(session, connection_id, job.id, started):
+            return Outcome(connection_id, connection.tracker, "busy",
+                           error="Another sync of this connection is running; this one was not needed.")
+        plan = service.plan_for(session, connection, started)
+    try:
+        return _sync(session, connection_id, job.id, plan, started, box, options)
+    finally:   # every path below releases in its own last write; this only covers what escapes them
+        if session.get(Connection, connection_id) is not None and \
+                session.get(Connection, connection_id).lock_job_id == job.id:
+            with transaction(session):
+                service.release(session, connection_id, job.id)
+
+
+def _sync(session: Session, connection_id: int, job_id: str, plan: FetchPlan, started: dt.datetime,
+          box: TokenBox, options: Options) -> Outcome:
+    connection = session.get(Connection, connection_id)
+    chosen = tracker(connection.tracker)
+    outcome = Outcome(connection_id, connection.tracker, "done", full=plan.full,
+                      window=[plan.first_day.isoformat(), plan.last_day.isoformat()])
+    token = ""
+    try:
+        token = box.open(connection.token_sealed)
+        api = chosen.api(service.base_url(connection), token, connection.workspace)
+        api.sleep, api.max_wait_s = options.sleep, options.max_wait_s
+        if options.http is not None:
+            api.session = options.http
+        progress.report(f"Reading {chosen.label}", 0, 2)
+        try:
+            fetched = chosen.fetch(api, plan)
+        finally:
+            if options.http is None:
+                api.session.close()
+        outcome.requests = fetched.requests
+        progress.report(f"Saving {len(fetched.entries)} entries", 1, 2)
+        with progress.quiet(), transaction(session):
+            connection = session.get(Connection, connection_id)
+            if connection is None:      # removed while the tracker answered: nothing to write
+                return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
+            result = apply_fetched(session, connection, chosen, fetched, options.now())
+            _succeeded(connection, plan.full, started, result.as_json(), options, fetched.names)
+            service.release(session, connection_id, job_id)
+        outcome.counts, outcome.warnings = result.counts(), result.warnings
+        outcome.revised_periods = result.revised_periods
+        return outcome
+    except (TrackerRefused, TokenUnreadable) as e:
+        return _failed(session, job_id, outcome, scrub(str(e), token), options, pause=True)
+    except RateLimited as e:
+        return _failed(session, job_id, outcome, scrub(str(e), token), options, retry_after=e.retry_after)
+    except SyncError as e:
+        return _failed(session, job_id, outcome, scrub(str(e), token), options)
+    except Exception:
+        log.error("sync of connection %s failed:\n%s", connection_id, scrub(traceback.format_exc(), token))
+        return _failed(session, job_id, outcome, "The sync failed unexpectedly; it will be tried again. "
+                       f"If this persists, report connection {connection_id}.", options)
+
+
+def _succeeded(connection: Connection, full: bool, started: dt.datetime, result: dict[str, Any],
+               options: Options, names: dict | None) -> None:
+    cursor = {**connection.cursor, "since": (started - dt.timedelta(seconds=OVERLAP_S)).isoformat()}
+    if names is not None:
+        cursor["names"] = names
+    if full:
+        cursor["full_at"] = started.isoformat()
+    now = options.now()
+    connection.cursor = cursor
+    connection.last_sync_at = connection.last_success_at = connection.updated_at = now
+    connection.last_result, connection.last_error, connection.failures = result, "", 0
+    if connection.status == "active":
+        connection.next_sync_at = service.next_sync(now, options.minutes)
+
+
+def _failed(session: Session, job_id: str, outcome: Outcome, message: str, options: Options, *,
+            pause: bool = False, retry_after: int | None = None) -> Outcome:
+    session.rollback()
+    now = options.now()
+    connection_id = outcome.connection_id
+    with transaction(session):
+        connection = session.get(Connection, connection_id)
+        if connection is None:
+            return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
+        service.release(session, connection_id, job_id)
+        connection.last_sync_at = connection.updated_at = now
+        connection.last_error, connection.failures = message, connection.failures + 1
+        if pause:
+            outcome.paused_now = connection.status == "active"
+            connection.status, connection.pause_reason, connection.next_sync_at = "paused", message, None
+            outcome.status = "refused"
+        elif retry_after is not None:
+            connection.next_sync_at = now + dt.timedelta(seconds=retry_after)
+            outcome.status = "rate_limited"
+        else:
+            # A tracker that keeps failing is asked less often (up to 4 intervals), never given up on.
+            connection.next_sync_at = service.next_sync(now, options.minutes * min(connection.failures, 4))
+            outcome.status = "failed"
+    outcome.error = message
+    return outcome

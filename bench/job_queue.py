@@ -111,7 +111,7 @@ def main() -> None:
     from sqlalchemy import create_engine, text
 
     from app import create_app
-    from app.jobs.handlers import start
+    from app.jobs.broker import start
     from app.migrate import upgrade
     from hourtab.core.blobs import blob_store
 

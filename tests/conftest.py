@@ -82,7 +82,7 @@ def database_url(request, tmp_path) -> Iterator[str]:
 @pytest.fixture
 def db_session(database_url) -> Iterator[Session]:
     """A session on a fresh database, for domain service tests."""
-    from hourtab.db import make_engine, make_sessionmaker
+    from hourtab.core.db import make_engine, make_sessionmaker
 
     engine = make_engine(database_url)
     session = make_sessionmaker(engine)()

@@ -75,8 +75,8 @@ class _Worker(HueyWorker):
         self.delay = self.default_delay
         try:
             self.huey.execute(task, now)
-        except Exception:
-            log.exception("unhandled error while running task %s", task.id)
+        except Exception as e:  # the job runner catches its own errors: this is Huey's bookkeeping
+            self.watch.failed(e)
 
 
 class _Scheduler(Scheduler):

@@ -159,7 +159,7 @@ class JobRunner:
                     return self._execute(job_id, attempt)
         return "idle"
 
-    def resend(self, pending: Collection[str], settle_s: float = 2.0) -> list[str]:
+    def resend(self, pending: Collection[str], settle_s: float = 0.5) -> list[str]:
         """Hand back jobs whose lease ran out, then send a message for each waiting job the broker lacks.
 
         ``pending`` is the job ids of the messages in the broker. Each message runs one waiting job,

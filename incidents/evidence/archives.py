@@ -112,7 +112,7 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
         if total > max_bytes:
             raise UnsafeArchive(f"archive expands past {_human(max_bytes)}; refused, nothing was written")
         member = Member(safe_member_name(name), size, is_dir)
-        if member.name.count("/") >= max_depth:
+        if member.name.count("/") > max_depth:
             raise UnsafeArchive(f"archive member {name[:200]!r} is nested more than {max_depth} folders deep; "
                                 "refused, nothing was written")
         if not is_dir and member.name in seen:

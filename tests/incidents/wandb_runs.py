@@ -19,3 +19,23 @@ def load_run(folder: Path):
     from incidents.evidence.wandb.runfolder import read_run_folder
 
     return read_run_folder(folder)
+
+
+def closed_log(folder: Path, timeout: float = 60.0) -> Path:
+    """The run's ``.wandb`` file once the SDK has written its exit record.
+
+    ``run.finish()`` can return before the W&B service has flushed the file on a loaded machine, so a
+    test that reads or rewrites the records waits for the condition (the exit record), not a time.
+    """
+    import time
+
+    from incidents.evidence.wandb.records import iter_decoded
+
+    deadline = time.monotonic() + timeout
+    while True:
+        logs = sorted(Path(folder).glob("run-*.wandb"))
+        if logs and any(r.WhichOneof("record_type") == "exit" for _, r in iter_decoded(logs[0], [])):
+            return logs[0]
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{Path(folder).name}: no exit record after {timeout:.0f} s")
+        time.sleep(0.1)

@@ -19,7 +19,7 @@ import pytest
 
 from incidents.diagnosis import RULES, diagnose
 from incidents.evidence.sample_data import REPRO_TINY
-from tests.incidents.wandb_runs import load_run, offline_wandb
+from tests.incidents.wandb_runs import closed_log, load_run, offline_wandb
 
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
@@ -55,6 +55,7 @@ def _train(root: Path, name: str, config: dict, steps: int = 60, watch: tuple[st
         folder = Path(run.dir).parent
     finally:
         run.finish()
+    closed_log(folder)
     return folder
 
 
@@ -65,7 +66,7 @@ def _add_idle_gpus(folder: Path, gpus: int = 2, util: float = 0.0, memory: float
     from incidents.evidence.wandb.framing import iter_records
     from tests.factories import write_records
 
-    path = next(folder.glob("run-*.wandb"))
+    path = closed_log(folder)         # run.finish() may return before the SDK has written the file
     payloads = [p for _, p in iter_records(path, [])]
     env = pb.Record()
     env.environment.gpu_count, env.environment.gpu_type = gpus, "NVIDIA A100-SXM4-40GB"
@@ -122,6 +123,7 @@ def _rl_run(root: Path) -> Path:
         folder = Path(run.dir).parent
     finally:
         run.finish()
+    closed_log(folder)
     return folder
 
 

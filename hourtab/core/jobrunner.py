@@ -28,7 +28,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from hourtab.core import progress
-from hourtab.core.db import utcnow
+from hourtab.core.db import changed_rows, utcnow
 from hourtab.core.errors import HourTabError
 from hourtab.core.jobs import (
     CREATED,
@@ -76,8 +76,8 @@ def checkpoint(session: Session) -> None:
 
 
 def _fenced_commit(session: Session, owner: _Owner, **values: Any) -> None:
-    hit = session.execute(update(Job).where(Job.id == owner.job_id, Job.attempts == owner.attempt,
-                                            Job.status == "running").values(**values)).rowcount
+    hit = changed_rows(session, update(Job).where(Job.id == owner.job_id, Job.attempts == owner.attempt,
+                                                  Job.status == "running").values(**values))
     if not hit:
         session.rollback()
         raise Superseded(f"job {owner.job_id} attempt {owner.attempt} no longer owns the job")
@@ -173,8 +173,9 @@ class JobRunner:
         named = set(pending)
         lacking = max(0, len(waiting) - len(pending))
         sent = [job_id for job_id in waiting if job_id not in named][:lacking]
-        for job_id in sent if self.enqueue else ():
-            self.enqueue(job_id)
+        if self.enqueue is not None:
+            for job_id in sent:
+                self.enqueue(job_id)
         return sent
 
     def consumer_alive(self, name: str, threads: int) -> None:
@@ -232,8 +233,9 @@ class JobRunner:
 
     def _queue_created(self, session: Session) -> None:
         created, session.info[CREATED] = session.info.get(CREATED, []), []
-        for job_id in created if self.enqueue else ():
-            self.enqueue(job_id)
+        if self.enqueue is not None:
+            for job_id in created:
+                self.enqueue(job_id)
 
     def _claim(self, job_id: str) -> int | None:
         now = utcnow()
@@ -243,16 +245,16 @@ class JobRunner:
                 return None
             attempt = job.attempts + 1
             claimable = (Job.status == "queued") | ((Job.status == "running") & (Job.lease_until < now))
-            hit = s.execute(update(Job).where(Job.id == job_id, Job.attempts == job.attempts, claimable).values(
+            hit = changed_rows(s, update(Job).where(Job.id == job_id, Job.attempts == job.attempts, claimable).values(
                 status="running", attempts=attempt, worker=self.worker[:100], started_at=now, updated_at=now,
-                lease_until=now + dt.timedelta(seconds=self.lease_s), phase="Starting", error="")).rowcount
+                lease_until=now + dt.timedelta(seconds=self.lease_s), phase="Starting", error=""))
             s.commit()
             return attempt if hit else None
 
     def _write(self, job_id: str, attempt: int, **values: Any) -> int:
         with self.sessions() as s:
-            hit = s.execute(update(Job).where(Job.id == job_id, Job.attempts == attempt, Job.status == "running")
-                            .values(updated_at=utcnow(), **values)).rowcount
+            hit = changed_rows(s, update(Job).where(Job.id == job_id, Job.attempts == attempt,
+                                                    Job.status == "running").values(updated_at=utcnow(), **values))
             s.commit()
             return hit
 
@@ -276,14 +278,15 @@ class JobRunner:
                 log.warning("could not renew the lease of job %s", job_id, exc_info=True)
 
     def _reporter(self, job_id: str, attempt: int, deadline: _Deadline) -> progress.Reporter:
-        last = {"at": 0.0, "phase": ""}
+        last_at, last_phase = 0.0, ""
 
         def report(phase: str, done: int, total: int) -> None:
+            nonlocal last_at, last_phase
             deadline.check()
             now = time.monotonic()
-            if phase == last["phase"] and now - last["at"] < self.progress_every_s and done < total:
+            if phase == last_phase and now - last_at < self.progress_every_s and done < total:
                 return
-            last.update(at=now, phase=phase)
+            last_at, last_phase = now, phase
             try:
                 self._write(job_id, attempt, phase=phase[:100], done=done, total=total)
             except Exception:   # progress is for the page; losing one report must not fail the job

@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Integer, String, Text, delete, func, select, update
 from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
-from hourtab.core.db import Base, UTCDateTime, utcnow
+from hourtab.core.db import Base, UTCDateTime, changed_rows, utcnow
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.scoping import AccountOwned, get_owned
 
@@ -137,9 +137,9 @@ def requeue_stale(session: Session, now: dt.datetime | None = None) -> list[str]
         give_up = tries >= MAX_ATTEMPTS
         values = ({"status": "failed", "error": f"The worker stopped {tries} times while running this job."}
                   if give_up else {"status": "queued", "phase": "Waiting for a worker (the last one stopped)"})
-        hit = session.execute(update(Job).where(Job.id == job_id, Job.status == "running",
-                                                Job.attempts == attempts, Job.lease_until < now)
-                              .values(lease_until=None, updated_at=now, **values)).rowcount
+        hit = changed_rows(session, update(Job).where(Job.id == job_id, Job.status == "running",
+                                                      Job.attempts == attempts, Job.lease_until < now)
+                           .values(lease_until=None, updated_at=now, **values))
         if hit and not give_up:
             requeued.append(job_id)
     return requeued
@@ -202,8 +202,7 @@ def queue_health(session: Session, lease_s: float, now: dt.datetime | None = Non
 def consumer_seen(session: Session, name: str, threads: int, now: dt.datetime | None = None) -> None:
     """Record that the consumer ``name`` is alive; forget consumers silent for a day."""
     now = now or utcnow()
-    hit = session.execute(update(Consumer).where(Consumer.name == name).values(seen_at=now, threads=threads))
-    if not hit.rowcount:
+    if not changed_rows(session, update(Consumer).where(Consumer.name == name).values(seen_at=now, threads=threads)):
         session.add(Consumer(name=name[:100], threads=threads, started_at=now, seen_at=now))
     session.execute(delete(Consumer).where(Consumer.seen_at < now - dt.timedelta(days=1)))
     session.flush()

@@ -68,17 +68,15 @@ def ingest_stored_upload(session: Session, account_id: int, blobs: BlobStore, ke
                          max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[Evidence]:
     """Ingest an upload kept in blob storage under ``key`` (a queued ingest): fetch, check, parse, store.
 
-    An archive is checked from its directory first, so one over the limits is refused in well
-    under a second. Refused input fails the same way on every retry, so nothing of it is kept.
+    An archive over the limits is refused from its directory, in well under a second. Refused
+    input fails the same way on every retry, so nothing of it is kept.
     """
     with tempfile.TemporaryDirectory(prefix="hourtab-job-") as tmp:
         path = Path(tmp) / f"upload{upload_suffix(filename)}"
         progress.report("Fetching the upload", 0, size)
         blobs.get_file(key, path)
         progress.report("Fetching the upload", size, size)
-        try:
-            if archives.is_archive(path):
-                archives.list_members(path, max_members=max_members, max_bytes=max_archive_bytes)
+        try:   # an archive is checked from its directory before anything is unpacked (archives.py)
             return ingest_upload(session, account_id, path, filename, blobs, max_archive_bytes=max_archive_bytes,
                                  max_members=max_members)
         except InvalidInput:

@@ -328,6 +328,7 @@ def test_diagnose_refuses_bad_input_with_status_2_and_names_an_empty_log(cli_env
     assert r.exit_code == 2 and "not a W&B transaction log" in r.output
 
 
+@pytest.mark.slow
 def test_the_publish_job_renders_what_the_public_page_then_reads_from_the_cache(hours_app, tmp_path, monkeypatch):
     """The job renders through the page's own door (same inputs, same PDF link): the client's first
     visit to the writeup and its PDF renders nothing."""

@@ -77,16 +77,18 @@ def test_serve_runs_gunicorn_with_demo_login(tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        body = None
-        while time.monotonic() < deadline and body is None:
+        deadline = time.monotonic() + 120
+        health = None
+        # Up, and the demo's sample data loaded by the consumer serve started (no job left waiting).
+        while time.monotonic() < deadline and not (health and health["queue"]["consumers"]
+                                                   and not health["queue"]["waiting"]):
             try:
-                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read())
             except OSError:
                 assert proc.poll() is None, proc.stdout.read()
-                time.sleep(0.5)
-        health = json.loads(body)
-        assert (health["status"], health["database"]) == ("ok", "ok") and "consumers" in health["queue"]
+            time.sleep(0.5)
+        assert health is not None and (health["status"], health["database"]) == ("ok", "ok"), health
+        assert health["queue"]["consumers"] == 1 and health["queue"]["waiting"] == 0, health
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         output = proc.communicate(timeout=30)[0]

@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -120,16 +121,30 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
         form = _csrf(s, f"{base}/evidence")
 
         os.kill(first, signal.SIGKILL)
-        _wait(lambda: health()["queue"]["consumers"] == 0, 30, "/healthz to count the dead consumer out")
+        samples: list[dict] = []           # /healthz, polled from the kill until the job is done
+        polling = threading.Event()
+
+        def sample() -> None:
+            while not polling.is_set():
+                try:
+                    samples.append(health())
+                except requests.RequestException:
+                    pass
+                time.sleep(0.05)
+
+        poller = threading.Thread(target=sample, daemon=True)
+        poller.start()
         r = s.post(f"{base}/evidence", data={"csrf_token": form}, files={"file": ("bad.zip", _bad_zip())},
                    allow_redirects=False)
         job = r.headers["Location"]
-        gap = health()           # the job waits for a consumer that is not there yet
-        assert gap["status"] == "degraded" and gap["queue"]["stalled"], gap
-        assert gap["queue"]["waiting"] == 1 and gap["queue"]["consumers"] == 0
-
         done = _wait(lambda: (j := s.get(f"{base}{job}.json").json())["status"] == "failed" and j, 90,
                      "a new consumer to take the job")
+        polling.set()
+        poller.join(10)
+        # The job waited for a consumer that was not there yet, and /healthz said so.
+        gap = [h for h in samples if h["queue"]["consumers"] == 0 and h["queue"]["waiting"] == 1]
+        assert gap, samples
+        assert all(h["status"] == "degraded" and h["queue"]["stalled"] for h in gap)
         assert "outside the archive" in done["error"] and done["attempts"] == 1
         after = _wait(lambda: (h := health())["queue"]["consumers"] == 1 and h, 30, "the new consumer")
         assert after["status"] == "ok" and after["queue"]["waiting"] == 0

@@ -261,3 +261,14 @@ def test_queue_health_counts_live_consumers_and_the_longest_wait(sessions, accou
         consumer_seen(s, "host:1", 2)
         s.commit()
         assert queue_health(s, 60).consumers == 1 and not queue_health(s, 60).stalled
+
+
+def test_an_account_with_a_job_running_goes_after_one_with_none(sessions, account_id):
+    with sessions() as s:
+        other = accounts.create_account(s, "second@example.com", "a long enough password").id
+        s.commit()
+    running, waiting = _job(sessions, account_id), _job(sessions, account_id)
+    assert JobRunner(sessions, {}, worker="w")._claim(running) == 1      # a second thread is busy with it
+    later = _job(sessions, other)
+    with sessions() as s:
+        assert fair_order(s) == [later, waiting]

@@ -12,7 +12,7 @@ from hourtab.core.resources import pages_dir
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build an app: defaults, then the environment (``HOURTAB_*``), then ``test_config``."""
-    from app import auth, db, errors, extensions, jobs, security
+    from app import auth, db, demo, errors, extensions, jobs, security
     from app.api import bp as api_bp
     from app.config import from_environment
     from app.consultant import bp as consultant_bp
@@ -31,6 +31,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     auth.init_app(app)
     errors.init_app(app)
     jobs.init_app(app)
+    demo.init_app(app)
 
     app.register_blueprint(public_bp)
     app.register_blueprint(consultant_bp)

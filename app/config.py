@@ -50,6 +50,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Endpoint of the S3-compatible service for `s3://` blob URLs (MinIO, R2, a moto server)."),
     Setting("HOURTAB_ARCHIVE_MAX_MB", "2048",
             "Largest expanded size of an uploaded run archive, in MiB; refused before anything is written."),
+    Setting("HOURTAB_ARCHIVE_MAX_MEMBERS", "10000",
+            "Most files and folders an uploaded run archive may hold; refused from its directory, before "
+            "anything is read."),
     Setting("HOURTAB_REDIS_URL", "(unset: SQLite queue in the data dir)",
             "Redis URL of the task queue (`redis://host:6379/0`); unset, jobs queue in `<data dir>/queue.db`."),
     Setting("HOURTAB_QUEUE_NAME", "hourtab",
@@ -136,6 +139,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "BLOB_URL": env.get("HOURTAB_BLOB_URL", ""),
         "BLOB_ENDPOINT_URL": env.get("HOURTAB_BLOB_ENDPOINT_URL", ""),
         "ARCHIVE_MAX_BYTES": int(_number(env, "HOURTAB_ARCHIVE_MAX_MB", "2048") * 1024 * 1024),
+        "ARCHIVE_MAX_MEMBERS": int(_number(env, "HOURTAB_ARCHIVE_MAX_MEMBERS", "10000", int)),
         "REDIS_URL": env.get("HOURTAB_REDIS_URL", ""),
         "QUEUE_NAME": env.get("HOURTAB_QUEUE_NAME", "hourtab"),
         "JOB_LEASE_S": _number(env, "HOURTAB_JOB_LEASE_S", "60"),

@@ -17,13 +17,15 @@ import secrets
 from collections.abc import Callable
 from importlib.resources import files
 
+from flask import Flask
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hourtab.core import accounts
+from hourtab.core import accounts, progress
 from hourtab.core.accounts import Account
 from hourtab.core.blobs import BlobStore
 from hourtab.core.db import transaction
+from hourtab.core.jobs import Job, create_job
 from hourtab.core.scoping import select_owned
 from hourtab.retainers import service as retainers
 from hourtab.retainers.matching import MatchRules
@@ -90,8 +92,6 @@ def queue_demo(session: Session, enqueue: Callable[[str], None] | None = None) -
 
     ``enqueue`` hands the job to the queue; by default the current app's.
     """
-    from hourtab.core.jobs import create_job
-
     if enqueue is None:
         from app.jobs import enqueue
 
@@ -102,15 +102,18 @@ def queue_demo(session: Session, enqueue: Callable[[str], None] | None = None) -
     return DEMO_EMAIL, password, job.id
 
 
-def run_loaders(session: Session, account: Account, blobs: BlobStore) -> None:
-    """The ``demo_setup`` job: the samples in one transaction, with progress the job page shows."""
-    from hourtab.core import progress
+def init_app(app: Flask) -> None:
+    """Register the ``demo_setup`` job: the samples in the job's one transaction."""
+    blobs: BlobStore = app.extensions["hourtab.blobs"]
 
-    progress.report("Loading the demo data", 0, 1)
-    # Progress is written from another connection: nothing reports inside this write transaction.
-    with transaction(session), progress.quiet():
-        load_samples(session, account, blobs)
-    progress.report("Loading the demo data", 1, 1)
+    def demo_setup(session: Session, job: Job) -> dict:
+        progress.report("Loading the demo data", 0, 1)
+        # Progress is written from another connection: nothing reports inside this write transaction.
+        with progress.quiet():
+            load_samples(session, session.get(Account, job.account_id), blobs)
+        return {}
+
+    app.extensions["hourtab.queue"].register("demo_setup", demo_setup, "Loading the demo data", 600)
 
 
 def shifted_export(data: bytes, today: dt.date) -> tuple[bytes, dt.date]:

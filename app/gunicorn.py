@@ -32,4 +32,7 @@ def run(host: str, port: int, workers: int) -> None:
         "timeout": 120,
         "graceful_timeout": 10,
         "forwarded_allow_ips": "127.0.0.1",
+        # gunicorn's control socket has one default path per user ($XDG_RUNTIME_DIR/gunicorn.ctl),
+        # so two servers on one host would share it; HourTab is managed by signals, not gunicornc.
+        "control_socket_disable": True,
     }).run()

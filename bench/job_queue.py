@@ -11,7 +11,9 @@ month) in blob storage, then queues one ``csv_import`` job per account at once o
 - queue latency: a job's start − its enqueue (median, p99);
 - upload → updated data: a job's commit − its enqueue, for every job (median, p99);
 - upload → updated public page: for ``--sample`` accounts, the time until their public page, polled
-  over the app, first shows the imported hours (median, p99; the poller shares the CPUs).
+  over the app, first shows the imported hours: the page's headline (``#headline``, read with the
+  standard library's HTML parser, since the figure is split by tags) says "N of 20 h used"
+  (median, p99; the poller shares the CPUs).
 
 Needs PostgreSQL at ``HOURTAB_TEST_PG_URL`` (default postgres@127.0.0.1:5432) and Redis at
 ``--redis`` (default redis://127.0.0.1:6379/0; only this run's keys are touched and removed).
@@ -30,12 +32,14 @@ sys.path[0] = str(ROOT)
 import argparse  # noqa: E402
 import datetime as dt  # noqa: E402
 import os  # noqa: E402
+import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
+from html.parser import HTMLParser  # noqa: E402
 
 PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 HEADER = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,"
@@ -88,11 +92,41 @@ def setup(app, accounts: int, retainers: int, rows: int, first: dt.date) -> list
     return out
 
 
+class _Headline(HTMLParser):
+    """Collects the text inside the element with ``id="headline"``, whatever tags split it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth, self.parts = 0, []
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if self.depth:
+            self.depth += 1
+        elif dict(attrs).get("id") == "headline":
+            self.depth = 1
+
+    def handle_endtag(self, tag) -> None:
+        if self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data) -> None:
+        if self.depth:
+            self.parts.append(data)
+
+
+def headline(html: str) -> str:
+    """The public page's headline as a reader sees it ("5 of 20 h used · 15 h left · resets 1 Jan")."""
+    parser = _Headline()
+    parser.feed(html)
+    return " ".join("".join(parser.parts).split())
+
+
 def poll_pages(app, targets: dict[str, float], expect: str, seen: dict[str, float], stop: threading.Event) -> None:
     client = app.test_client()
     while not stop.is_set() and len(seen) < len(targets):
         for token in targets:
-            if token not in seen and targets[token] and expect in client.get(f"/h/{token}").get_data(as_text=True):
+            if token not in seen and targets[token] and \
+                    headline(client.get(f"/h/{token}").get_data(as_text=True)).startswith(expect):
                 seen[token] = time.time()
         time.sleep(0.05)
 
@@ -111,7 +145,7 @@ def main() -> None:
     from sqlalchemy import create_engine, text
 
     from app import create_app
-    from app.jobs.handlers import start
+    from app.jobs.broker import start
     from app.migrate import upgrade
     from hourtab.core.blobs import blob_store
 
@@ -132,6 +166,10 @@ def main() -> None:
         t = time.time()
         made = setup(app, args.accounts, args.retainers, args.rows, first)
         print(f"set-up: {args.accounts} accounts × {args.retainers} retainers in {time.time() - t:.1f} s")
+        with app.app_context():      # the page before the import: the probe must not match it yet
+            before = headline(app.test_client().get(f"/h/{made[0][1]}").get_data(as_text=True))
+        if not before.startswith("0 of 20 h used"):
+            raise SystemExit(f"the public page's headline reads {before!r}; the page probe needs updating")
         blobs = blob_store(tmp)
         for account_id, _, data in made:
             blobs.put_bytes(f"imports/{account_id}/export.csv", data)
@@ -197,6 +235,7 @@ def main() -> None:
             client.delete(*keys)
         with admin.connect() as c:
             c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -162,7 +162,7 @@ def main() -> None:
     from sqlalchemy import create_engine, text, update
 
     from app import create_app
-    from app.jobs.handlers import start
+    from app.jobs.broker import start
     from app.migrate import upgrade
     from hourtab.core.accounts import Account
     from hourtab.core.blobs import blob_store

@@ -17,8 +17,10 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "Installing system packages: ${missing[*]}"
-  $sudo apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  # scripts/apt_get.sh waits while another apt or dpkg holds the lock.
+  $sudo scripts/apt_get.sh update -q >/dev/null
+  $sudo env DEBIAN_FRONTEND=noninteractive scripts/apt_get.sh install -y -q --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
 python=$(command -v python3.11 || command -v python3)

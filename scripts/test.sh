@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Install (if needed) and run the whole test suite on SQLite and PostgreSQL, the browser tests in
+# Install (if needed) and run the test suite on SQLite and PostgreSQL, the browser tests in
 # Chromium, ruff, `alembic check` (the models and the migrations agree) and the wheel smoke test
 # (the built wheel, installed in a fresh venv, migrates, serves the demo and reads a CSV).
+# Tests marked `slow` (servers in child processes, real training runs, crash and restart drills)
+# run with --slow; CI runs with --slow. Other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+marks=(-m "not slow")
+args=()
+for arg in "$@"; do
+  if [ "$arg" = "--slow" ]; then marks=(); else args+=("$arg"); fi
+done
 scripts/install.sh --test
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
@@ -22,4 +30,5 @@ rm -rf "$check_dir"
 
 scripts/wheel_smoke.sh
 
-.venv/bin/python -m pytest -n 2 --dist loadgroup "$@"
+# A -m among the arguments comes last, so it replaces the default.
+.venv/bin/python -m pytest -n 2 --dist loadgroup "${marks[@]}" "${args[@]}"

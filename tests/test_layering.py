@@ -54,3 +54,94 @@ def test_app_starts_and_serves_without_torch_or_transformers(tmp_path):
             "assert 'torch' not in sys.modules or sys.modules['torch'] is None\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """``module -> modules it imports`` over app/, hourtab/ and incidents/, function-level imports too.
+
+    A package importing its own submodules (a blueprint registering its views) is not an edge: the
+    submodules import the package for its blueprint, which is how Flask packages are built.
+    """
+    modules = {}
+    for pkg in ("app", "hourtab", "incidents"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets = [known(a.name) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [known(f"{node.module}.{a.name}") or known(node.module) for a in node.names]
+            else:
+                continue
+            graph[module] |= {t for t in targets if t and t != module and not t.startswith(f"{module}.")}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while (w := stack.pop()) != v:
+                component.append(w)
+            if component:
+                found.append(sorted([v, *component]))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles():
+    """Neither between modules nor between the adapters' packages (``app.jobs`` as a whole, with
+    ``app.demo`` registering its own job kind rather than being imported by the job handlers)."""
+    graph = _module_graph()
+    assert _cycles(graph) == []
+
+    def unit(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if module.startswith("app."):
+            packages.setdefault(unit(module), set()).update(
+                unit(t) for t in targets if t.startswith("app.") and unit(t) != unit(module))
+    for targets in list(packages.values()):
+        for t in targets:
+            packages.setdefault(t, set())
+    assert _cycles(packages) == []
+
+
+def test_only_the_job_runner_and_the_transaction_helper_commit():
+    """Services take the session and never commit; app/jobs handlers neither (the runner commits)."""
+    allowed = {"hourtab/core/jobrunner.py", "hourtab/core/db.py"}
+    committing = set()
+    for folder in ("app/jobs", "hourtab", "incidents"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "commit":
+                    committing.add(str(path.relative_to(ROOT)))
+    assert committing - allowed == set()

@@ -23,10 +23,11 @@ from hourtab.core.db import transaction
 def serve(host: str, port: int, workers: int, demo: bool, queue_worker: bool) -> None:
     """Apply pending migrations and serve the app with gunicorn (and a job consumer)."""
     from app.gunicorn import run
-    from app.jobs.worker import start_in_process
+    from app.jobs.supervisor import Supervisor
     from app.migrate import upgrade
 
-    upgrade(str(settings()["DATABASE_URL"]))
+    url = str(settings()["DATABASE_URL"])
+    upgrade(url)
     if demo:
         with cli_session() as cx:
             if queue_worker:  # the consumer below loads the samples; the page shows the job's progress
@@ -43,13 +44,14 @@ def serve(host: str, port: int, workers: int, demo: bool, queue_worker: bool) ->
                 click.echo(f"Demo login: {email} / {password}")
     click.echo(f"HourTab listening on http://{host}:{port}/  (health: http://{host}:{port}/healthz)")
     sys.stdout.flush()
-    consumer = start_in_process() if queue_worker else None
+    consumer = Supervisor(database_url=url) if queue_worker else None
+    if consumer is not None:
+        consumer.start()
     try:
         run(host, port, workers)
     finally:
         if consumer is not None:
-            consumer.terminate()
-            consumer.join(timeout=10)
+            consumer.stop()
 
 
 @click.group("db")

@@ -65,7 +65,7 @@ def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
     """Sync the active connections now and print new / changed / removed / unchanged per connection."""
     from app.cli.context import queue_app
     from app.db import session_factory
-    from app.jobs.handlers import start
+    from app.jobs.broker import start
     from hourtab.core import accounts
     from hourtab.core.errors import NotFound
     from hourtab.core.jobs import Job

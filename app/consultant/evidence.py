@@ -15,7 +15,7 @@ from app.db import get_db
 from app.errors import form_status
 from app.extensions import blobs
 from app.jobs import enqueue
-from app.jobs.handlers import start
+from app.jobs.broker import start
 from hourtab.core.jobs import open_jobs
 from hourtab.core.svgchart import line_svg
 from incidents.errors import InvalidEvidence

@@ -20,7 +20,7 @@ from app.db import get_db
 from app.extensions import blobs
 from app.formvalues import form_date, form_datetime, form_id, form_ids
 from app.jobs import enqueue
-from app.jobs.handlers import start
+from app.jobs.broker import start
 from hourtab.core.db import transaction
 from hourtab.core.scoping import select_owned
 from incidents.errors import InvalidEvidence

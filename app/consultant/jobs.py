@@ -8,8 +8,7 @@ from flask_login import login_required
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
-from app.jobs import enqueue
-from app.jobs.handlers import TITLES
+from app.jobs import enqueue, title
 from hourtab.core.db import transaction
 from hourtab.core.jobs import Job, get_job, retry_job
 
@@ -37,7 +36,7 @@ def result_url(job: Job) -> str | None:
 
 
 def _status(job: Job) -> dict:
-    return {**job.as_dict(), "title": TITLES.get(job.kind, job.kind), "result_url": result_url(job)}
+    return {**job.as_dict(), "title": title(job.kind), "result_url": result_url(job)}
 
 
 @bp.route("/jobs/<job_id>")

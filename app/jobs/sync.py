@@ -30,17 +30,25 @@ def options(app: Flask) -> runner.Options:
     return runner.Options(minutes=float(app.config.get("SYNC_MINUTES", runner.DEFAULT_MINUTES)))
 
 
+def register(app: Flask, queue) -> None:
+    queue.register("sync_run", lambda session, job: run_sync(app, session, job), "Syncing from the tracker",
+                   SYNC_TIME_LIMIT_S)
+
+
+#: A sync pages through at most a year of entries; past this it is stopped and tried again next time.
+SYNC_TIME_LIMIT_S = 1800
+
+
 def run_sync(app: Flask, session: Session, job: Job) -> dict[str, Any]:
     """The ``sync_run`` handler: one sync; a refused token also tells the consultant by e-mail."""
-    from app.jobs.alerts import queue_alert_check
-
     outcome = runner.sync_job(session, job, app.extensions["hourtab.tokens"], options(app))
     if outcome.paused_now:
         _mail_paused(app, session, job.account_id, outcome)
     if outcome.status in ("refused", "failed"):
         raise SyncError(outcome.error)
     if any(outcome.counts.get(k) for k in ("new", "changed", "removed")):
-        queue_alert_check(app, session, job.account_id)
+        if app.config.get("SMTP_URL"):   # committed with this job's result; the runner hands it to the queue
+            create_job(session, job.account_id, "alerts_check", {})
     return outcome.as_json()
 
 

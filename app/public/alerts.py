@@ -17,7 +17,7 @@ import hashlib
 from flask import current_app, render_template, request
 
 from app.db import get_db
-from app.jobs.alerts import queue_job
+from app.jobs import queue_job
 from app.public import bp
 from app.public.hours import _miss
 from app.security import csrf
@@ -69,8 +69,7 @@ def alerts_subscribe(token: str):
     except InvalidInput as e:
         return _page(retainer, token, "E-mail alerts", str(e), status=400, error=True)
     if pending is not None:
-        queue_job(current_app._get_current_object(), db, retainer.account_id, "alert_confirm",
-                    {"subscription_id": pending.id})
+        queue_job(db, retainer.account_id, "alert_confirm", {"subscription_id": pending.id})
     return _page(retainer, token, "Check your inbox",
                  "If this address is not subscribed yet, a confirmation e-mail is on its way. "
                  "Nothing else is sent until you confirm.")

@@ -1,13 +1,20 @@
-"""/healthz: for load balancers and the quickstart check."""
+"""/healthz: for load balancers, the quickstart check and monitoring.
+
+``status`` is "ok", "degraded" when jobs wait and no queue consumer has been seen within a
+lease (the web app still serves: HTTP 200), or "error" when the database is unreachable (503).
+``queue`` says how many consumers were seen in the last lease and how long the longest waiting
+job has waited (``hourtab worker --check`` turns the same figures into an exit code).
+"""
 
 from __future__ import annotations
 
-from flask import jsonify
+from flask import current_app, jsonify
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.db import engine
+from app.db import engine, get_db
 from app.public import bp
+from hourtab.core.jobs import queue_health
 
 
 @bp.route("/healthz")
@@ -15,6 +22,10 @@ def healthz():
     try:
         with engine().connect() as conn:
             conn.execute(text("SELECT 1"))
+        health = queue_health(get_db(), current_app.config["JOB_LEASE_S"])
     except SQLAlchemyError:
         return jsonify({"status": "error", "database": "error"}), 503
-    return jsonify({"status": "ok", "database": "ok"})
+    response = jsonify({"status": "degraded" if health.stalled else "ok", "database": "ok",
+                        "queue": health.as_dict()})
+    response.headers["Cache-Control"] = "no-store"
+    return response

@@ -1,20 +1,24 @@
-"""Subscriptions (double opt-in), which alerts are due, and reserving each delivery exactly once.
+"""Subscriptions (double opt-in), which alerts are due, and delivering each alert once per recipient.
 
-Services take the session and never commit, except where noted: a delivery is reserved in its own
-committed transaction before the message goes to SMTP, because "sent twice" is the failure a
-client notices, while a lost message after a crash is at worst one missed notice.
+Services take the session and never commit. Delivery reserves each (event, recipient) pair and
+has the caller make the reservation durable (``durable``: the job runner's checkpoint) before
+the message goes to SMTP, because "sent twice" is the failure a client notices, while a lost
+message after a crash is at worst one missed notice.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from hourtab.alerts import compose
+from hourtab.alerts.mail import build_message
 from hourtab.alerts.models import (
     ALERTS,
     AlertDelivery,
@@ -25,7 +29,9 @@ from hourtab.alerts.models import (
 from hourtab.core.accounts import Account, normalize_email
 from hourtab.core.db import utcnow
 from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.mail import send
 from hourtab.core.scoping import get_owned
+from hourtab.retainers import service as retainers
 from hourtab.retainers.assign import touch
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.models import Retainer
@@ -196,6 +202,30 @@ def due_events(session: Session, retainer: Retainer, ledger: Ledger) -> list[Ale
     return [e for e in new if e.status == "pending"]
 
 
+def due_alerts(session: Session, account_id: int, now: dt.datetime) -> list[AlertEvent]:
+    """The account's new alert events (each exists once per retainer, alert and period)."""
+    try:   # imports leave new entries unmatched until a page asks; the thresholds need them matched
+        with session.begin_nested():
+            retainers.match_entries(session, account_id)
+    except IntegrityError:   # another worker or a page view matched them at the same moment
+        pass
+    events: list[AlertEvent] = []
+    for retainer in session.scalars(select(Retainer).where(Retainer.account_id == account_id,
+                                                           Retainer.active.is_(True),
+                                                           Retainer.public_token.is_not(None))):
+        events += due_events(session, retainer, retainers.retainer_ledger(session, retainer, now, text=False))
+    return events
+
+
+def incident_published(session: Session, retainer_id: int | None, incident_id: int, title: str,
+                       slug: str) -> AlertEvent | None:
+    """The alert for a writeup just published for the retainer's client (None when not sent)."""
+    retainer = session.get(Retainer, retainer_id) if retainer_id is not None else None
+    if retainer is None or not retainer.public_token:
+        return None
+    return incident_event(session, retainer, incident_id, title, f"/h/{retainer.public_token}/incidents/{slug}")
+
+
 def incident_event(session: Session, retainer: Retainer, incident_id: int, title: str,
                    url_path: str) -> AlertEvent | None:
     if "incident_published" not in settings_for(session, retainer).enabled:
@@ -218,12 +248,56 @@ def recipients(session: Session, retainer: Retainer) -> list[Recipient]:
 
 
 def reserve_delivery(session: Session, event_id: int, recipient: str) -> AlertDelivery | None:
-    """Claim the right to send this event to this recipient, once ever; commits the claim."""
+    """Claim the right to send this event to this recipient, once ever (None: already claimed)."""
     delivery = AlertDelivery(event_id=event_id, recipient=recipient)
-    session.add(delivery)
     try:
-        session.commit()
+        with session.begin_nested():
+            session.add(delivery)
     except IntegrityError:
-        session.rollback()
         return None
     return delivery
+
+
+def deliver(session: Session, event_id: int, mail: compose.MailSettings, durable: Callable[[], None],
+            now: dt.datetime | None = None) -> int:
+    """Send the event's e-mail to each recipient not sent it yet; returns how many were sent now.
+
+    Each reservation is made durable before its message goes to SMTP; a refused message gives
+    its reservation back (durably too), so a retry may send that one.
+    """
+    event = session.get(AlertEvent, event_id)
+    retainer = session.get(Retainer, event.retainer_id) if event is not None else None
+    if retainer is None or not retainer.public_token:
+        return 0
+    draft = compose.alert_draft(session, event, retainer, mail.public_url, now or utcnow())
+    sent = 0
+    for r in recipients(session, retainer):
+        delivery = reserve_delivery(session, event.id, r.key)
+        if delivery is None:
+            continue                                        # sent (or being sent) by an earlier attempt
+        durable()
+        try:
+            send(mail.smtp_url, build_message(draft.to(r.email, r.unsubscribe_token, r.is_copy), mail.sender))
+        except Exception:
+            session.delete(delivery)
+            durable()
+            raise
+        delivery.sent_at = utcnow()
+        sent += 1
+    event.status, event.sent_at = "sent", utcnow()
+    session.flush()
+    return sent
+
+
+def send_confirmation(session: Session, subscription_id: int, mail: compose.MailSettings) -> int:
+    """The confirmation e-mail of a pending subscription (0 when it is confirmed or gone)."""
+    sub = session.get(AlertSubscription, subscription_id)
+    if sub is None or sub.confirmed_at is not None:
+        return 0
+    retainer = session.get(Retainer, sub.retainer_id)
+    if not retainer.public_token:          # the page was disabled since: nothing to confirm on
+        return 0
+    when = alerts_when(settings_for(session, retainer).enabled)
+    send(mail.smtp_url, build_message(compose.confirmation(session, sub, retainer, mail.public_url, when),
+                                      mail.sender))
+    return 1

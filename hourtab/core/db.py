@@ -11,9 +11,20 @@ import datetime as dt
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Column, DateTime, Engine, MetaData, Table, column, create_engine, event, select
+from sqlalchemy import (
+    Column,
+    CursorResult,
+    DateTime,
+    Engine,
+    MetaData,
+    Table,
+    column,
+    create_engine,
+    event,
+    select,
+)
 from sqlalchemy import table as table_clause
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
@@ -94,6 +105,11 @@ def make_engine(url: str, **kwargs) -> Engine:
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     """Sessions that keep loaded objects usable after commit (views render after committing)."""
     return sessionmaker(bind=engine, expire_on_commit=False, future=True)
+
+
+def changed_rows(session: Session, statement: Any) -> int:
+    """Run an UPDATE or DELETE and return how many rows it changed (a compare-and-set's answer)."""
+    return cast(CursorResult[Any], session.execute(statement)).rowcount or 0
 
 
 def columns(session: Session, stmt, names: Sequence[str]) -> dict[str, tuple]:

@@ -1,35 +1,33 @@
-"""Long work done off the request: the ``jobs`` table, and creating, claiming and finishing jobs.
+"""Long work done off the request: the ``jobs`` table, and creating, choosing and reaping jobs.
 
-The task queue carries only the job id; everything a page shows (phase, bytes done, error) and
-everything a retry needs (parameters, attempt count, lease) lives in the job row, in the shared
-database, so any app host can show any worker's progress.
+The task queue carries only a job id, and only as a ticket to run one job; everything a page shows
+(phase, bytes done, error) and everything a retry needs (parameters, attempt count, lease) lives in
+the job row, in the shared database, so any app host can show any worker's progress.
 
-Queue engines without acknowledgements (Huey among them) lose a task whose worker dies mid-run.
-The job row closes that gap: a running job holds a lease its worker keeps renewing; once the lease
-has run out, :func:`requeue_stale` hands the job back so another worker picks it up. Claiming is
-one conditional UPDATE, so two workers never run the same attempt, and every later write is
-guarded by the attempt number, so a presumed-dead worker that wakes up cannot overwrite anything.
+The row is the truth and the broker only a delivery channel. Queue engines without
+acknowledgements (Huey among them) lose a message whose worker dies mid-run, and a broker without
+persistence loses them all on a restart. The rows close both gaps: a running job holds a lease
+its worker keeps renewing, and :func:`requeue_stale` hands it back once the lease has run out;
+a worker that finds fewer messages in the broker than waiting rows sends the difference
+(``JobRunner.resend`` in :mod:`hourtab.core.jobrunner`). Claiming is one conditional UPDATE, so
+two workers never run the same attempt, and a job's work commits together with its "done", so a
+duplicate message runs nothing twice.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import secrets
-import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Integer, String, Text, select, update
-from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy import JSON, BigInteger, Integer, String, Text, delete, func, select, update
+from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
-from hourtab.core import progress
-from hourtab.core.db import Base, UTCDateTime, utcnow
-from hourtab.core.errors import HourTabError, InvalidInput, NotFound
+from hourtab.core.db import Base, UTCDateTime, changed_rows, utcnow
+from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.scoping import AccountOwned, get_owned
-
-log = logging.getLogger(__name__)
 
 STATUSES = ("queued", "running", "done", "failed")
 
@@ -55,6 +53,7 @@ class Job(AccountOwned, Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    #: While queued: when it started waiting (created, retried or handed back).
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
 
     @property
@@ -69,15 +68,34 @@ class Job(AccountOwned, Base):
                 "attempts": self.attempts}
 
 
+class Consumer(Base):
+    """A worker process that consumes the queue, as it last said it was alive (for ``/healthz``)."""
+
+    __tablename__ = "job_consumers"
+
+    #: ``host:pid``, the name jobs record as their ``worker``.
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    threads: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+    seen_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow, index=True)
+
+
 #: A job whose worker died this many times is failed instead of queued again.
 MAX_ATTEMPTS = 3
+#: What each kind of job does: ``handler(session, job) -> result``, run by the job runner.
 Handler = Callable[[Session, Job], dict[str, Any]]
+
+
+#: ``session.info`` key: ids of jobs created in the session's transaction, for the job runner to
+#: queue once that transaction has committed (a job created inside a job).
+CREATED = "hourtab.jobs.created"
 
 
 def create_job(session: Session, account_id: int, kind: str, params: dict[str, Any]) -> Job:
     job = Job(id=secrets.token_hex(16), account_id=account_id, kind=kind, params=params, status="queued")
     session.add(job)
     session.flush()
+    session.info.setdefault(CREATED, []).append(job.id)
     return job
 
 
@@ -105,16 +123,12 @@ def retry_job(session: Session, job: Job) -> Job:
     return job
 
 
-def requeue_stale(session: Session, now: dt.datetime | None = None, lost_after_s: float = 600.0) -> list[str]:
-    """Jobs to hand to the queue again: those whose worker stopped renewing the lease (failed after
-    MAX_ATTEMPTS), and queued ones untouched for ``lost_after_s`` (their message may never have
-    reached the queue). A duplicate message is harmless: only one claim of an attempt succeeds.
-    """
+
+
+def requeue_stale(session: Session, now: dt.datetime | None = None) -> list[str]:
+    """Hand back the running jobs whose worker stopped renewing the lease (failed after MAX_ATTEMPTS);
+    returns the ids now queued again. A duplicate message is harmless: only one claim succeeds."""
     now = now or utcnow()
-    waiting = session.scalars(select(Job.id).where(
-        Job.status == "queued", Job.updated_at < now - dt.timedelta(seconds=lost_after_s))).all()
-    if waiting:
-        session.execute(update(Job).where(Job.id.in_(waiting), Job.status == "queued").values(updated_at=now))
     stale = session.execute(select(Job.id, Job.attempts, Job.params).where(Job.status == "running",
                                                                            Job.lease_until < now)).all()
     requeued = []
@@ -123,95 +137,77 @@ def requeue_stale(session: Session, now: dt.datetime | None = None, lost_after_s
         give_up = tries >= MAX_ATTEMPTS
         values = ({"status": "failed", "error": f"The worker stopped {tries} times while running this job."}
                   if give_up else {"status": "queued", "phase": "Waiting for a worker (the last one stopped)"})
-        hit = session.execute(update(Job).where(Job.id == job_id, Job.status == "running",
-                                                Job.attempts == attempts, Job.lease_until < now)
-                              .values(lease_until=None, updated_at=now, **values)).rowcount
+        hit = changed_rows(session, update(Job).where(Job.id == job_id, Job.status == "running",
+                                                      Job.attempts == attempts, Job.lease_until < now)
+                           .values(lease_until=None, updated_at=now, **values))
         if hit and not give_up:
             requeued.append(job_id)
-    return list(waiting) + requeued
+    return requeued
 
 
-class JobRunner:
-    """Runs one job: claim, heartbeat, progress, result or error. Commits its own small transactions."""
+def waiting_ids(session: Session, settled_before: dt.datetime | None = None, limit: int = 10_000) -> list[str]:
+    """Queued jobs, longest waiting first; ``settled_before`` leaves out those queued since."""
+    query = select(Job.id).where(Job.status == "queued")
+    if settled_before is not None:
+        query = query.where(Job.updated_at < settled_before)
+    return list(session.scalars(query.order_by(Job.updated_at, Job.id).limit(limit)))
 
-    def __init__(self, sessions: sessionmaker[Session], handlers: Mapping[str, Handler], *, worker: str,
-                 lease_s: float = 60.0, safe_errors: tuple[type[BaseException], ...] = (HourTabError,),
-                 progress_every_s: float = 0.25) -> None:
-        self.sessions, self.handlers, self.worker = sessions, handlers, worker
-        self.lease_s, self.safe_errors, self.progress_every_s = lease_s, safe_errors, progress_every_s
 
-    def run(self, job_id: str) -> str:
-        """Run the job if it can be claimed; returns its final status (or 'skipped')."""
-        attempt = self._claim(job_id)
-        if attempt is None:
-            return "skipped"
-        stop = threading.Event()
-        beat = threading.Thread(target=self._heartbeat, args=(job_id, attempt, stop), daemon=True)
-        beat.start()
-        try:
-            with self.sessions() as session, progress.reporting(self._reporter(job_id, attempt)):
-                job = session.get(Job, job_id)
-                try:
-                    result = self.handlers[job.kind](session, job)
-                except self.safe_errors as e:
-                    session.rollback()
-                    return self._finish(job_id, attempt, status="failed", error=str(e))
-                except Exception:
-                    session.rollback()
-                    log.exception("job %s (%s) failed", job_id, job.kind)
-                    return self._finish(job_id, attempt, status="failed",
-                                        error=f"The job failed unexpectedly (reference {job_id[:8]}); "
-                                              "retry it, and if it fails again report the reference.")
-                return self._finish(job_id, attempt, status="done", result=result)
-        finally:
-            stop.set()
-            beat.join(timeout=5)
+def fair_order(session: Session, limit: int = 8) -> list[str]:
+    """Queued jobs in the order a free worker should take them, so one account can't take every worker.
 
-    def _claim(self, job_id: str) -> int | None:
-        now = utcnow()
-        with self.sessions() as s:
-            job = s.get(Job, job_id)
-            if job is None:
-                return None
-            attempt = job.attempts + 1
-            claimable = (Job.status == "queued") | ((Job.status == "running") & (Job.lease_until < now))
-            hit = s.execute(update(Job).where(Job.id == job_id, Job.attempts == job.attempts, claimable).values(
-                status="running", attempts=attempt, worker=self.worker[:100], started_at=now, updated_at=now,
-                lease_until=now + dt.timedelta(seconds=self.lease_s), phase="Starting", error="")).rowcount
-            s.commit()
-            return attempt if hit else None
+    Accounts with fewer jobs running go first, then the account served least recently (its latest
+    job start), then the longest waiting job: with one worker thread, two long uploads of one
+    account and a small one of another run as long, small, long.
+    """
+    running = aliased(Job)
+    started = aliased(Job)
+    busy = (select(func.count()).select_from(running)
+            .where(running.account_id == Job.account_id, running.status == "running").scalar_subquery())
+    served = (select(func.max(started.started_at)).where(started.account_id == Job.account_id)
+              .scalar_subquery())
+    return list(session.scalars(select(Job.id).where(Job.status == "queued")
+                                .order_by(busy, served.is_(None).desc(), served, Job.updated_at, Job.id)
+                                .limit(limit)))
 
-    def _write(self, job_id: str, attempt: int, **values: Any) -> int:
-        with self.sessions() as s:
-            hit = s.execute(update(Job).where(Job.id == job_id, Job.attempts == attempt, Job.status == "running")
-                            .values(updated_at=utcnow(), **values)).rowcount
-            s.commit()
-            return hit
 
-    def _finish(self, job_id: str, attempt: int, *, status: str, error: str = "",
-                result: dict[str, Any] | None = None) -> str:
-        self._write(job_id, attempt, status=status, error=error[:2000], result=result or {},
-                    finished_at=utcnow(), lease_until=None)
-        return status
+@dataclass(frozen=True)
+class QueueHealth:
+    consumers: int                     # consumers seen within the last lease
+    waiting: int
+    running: int
+    oldest_waiting_s: float | None     # how long the longest waiting job has waited
 
-    def _heartbeat(self, job_id: str, attempt: int, stop: threading.Event) -> None:
-        while not stop.wait(self.lease_s / 3):
-            try:
-                self._write(job_id, attempt, lease_until=utcnow() + dt.timedelta(seconds=self.lease_s))
-            except Exception:  # a missed beat is retried on the next tick; the lease has slack
-                log.warning("could not renew the lease of job %s", job_id, exc_info=True)
+    @property
+    def stalled(self) -> bool:
+        """Jobs wait and no consumer is there to take them."""
+        return self.waiting > 0 and self.consumers == 0
 
-    def _reporter(self, job_id: str, attempt: int) -> progress.Reporter:
-        last = {"at": 0.0, "phase": ""}
+    def as_dict(self) -> dict[str, Any]:
+        return {"consumers": self.consumers, "waiting": self.waiting, "running": self.running,
+                "oldest_waiting_s": self.oldest_waiting_s, "stalled": self.stalled}
 
-        def report(phase: str, done: int, total: int) -> None:
-            now = time.monotonic()
-            if phase == last["phase"] and now - last["at"] < self.progress_every_s and done < total:
-                return
-            last.update(at=now, phase=phase)
-            try:
-                self._write(job_id, attempt, phase=phase[:100], done=done, total=total)
-            except Exception:   # progress is for the page; losing one report must not fail the job
-                log.warning("could not record the progress of job %s", job_id, exc_info=True)
 
-        return report
+def queue_health(session: Session, lease_s: float, now: dt.datetime | None = None) -> QueueHealth:
+    now = now or utcnow()
+    consumers = session.scalar(select(func.count()).select_from(Consumer).where(
+        Consumer.seen_at >= now - dt.timedelta(seconds=lease_s))) or 0
+    counts = dict(session.execute(select(Job.status, func.count()).where(Job.status.in_(("queued", "running")))
+                                  .group_by(Job.status)).all())
+    oldest = session.scalar(select(func.min(Job.updated_at)).where(Job.status == "queued"))
+    age = None if oldest is None else round(max(0.0, (now - oldest).total_seconds()), 1)
+    return QueueHealth(consumers, counts.get("queued", 0), counts.get("running", 0), age)
+
+
+def consumer_seen(session: Session, name: str, threads: int, now: dt.datetime | None = None) -> None:
+    """Record that the consumer ``name`` is alive; forget consumers silent for a day."""
+    now = now or utcnow()
+    if not changed_rows(session, update(Consumer).where(Consumer.name == name).values(seen_at=now, threads=threads)):
+        session.add(Consumer(name=name[:100], threads=threads, started_at=now, seen_at=now))
+    session.execute(delete(Consumer).where(Consumer.seen_at < now - dt.timedelta(days=1)))
+    session.flush()
+
+
+def consumer_gone(session: Session, name: str) -> None:
+    """The consumer stopped (cleanly, or its supervisor saw it die): it no longer counts."""
+    session.execute(delete(Consumer).where(Consumer.name == name))

@@ -21,10 +21,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.assign import stored_routes
+from hourtab.retainers.frames import held_frames
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.revisions import closed, ledger_now
 from hourtab.retainers.routing import account_routes, settle
-from hourtab.retainers.service import held_frames
 from hourtab.retainers.units import format_hours
 from hourtab.timesheets.normalise import hms
 

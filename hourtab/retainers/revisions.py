@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
+from hourtab.retainers.frames import entries_frame, held_frames
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms
 from hourtab.retainers.periods import index_of, local_date, periods_through
@@ -77,7 +78,6 @@ def _credits(session: Session, retainer_id: int) -> list[Credit]:
 
 def ledger_now(session: Session, retainer_id: int, now: dt.datetime, entries=None) -> Ledger:
     """The retainer's ledger as of ``now`` (``entries``: another frame of entries, for a what-if)."""
-    from hourtab.retainers.service import entries_frame  # the service builds on this module
 
     retainer = _retainer(session, retainer_id)
     frame = entries_frame(session, retainer_id, text=False) if entries is None else entries
@@ -135,7 +135,6 @@ def watch_closed_periods(session: Session, account_id: int, reason: str, *, sinc
     entries differ gets its ledger built, from the saved entries and from the new ones (its terms
     and credits do not change inside the watch).
     """
-    from hourtab.retainers.service import held_frames  # the service builds on this module
 
     now = now or dt.datetime.now(dt.UTC)
     session.flush()

@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-import pandas as pd
-from sqlalchemy import String, cast, exists, func, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account, lock_account
-from hourtab.core.db import columns
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import MAX_RATE, check_date, xml_safe
 from hourtab.retainers.assign import route_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
+from hourtab.retainers.frames import (  # noqa: F401 - read through the service too
+    ENTRY_FRAME_COLUMNS,
+    TEXT_COLUMNS,
+    entries_frame,
+    entry_text,
+    held_frames,
+)
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
@@ -352,66 +356,6 @@ def unmatched_entries(session: Session, account: Account, limit: int = 200) -> t
 
 
 # --- reading the ledger -------------------------------------------------------------------------
-
-ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task",
-                       "user_name"]
-#: What the client reads of each entry; ``user_name`` is who did it, where the export names people.
-TEXT_COLUMNS = ("description", "project", "task", "user_name")
-#: Ids per ``IN (...)`` list when reading entry text: well under every backend's parameter limit.
-TEXT_CHUNK = 500
-
-
-def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.DataFrame:
-    """The retainer's counted entries as a frame, in ``ENTRY_FRAME_COLUMNS`` order.
-
-    Times and dates are read as text and parsed a column at a time: turning 20,000 of them into
-    Python objects one by one (and pandas then reading those) took most of a cold page render.
-    ``text=False`` leaves out description, project, task and person: the ledger needs none of them.
-    """
-    te = TimeEntry
-    names = ENTRY_FRAME_COLUMNS if text else ENTRY_FRAME_COLUMNS[:4]
-    as_text = {"start_at", "local_date"}
-    stmt = (select(*(cast(getattr(te, n), String) if n in as_text else getattr(te, "id" if n == "entry_id" else n)
-                     for n in names))
-            .join(retainer_entries, retainer_entries.c.entry_id == te.id)
-            .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed"))
-    return _typed(pd.DataFrame(columns(session, stmt, names)))
-
-
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.astype({"entry_id": "int64", "duration_s": "int64"}).assign(
-        # SQLite stores naive UTC text, PostgreSQL writes an offset: ISO8601 with utc=True reads both.
-        start_at=pd.to_datetime(frame["start_at"].astype("str"), utc=True, format="ISO8601"),
-        local_date=pd.to_datetime(frame["local_date"].astype("str"), format="%Y-%m-%d").astype("datetime64[us]"))
-
-
-def held_frames(session: Session, account_id: int) -> dict[int, pd.DataFrame]:
-    """``entries_frame(text=False)`` of every retainer of the account that counts entries, in one read."""
-    te = TimeEntry
-    names = ["retainer_id", *ENTRY_FRAME_COLUMNS[:4]]
-    stmt = (select(retainer_entries.c.retainer_id, te.id, cast(te.start_at, String), cast(te.local_date, String),
-                   te.duration_s)
-            .join(retainer_entries, retainer_entries.c.entry_id == te.id)
-            .where(te.account_id == account_id, te.status != "removed"))
-    frame = pd.DataFrame(columns(session, stmt, names))
-    if not len(frame):
-        return {}
-    frame = _typed(frame).sort_values("entry_id", kind="stable")
-    return {int(rid): part.drop(columns="retainer_id").reset_index(drop=True)
-            for rid, part in frame.groupby("retainer_id", sort=True)}
-
-
-def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
-    """Description, project, task and person of the given entries, indexed by ``entry_id``."""
-    te = TimeEntry
-    ids = [int(i) for i in entry_ids]
-    names = ["entry_id", *TEXT_COLUMNS]
-    chunks = [pd.DataFrame(columns(session, select(te.id, *(getattr(te, c) for c in TEXT_COLUMNS))
-                                   .where(te.id.in_(ids[k:k + TEXT_CHUNK])), names))
-              for k in range(0, len(ids), TEXT_CHUNK)]
-    frame = pd.concat(chunks) if chunks else pd.DataFrame(columns=names)
-    return frame.astype({"entry_id": "int64"}).set_index("entry_id")
-
 
 def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
                     text: bool = True) -> Ledger:

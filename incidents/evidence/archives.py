@@ -1,9 +1,11 @@
 """Unpack an uploaded ``.zip`` / ``.tar.gz`` run archive without trusting it.
 
 Every member is checked before the first byte is written: no absolute paths or ``..``, no
-links, devices or FIFOs, at most ``max_members`` members and ``max_bytes`` expanded in total.
-Declared sizes can lie (zip headers), so the writer also counts real bytes and removes what it
-wrote if the limit is crossed.
+links, devices or FIFOs, at most ``max_members`` members, ``max_depth`` folders deep and
+``max_bytes`` expanded in total. A zip's member count is read from its end record first, so an
+archive of a hundred thousand members is refused before its directory is even parsed. Declared
+sizes can lie (zip headers), so the writer also counts real bytes and removes what it wrote if
+the limit is crossed. Archives inside the archive are never unpacked (they are just files).
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from hourtab.core import progress
 from incidents.errors import InvalidEvidence
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
-DEFAULT_MAX_MEMBERS = 100_000
+#: A W&B run folder holds tens of files (thousands with logged media); each member costs a file
+#: write and a directory entry, so a hundred thousand empty ones held a worker for minutes.
+DEFAULT_MAX_MEMBERS = 10_000
+DEFAULT_MAX_DEPTH = 32
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 _COPY_CHUNK = 1 << 20
 #: wandb/latest-run is a symlink, so archiving the whole wandb/ folder trips the link check.
@@ -77,8 +82,23 @@ def tar_folder(folder: Path, target: Path) -> None:
         tar.add(folder, arcname=folder.name, filter=lambda info: info if info.isfile() or info.isdir() else None)
 
 
+def _too_many(max_members: int) -> UnsafeArchive:
+    return UnsafeArchive(f"archive has more than {max_members:,} members; refused, nothing was written")
+
+
+def _zip_member_count(path: Path) -> int | None:
+    """The member count a zip's end-of-central-directory record declares (None if it has none).
+
+    ``zipfile`` reads this record first when it opens an archive, then parses every directory
+    entry; asking for the record alone costs one seek, however many members the archive has.
+    """
+    with open(path, "rb") as f:
+        end = zipfile._EndRecData(f)  # noqa: SLF001 - the stdlib's own reader of that record
+    return None if not end else int(end[zipfile._ECD_ENTRIES_TOTAL])  # noqa: SLF001
+
+
 def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> list[Member]:
+                 max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH) -> list[Member]:
     """Validate every member of the archive; raise before anything is extracted."""
     members: list[Member] = []
     seen: set[str] = set()
@@ -87,17 +107,22 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
     def add(name: str, size: int, is_dir: bool) -> None:
         nonlocal total
         if len(members) >= max_members:
-            raise UnsafeArchive(f"archive has more than {max_members:,} members; refused, nothing was written")
+            raise _too_many(max_members)
         total += size
         if total > max_bytes:
             raise UnsafeArchive(f"archive expands past {_human(max_bytes)}; refused, nothing was written")
         member = Member(safe_member_name(name), size, is_dir)
+        if member.name.count("/") > max_depth:
+            raise UnsafeArchive(f"archive member {name[:200]!r} is nested more than {max_depth} folders deep; "
+                                "refused, nothing was written")
         if not is_dir and member.name in seen:
             raise UnsafeArchive(f"archive member {name!r} appears twice; refused, nothing was written")
         seen.add(member.name)
         members.append(member)
 
     if zipfile.is_zipfile(path):
+        if (_zip_member_count(path) or 0) > max_members:
+            raise _too_many(max_members)
         try:
             z = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
@@ -105,7 +130,7 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
         with z:
             infos = z.infolist()
             if len(infos) > max_members:
-                raise UnsafeArchive(f"archive has more than {max_members:,} members; refused, nothing was written")
+                raise _too_many(max_members)
             for info in infos:
                 mode = info.external_attr >> 16
                 if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)

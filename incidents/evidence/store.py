@@ -20,7 +20,9 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
+from hourtab.core import progress
 from hourtab.core.blobs import BlobStore, joined
+from hourtab.core.errors import InvalidInput
 from hourtab.core.scoping import get_owned, select_owned
 from incidents.errors import EvidenceNotFound, InvalidEvidence
 from incidents.evidence import archives
@@ -59,6 +61,27 @@ def ingest_upload(session: Session, account_id: int, path: Path, original_name: 
     """Parse ``path`` (an archive, .wandb or export) and store each run in it for the account."""
     return [row for row, _ in ingest_path(session, account_id, path, blobs, original_name,
                                           max_archive_bytes=max_archive_bytes, max_members=max_members)]
+
+
+def ingest_stored_upload(session: Session, account_id: int, blobs: BlobStore, key: str, filename: str, size: int,
+                         *, max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
+                         max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[Evidence]:
+    """Ingest an upload kept in blob storage under ``key`` (a queued ingest): fetch, check, parse, store.
+
+    An archive over the limits is refused from its directory, in well under a second. Refused
+    input fails the same way on every retry, so nothing of it is kept.
+    """
+    with tempfile.TemporaryDirectory(prefix="hourtab-job-") as tmp:
+        path = Path(tmp) / f"upload{upload_suffix(filename)}"
+        progress.report("Fetching the upload", 0, size)
+        blobs.get_file(key, path)
+        progress.report("Fetching the upload", size, size)
+        try:   # an archive is checked from its directory before anything is unpacked (archives.py)
+            return ingest_upload(session, account_id, path, filename, blobs, max_archive_bytes=max_archive_bytes,
+                                 max_members=max_members)
+        except InvalidInput:
+            blobs.delete(key)
+            raise
 
 
 def ingest_path(session: Session, account_id: int, path: Path, blobs: BlobStore, original_name: str | None = None,

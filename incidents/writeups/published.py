@@ -1,4 +1,4 @@
-"""What a retainer's client sees of incidents: published writeups and their hours-page log lines."""
+"""What a retainer's client sees of incidents: published writeups, rendered ahead, and their log lines."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hourtab.core import progress
+from hourtab.core.blobs import BlobStore
 from hourtab.core.db import utcnow
 from hourtab.timesheets.models import TimeEntry
 from incidents.errors import EvidenceNotFound
+from incidents.writeups import service
 from incidents.writeups.models import Incident
 
 
@@ -19,6 +22,22 @@ def published_by_slug(session: Session, retainer_id: int, slug: str) -> Incident
                                                       Incident.status == "published")).first()
     if incident is None:
         raise EvidenceNotFound("There is nothing at this address.")
+    return incident
+
+
+def prerender(session: Session, account_id: int, incident_id: int, blobs: BlobStore, public_url: str = "") -> Incident:
+    """Render the writeup's PDF, and its public page when it has one, into the document cache.
+
+    Through the one door every page uses (``service.incident_document``), with the page's own PDF
+    link: the client's first visit after publishing is then a single blob read.
+    """
+    incident = service.get_incident(session, account_id, incident_id)
+    kinds = ("pdf", "html") if public_url else ("pdf",)
+    for i, kind in enumerate(kinds):
+        progress.report("Rendering the PDF" if kind == "pdf" else "Rendering the page", i, len(kinds))
+        service.incident_document(session, incident, blobs, kind,
+                                  pdf_url=f"{public_url}.pdf" if kind == "html" else None)
+    progress.report("Done", len(kinds), len(kinds))
     return incident
 
 

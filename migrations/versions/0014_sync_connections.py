@@ -9,7 +9,7 @@ import hourtab.core.db
 
 
 revision = "0014"
-down_revision = "0010"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 

@@ -21,7 +21,7 @@ from alembic import op
 from email_validator import EmailNotValidError, validate_email
 
 revision = "0015"
-down_revision = "0010"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

@@ -46,7 +46,7 @@ def app(tmp_path, sqlite_template):
 def _data(app, tmp_path: Path) -> dict:
     """Every kind of object a page shows, made through the services."""
     from app.db import get_db
-    from app.jobs.handlers import start
+    from app.jobs.broker import start
     from hourtab.alerts import service as alerts
     from hourtab.core import accounts
     from hourtab.core.blobs import blob_store

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -76,17 +77,50 @@ def test_serve_runs_gunicorn_with_demo_login(tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        body = None
-        while time.monotonic() < deadline and body is None:
+        deadline = time.monotonic() + 120
+        health = None
+        # Up, and the demo's sample data loaded by the consumer serve started (no job left waiting).
+        while time.monotonic() < deadline and not (health and health["queue"]["consumers"]
+                                                   and not health["queue"]["waiting"]):
             try:
-                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read())
             except OSError:
                 assert proc.poll() is None, proc.stdout.read()
-                time.sleep(0.5)
-        assert body == b'{"database":"ok","status":"ok"}\n'
+            time.sleep(0.5)
+        assert health is not None and (health["status"], health["database"]) == ("ok", "ok"), health
+        assert health["queue"]["consumers"] == 1 and health["queue"]["waiting"] == 0, health
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         output = proc.communicate(timeout=30)[0]
     assert re.search(r"Demo login: \S+@\S+ / \S{12,}", output), output
     assert "gunicorn" in output.lower() or "Booting worker" in output
+
+
+def test_worker_check_exits_1_while_jobs_wait_with_no_consumer_or_too_long(cli_env):
+    import datetime as dt
+
+    from sqlalchemy import update
+
+    from hourtab.core import accounts
+    from hourtab.core.db import make_engine, make_sessionmaker, utcnow
+    from hourtab.core.jobs import Job, consumer_seen, create_job
+
+    runner = CliRunner()
+    r = runner.invoke(cli, ["worker", "--check"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["waiting"] == 0
+    engine = make_engine(cli_env["HOURTAB_DATABASE_URL"])
+    with make_sessionmaker(engine)() as s:
+        account = accounts.create_account(s, "ops@example.com", "a long enough password")
+        job = create_job(s, account.id, "csv_import", {})
+        s.execute(update(Job).where(Job.id == job.id).values(updated_at=utcnow() - dt.timedelta(seconds=100)))
+        s.commit()
+        r = runner.invoke(cli, ["worker", "--check"])
+        assert r.exit_code == 1 and json.loads(r.stdout)["stalled"] is True
+        assert r.stderr == "Queue unhealthy: 1 job(s) waiting and no consumer seen in the last 60 s.\n"
+        consumer_seen(s, "worker-host:4242", 2)
+        s.commit()
+    assert runner.invoke(cli, ["worker", "--check"]).exit_code == 0           # waited 100 s of 300
+    r = runner.invoke(cli, ["worker", "--check", "--max-wait", "60"])
+    assert r.exit_code == 1 and re.fullmatch(r"Queue unhealthy: a job has waited 1\d\d s \(more than 60 s\)\.\n",
+                                             r.stderr)
+    engine.dispose()

@@ -50,7 +50,9 @@ def test_sqlite_runs_with_foreign_keys_and_wal(app):
 
 def test_healthz_ok(client):
     r = client.get("/healthz")
-    assert r.status_code == 200 and r.json == {"status": "ok", "database": "ok"}
+    assert r.status_code == 200 and r.json == {
+        "status": "ok", "database": "ok",
+        "queue": {"consumers": 0, "waiting": 0, "running": 0, "oldest_waiting_s": None, "stalled": False}}
 
 
 def test_healthz_503_when_database_unreachable(tmp_path):

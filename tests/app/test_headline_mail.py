@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from html import unescape
 
-from tests.app.test_alerts import Sink, app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
+from tests.app.test_alerts import app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
 from tests.app.test_routing_pages import _retainers, _upload
 from tests.conftest import post_form
 

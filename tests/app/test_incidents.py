@@ -329,3 +329,35 @@ def test_diagnose_refuses_bad_input_with_status_2_and_names_an_empty_log(cli_env
     junk.write_bytes(b"not a log at all")
     r = runner.invoke(cli, ["incident", "diagnose", str(junk)])
     assert r.exit_code == 2 and "not a W&B transaction log" in r.output
+
+
+@pytest.mark.slow
+def test_the_publish_job_renders_what_the_public_page_then_reads_from_the_cache(hours_app, tmp_path, monkeypatch):
+    """The job renders through the page's own door (same inputs, same PDF link): the client's first
+    visit to the writeup and its PDF renders nothing."""
+    from app.jobs import enqueue
+    from app.jobs.broker import start
+    from incidents.writeups import document
+
+    token, incident_id, slug, _ = _incident_with_entries(hours_app, tmp_path)
+    with hours_app.app_context():
+        db = get_db()
+        incident = db.get(service.Incident, incident_id)
+        with transaction(db):
+            service.publish(db, incident)
+        rendered = []
+        real = document.document_bytes
+        monkeypatch.setattr(document, "document_bytes",
+                            lambda report, kind="pdf", pdf_url=None: rendered.append(kind) or real(report, kind, pdf_url))
+        job = start(db, incident.account_id, "incident_publish",
+                    {"incident_id": incident_id, "public_url": f"/h/{token}/incidents/{slug}"})
+        enqueue(job.id)
+        db.refresh(job)
+        assert job.status == "done", job.error
+    assert sorted(rendered) == ["html", "pdf"]
+    client = hours_app.test_client()
+    page = client.get(f"/h/{token}/incidents/{slug}")
+    pdf = client.get(f"/h/{token}/incidents/{slug}.pdf")
+    assert page.status_code == 200 and f'href="/h/{token}/incidents/{slug}.pdf"' in page.get_data(as_text=True)
+    assert pdf.data.startswith(b"%PDF")
+    assert sorted(rendered) == ["html", "pdf"]          # both were cache hits

@@ -31,7 +31,7 @@ def test_a_failed_job_is_retried_from_its_page_and_is_private(app, logged_in):
     # retry may cure, here an upload whose stored bytes are missing.
     from app.db import get_db
     from app.jobs import enqueue
-    from app.jobs.handlers import start
+    from app.jobs.broker import start
     from hourtab.core.accounts import find_account
 
     with app.app_context():

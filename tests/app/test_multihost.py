@@ -114,9 +114,10 @@ def deployment(pg_url, s3_endpoint, smtp, tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
             try:
-                process.wait(timeout=3)
+                process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
     client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
     keys = list(client.scan_iter(match=f"*{queue}*"))
     if keys:

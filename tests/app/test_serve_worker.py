@@ -1,13 +1,18 @@
-"""``hourtab serve`` alone is the complete app: its own child consumer runs the queued jobs (SQLite queue)."""
+"""``hourtab serve`` alone is the complete app: its own child consumer runs the queued jobs (SQLite queue),
+is replaced when it dies (``/healthz`` showing the gap), and a Ctrl-C stops everything quietly.
+Two servers on one host share nothing (no gunicorn control socket)."""
 
 from __future__ import annotations
 
 import io
 import os
 import re
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -62,3 +67,132 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
             os.killpg(server.pid, signal.SIGKILL)
         log.close()
         time.sleep(0.2)
+
+
+def _serve(tmp_path: Path, sqlite_template: Path, name: str = "serve", **env_extra: str):
+    """``hourtab serve`` on a free port in its own session; returns (process, base URL, log path, db)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    db = folder / "hourtab.db"
+    shutil.copyfile(sqlite_template, db)
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOURTAB_DATA_DIR": str(folder / "data"),
+           "HOURTAB_DATABASE_URL": f"sqlite:///{db}", **env_extra}
+    env.pop("HOURTAB_REDIS_URL", None)
+    log = folder / "serve.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "serve", "--port",
+                                    str(port), "--workers", "1"], env=env, cwd=folder, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    return process, f"http://127.0.0.1:{port}", log, db
+
+
+def _stop(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, sig)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def _bad_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("../escape.txt", "refused by the worker")
+    return buffer.getvalue()
+
+
+def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlite_template):
+    import requests
+
+    from tests.app.test_multihost import _csrf, _up, _wait
+
+    server, base, log, db = _serve(tmp_path, sqlite_template, HOURTAB_JOB_LEASE_S="2")
+    try:
+        _wait(lambda: _up(base), 60, "hourtab serve")
+        health = lambda: requests.get(f"{base}/healthz", timeout=5).json()  # noqa: E731
+        _wait(lambda: health()["queue"]["consumers"] == 1, 60, "the consumer serve started")
+        first = int(re.search(r"queue consumer started \(pid (\d+)\)", log.read_text()).group(1))
+        s = requests.Session()
+        s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
+                                       "password": "a long enough password", "display_name": "Solo"})
+        form = _csrf(s, f"{base}/evidence")
+
+        os.kill(first, signal.SIGKILL)
+        samples: list[dict] = []           # /healthz, polled from the kill until the job is done
+        polling = threading.Event()
+
+        def sample() -> None:
+            while not polling.is_set():
+                try:
+                    samples.append(health())
+                except requests.RequestException:
+                    pass
+                time.sleep(0.05)
+
+        poller = threading.Thread(target=sample, daemon=True)
+        poller.start()
+        r = s.post(f"{base}/evidence", data={"csrf_token": form}, files={"file": ("bad.zip", _bad_zip())},
+                   allow_redirects=False)
+        job = r.headers["Location"]
+        done = _wait(lambda: (j := s.get(f"{base}{job}.json").json())["status"] == "failed" and j, 90,
+                     "a new consumer to take the job")
+        polling.set()
+        poller.join(10)
+        # The job waited for a consumer that was not there yet, and /healthz said so.
+        gap = [h for h in samples if h["queue"]["consumers"] == 0 and h["queue"]["waiting"] == 1]
+        assert gap, samples
+        assert all(h["status"] == "degraded" and h["queue"]["stalled"] for h in gap)
+        assert "outside the archive" in done["error"] and done["attempts"] == 1
+        after = _wait(lambda: (h := health())["queue"]["consumers"] == 1 and h, 30, "the new consumer")
+        assert after["status"] == "ok" and after["queue"]["waiting"] == 0
+        with sqlite3.connect(db) as c:
+            worker = c.execute("SELECT worker FROM jobs WHERE kind = 'evidence_ingest'").fetchone()[0]
+        assert not worker.endswith(f":{first}")           # taken by the replacement, not the dead one
+        assert re.search(rf"queue consumer \(pid {first}\) stopped \(killed by SIGKILL\); starting another",
+                         log.read_text())
+    finally:
+        _stop(server)
+
+
+def test_ctrl_c_stops_serve_and_its_consumer_without_tracebacks(tmp_path, sqlite_template):
+    from tests.app.test_multihost import _up, _wait
+
+    server, base, log, _ = _serve(tmp_path, sqlite_template)
+    _wait(lambda: _up(base), 60, "hourtab serve")
+    _wait(lambda: "HourTab worker:" in log.read_text(), 60, "the consumer")
+    consumer = int(re.search(r"queue consumer started \(pid (\d+)\)", log.read_text()).group(1))
+    _stop(server, signal.SIGINT)            # what a terminal's Ctrl-C sends to the foreground group
+    output = log.read_text()
+    assert "Traceback" not in output and "AssertionError" not in output, output
+    _wait(lambda: not _alive(consumer), 30, "the consumer to stop with the server")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+
+
+def test_two_servers_on_one_host_share_no_control_socket(tmp_path, sqlite_template):
+    from tests.app.test_multihost import _up, _wait
+
+    runtime, home = tmp_path / "run", tmp_path / "home"
+    runtime.mkdir(mode=0o700)
+    home.mkdir()
+    shared = {"XDG_RUNTIME_DIR": str(runtime), "HOME": str(home)}
+    a, url_a, _, _ = _serve(tmp_path, sqlite_template, "a", **shared)
+    b, url_b, _, _ = _serve(tmp_path, sqlite_template, "b", **shared)
+    try:
+        _wait(lambda: _up(url_a) and _up(url_b), 90, "both servers")
+        sockets = [p for p in (*runtime.rglob("*"), *home.rglob("*")) if p.is_socket()]
+        assert sockets == []
+        _stop(b)
+        assert _up(url_a)                 # stopping one leaves the other untouched
+    finally:
+        _stop(a)
+        _stop(b)

@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import select
 
 from hourtab.core.db import make_sessionmaker, transaction
-from hourtab.core.jobs import Job, JobRunner, create_job
+from hourtab.core.jobrunner import JobRunner
+from hourtab.core.jobs import Job, create_job
 from hourtab.retainers import service as retainers
 from hourtab.sync import runner
 from hourtab.sync.models import Connection

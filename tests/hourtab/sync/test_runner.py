@@ -10,7 +10,8 @@ from email.utils import format_datetime
 import pytest
 
 from hourtab.core.db import make_sessionmaker, transaction
-from hourtab.core.jobs import Job, JobRunner, create_job
+from hourtab.core.jobrunner import JobRunner
+from hourtab.core.jobs import Job, create_job
 from hourtab.sync import runner, service
 from hourtab.sync.errors import BadResponse, RateLimited, TrackerUnreachable
 from hourtab.sync.models import Connection

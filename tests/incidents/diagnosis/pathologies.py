@@ -98,4 +98,7 @@ def make_run(kind: str, wandb_dir: Path) -> Path:
         folder = Path(run.dir).parent
     finally:
         run.finish()
+    from tests.incidents.wandb_runs import closed_log
+
+    closed_log(folder)               # run.finish() may return before the SDK has written the file
     return folder

@@ -30,7 +30,10 @@ def test_exploding_run_fires_exploding_with_growing_tensors(pathology_runs):
     assert {t["tensor"] for t in f.evidence["tensors"]} >= {"branches.0.weight", "branches.1.weight"}
     assert all(t["to"] > 10 * t["from"] for t in f.evidence["tensors"])
     assert f.evidence["first_step"] < f.evidence["last_step"]
-    assert "branches.0.weight" in f.verdict or "branches.1.weight" in f.verdict or "branches.2" in f.verdict
+    # Each branch's weight and bias grow at the same rate (the same error drives both), so which
+    # of them ranks first is a tie: the verdict must name the first-ranked tensor, whichever it is.
+    top = f.evidence["tensors"][0]["tensor"]
+    assert top.startswith("branches.") and f"largest: {top}" in f.verdict
     assert _fired(pathology_runs["exploding"]) == {"exploding_gradients"}
 
 

@@ -19,7 +19,7 @@ import pytest
 from incidents.diagnosis import RULES, diagnose
 from incidents.evidence.sample_data import REPRO_TINY
 from tests.incidents.diagnosis.gpu_host import add_gpu_host
-from tests.incidents.wandb_runs import load_run, offline_wandb
+from tests.incidents.wandb_runs import closed_log, load_run, offline_wandb
 
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
@@ -55,6 +55,7 @@ def _train(root: Path, name: str, config: dict, steps: int = 60, watch: tuple[st
         folder = Path(run.dir).parent
     finally:
         run.finish()
+    closed_log(folder)
     return folder
 
 
@@ -94,6 +95,7 @@ def _rl_run(root: Path) -> Path:
         folder = Path(run.dir).parent
     finally:
         run.finish()
+    closed_log(folder)
     return folder
 
 

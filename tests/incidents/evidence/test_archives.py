@@ -131,11 +131,18 @@ def _zip_of_empty_files(path: Path, n: int) -> Path:
     return path
 
 
-def test_default_member_limit_is_100000(tmp_path):
+def test_default_member_limit_is_10000(tmp_path):
     small = _zip_of_empty_files(tmp_path / "small.zip", 3)
     assert zipfile.ZipFile(small).namelist() == ["0", "1", "2"]
-    _assert_refused(_zip_of_empty_files(tmp_path / "huge.zip", 100_001), tmp_path / "out",
-                    "more than 100,000 members")
+    _assert_refused(_zip_of_empty_files(tmp_path / "huge.zip", 10_001), tmp_path / "out",
+                    "more than 10,000 members")
+
+
+def test_members_nested_too_deep_are_refused(tmp_path):
+    deep = "/".join(["d"] * 33) + "/f.txt"
+    _assert_refused(_zip(tmp_path / "deep.zip", {deep: b"x"}), tmp_path / "out", "nested more than 32 folders")
+    _zip(tmp_path / "ok.zip", {"/".join(["d"] * 32) + "/f.txt": b"x"})
+    extract(tmp_path / "ok.zip", tmp_path / "ok")
 
 
 def test_duplicate_members_are_refused(tmp_path):

@@ -1,0 +1,112 @@
+"""What each alert e-mail says: its subject, lead, figures, links and attachment, from the records.
+
+The message itself (headers, text and HTML parts) is built by :mod:`hourtab.alerts.mail`; this
+module decides the content, once per event, and addresses a copy to each recipient.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
+
+from hourtab.alerts.mail import Attachment, Mail
+from hourtab.alerts.models import AlertEvent, AlertSubscription
+from hourtab.core.accounts import Account
+from hourtab.retainers import service as retainers
+from hourtab.retainers.headline import format_hours, headline
+from hourtab.retainers.models import Retainer
+
+LEADS = {
+    "used_80": "80 % of this period's hours are used.",
+    "used_100": "All of this period's hours are used.",
+    "overage": "This period's hours are used up, and more hours have been worked.",
+    "period_closed": "The period has closed; its statement is attached.",
+    "incident_published": "An incident report was published.",
+}
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    public_url: str     # the app's public base URL: every link in an e-mail starts with it
+    smtp_url: str
+    sender: str
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One event's e-mail, before it is addressed."""
+
+    subject: str
+    context: dict
+    public_url: str
+    sender: dict[str, str]          # ``on_behalf_of`` and ``reply_to`` of :class:`Mail`
+    attachments: tuple[Attachment, ...] = field(default=())
+
+    def to(self, email: str, unsubscribe_token: str, is_copy: bool) -> Mail:
+        """The copy for one recipient (the consultant's copy has no unsubscribe link)."""
+        unsubscribe = unsubscribe_url(self.public_url, unsubscribe_token) if unsubscribe_token else ""
+        return Mail(to=email, subject=("[Copy] " if is_copy else "") + self.subject, template="alert",
+                    context={**self.context, "subject": self.subject, "is_copy": is_copy},
+                    unsubscribe_url=unsubscribe, attachments=self.attachments, **self.sender)
+
+
+def unsubscribe_url(public_url: str, token: str) -> str:
+    """The subscription's own link: it keeps working when the public page's link is rotated."""
+    return f"{public_url}/alerts/unsubscribe/{token}"
+
+
+def from_consultant(session: Session, retainer: Retainer, info) -> dict[str, str]:
+    """Sent as "<display name> via HourTab"; answers go to the contact address the client sees."""
+    account = session.get(Account, retainer.account_id)
+    return {"on_behalf_of": account.display_name if account else "", "reply_to": info.consultant_contact}
+
+
+def subject(event: AlertEvent, name: str) -> str:
+    return {
+        "used_80": f"80 % of this period's hours used · {name}",
+        "used_100": f"All of this period's hours used · {name}",
+        "overage": f"Over this period's hours · {name}",
+        "period_closed": f"{event.facts.get('period', 'Period')} closed: statement attached · {name}",
+        "incident_published": f"Incident report published: {event.facts.get('title', '')} · {name}",
+    }[event.alert]
+
+
+def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_url: str,
+                now: dt.datetime) -> Draft:
+    """The e-mail for ``event``: the figures as of ``now``, the closed period's statement attached."""
+    page_url = f"{public_url}/h/{retainer.public_token}"
+    info = retainers.retainer_info(session, retainer)
+    ledger = retainers.retainer_ledger(session, retainer, now, text=event.alert == "period_closed")
+    facts = event.facts
+    if event.alert in ("used_80", "used_100", "overage"):
+        line = headline(ledger.current)
+    else:
+        line = f"{format_hours(facts['used_s'])} of {format_hours(facts['available_s'])} h used" \
+            if "used_s" in facts else ""
+    context = {"info": info, "lead": LEADS[event.alert], "page_url": page_url, "period": facts.get("period"),
+               "headline": line, "link": "", "link_text": ""}
+    attachments: tuple[Attachment, ...] = ()
+    if event.alert == "period_closed":
+        from hourtab.statements import statement_pdf
+
+        month = facts["month"]
+        context.update(link=f"{page_url}/statement/{month}.pdf", link_text="Statement")
+        attachments = (Attachment(f"statement-{month}.pdf", statement_pdf(info, ledger, month, now)),)
+    if event.alert == "incident_published":
+        context.update(link=f"{public_url}{facts['path']}", link_text=facts.get("title", "Read it"))
+    return Draft(subject(event, info.name), context, public_url, from_consultant(session, retainer, info),
+                 attachments)
+
+
+def confirmation(session: Session, sub: AlertSubscription, retainer: Retainer, public_url: str,
+                 alerts_when: str) -> Mail:
+    """The double opt-in e-mail: nothing else is sent to the address until its link is used."""
+    page_url = f"{public_url}/h/{retainer.public_token}"
+    info = retainers.retainer_info(session, retainer)
+    title = f"Confirm hour alerts for {info.name}"
+    return Mail(to=sub.email, subject=title, template="confirm",
+                context={"info": info, "subject": title, "alerts_when": alerts_when,
+                         "confirm_url": f"{page_url}/alerts/confirm/{sub.token}"},
+                unsubscribe_url=unsubscribe_url(public_url, sub.token), **from_consultant(session, retainer, info))

@@ -6,7 +6,8 @@ then writes them as the string columns of an export and passes them through the 
 clean-up and duration arithmetic an imported file gets (Harvest's decimal hours are rounded from their
 digits, as its CSV's are). Times go through in UTC, where the API already states them, so no wall-clock
 reading (and no daylight-saving ambiguity) is involved; each entry's local date is then the date of its
-start in the connection's zone, or the tracker's own date for date-only entries (Harvest).
+start in the zone of the retainer its rules match (routing's ``row_zones``, the rule a CSV's rows are
+read by), else in the connection's zone; or the tracker's own date for date-only entries (Harvest).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from hourtab.retainers.routing import Route, row_zones
 from hourtab.timesheets.importer import content_hashes
 from hourtab.timesheets.normalise import ENTRY_COLUMNS, normalise
 from hourtab.timesheets.spec import FormatSpec
@@ -119,10 +122,23 @@ def fingerprints(scope: str, ids: pd.Series) -> pd.Series:
     return ids.map(lambda i: hashlib.sha256(f"sync\x1f{scope}\x1f{i}".encode()).hexdigest()).astype("str")
 
 
-def to_frame(entries: list[RemoteEntry], spec: FormatSpec, zone: str, scope: str
+def _local_dates(frame: pd.DataFrame, zones: pd.Series) -> pd.Series:
+    """Each timed entry's start as a date in its row's zone (``NaT`` where it has no time)."""
+    local = pd.Series(pd.NaT, index=frame.index, dtype="datetime64[s]")
+    for zone in zones.unique():
+        rows = zones == zone
+        local[rows] = (frame.loc[rows, "start_at"].dt.tz_convert(zone).dt.tz_localize(None).dt.normalize()
+                       .astype("datetime64[s]"))
+    return local
+
+
+def to_frame(entries: list[RemoteEntry], spec: FormatSpec, zone: str, scope: str, routes: Sequence[Route] = ()
              ) -> tuple[pd.DataFrame, list[str]]:
     """Stopped entries as the importer's normalised frame, plus ``external_id``, ``fingerprint`` and
-    ``content_hash``; and warnings (entries the normaliser refused, oddities it noticed)."""
+    ``content_hash``; and warnings (entries the normaliser refused, oddities it noticed).
+
+    ``routes``: the account's active retainers; an entry one of them takes is dated in its zone, the
+    others in ``zone`` (the connection's)."""
     stopped = [e for e in entries if not e.running]
     n = len(stopped)
     table = _cells(stopped)
@@ -131,8 +147,8 @@ def to_frame(entries: list[RemoteEntry], spec: FormatSpec, zone: str, scope: str
     frame = result.frame
     ids = pd.Series([stopped[i - 1].id for i in frame["line"]], index=frame.index, dtype="str")
     timed = frame["start_at"].notna()
-    local = frame["start_at"].dt.tz_convert(zone).dt.tz_localize(None).dt.normalize().astype("datetime64[s]")
-    frame = frame.assign(local_date=local.where(timed, frame["local_date"]), timezone=zone)
+    zones = row_zones(frame, routes, zone) if routes and len(frame) else pd.Series(zone, index=frame.index, dtype="str")
+    frame = frame.assign(local_date=_local_dates(frame, zones).where(timed, frame["local_date"]), timezone=zones)
     frame = frame.assign(external_id=ids, fingerprint=fingerprints(scope, ids))
     frame = frame.assign(content_hash=content_hashes(frame))
     label = spec.label.removesuffix(" API")

@@ -12,7 +12,8 @@ Identity is the tracker's entry id (``sync_entries``). Each entry the tracker li
 
 A known entry the tracker reports deleted, or that is missing from a window the sync read in full, is
 removed (status ``removed``, with its history). Running timers are left alone until they stop. Then
-the retainers' assignment service routes what changed, as after a CSV import.
+the retainers' assignment service routes the entries the sync wrote, as after a CSV import, inside the
+retainers' watch on closed periods (``revisions``), so a closed period the sync changes is marked revised.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sqlalchemy import exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.assign import entries_changed
+from hourtab.retainers.routing import active_routes
 from hourtab.sync import revisions
 from hourtab.sync.clients import Tracker
 from hourtab.sync.entries import Fetched, RemoteEntry, api_spec, scope_key, to_frame
@@ -89,19 +91,13 @@ class _Known:
     remote_hash: str
     status: str
     local_date: dt.date
-    start_at: dt.datetime | None
-
-    @property
-    def when(self) -> dt.datetime | dt.date:
-        """What dates the entry in a retainer's zone: its start, or its date where it has no times."""
-        return self.start_at if self.start_at is not None else self.local_date
 
 
 def _known(session: Session, connection_id: int) -> dict[str, _Known]:
     te, se = TimeEntry, SyncedEntry
-    rows = session.execute(select(se.external_id, se.entry_id, se.remote_hash, te.status, te.local_date, te.start_at)
+    rows = session.execute(select(se.external_id, se.entry_id, se.remote_hash, te.status, te.local_date)
                            .join(te, te.id == se.entry_id).where(se.connection_id == connection_id))
-    return {ext: _Known(entry_id, digest, status, day, start) for ext, entry_id, digest, status, day, start in rows}
+    return {ext: _Known(entry_id, digest, status, day) for ext, entry_id, digest, status, day in rows}
 
 
 def _reclaimable(session: Session, account_id: int, fingerprints: list[str]) -> dict[str, _Known]:
@@ -109,12 +105,11 @@ def _reclaimable(session: Session, account_id: int, fingerprints: list[str]) -> 
     found: dict[str, _Known] = {}
     for i in range(0, len(fingerprints), 500):
         rows = session.execute(select(TimeEntry.fingerprint, TimeEntry.id, TimeEntry.content_hash, TimeEntry.status,
-                                      TimeEntry.local_date, TimeEntry.start_at)
+                                      TimeEntry.local_date)
                                .where(TimeEntry.account_id == account_id,
                                       TimeEntry.fingerprint.in_(fingerprints[i:i + 500]),
                                       ~exists().where(SyncedEntry.entry_id == TimeEntry.id)))
-        found.update({fp: _Known(entry_id, digest, status, day, start)
-                      for fp, entry_id, digest, status, day, start in rows})
+        found.update({fp: _Known(entry_id, digest, status, day) for fp, entry_id, digest, status, day in rows})
     return found
 
 
@@ -180,6 +175,7 @@ class _Writer:
         self.changes: list[dict[str, Any]] = []
         self.mappings: list[dict[str, Any]] = []
         self.hashes: list[dict[str, Any]] = []
+        self.inserted: list[int] = []
 
     def change(self, entry_id: int, row: dict[str, Any], old_status: str) -> None:
         entry = self.session.get(TimeEntry, entry_id)
@@ -214,6 +210,7 @@ class _Writer:
                 TimeEntry.account_id == account_id, TimeEntry.fingerprint.in_(fps[i:i + 500]))).all())
         self.mappings += [{"connection_id": self.connection.id, "external_id": r["external_id"],
                            "entry_id": ids[r["fingerprint"]], "remote_hash": r["content_hash"]} for r in rows]
+        self.inserted += [ids[r["fingerprint"]] for r in rows]
 
     def flush(self) -> None:
         if self.mappings:
@@ -232,23 +229,23 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
                   now: dt.datetime) -> SyncResult:
     """Merge one reading into the account's entries and route them; writes, never commits."""
     scope = scope_key(connection.tracker, connection.api_url, connection.workspace)
+    # Each entry's local date in the zone of the retainer its rules match, else the connection's: as for a CSV.
     frame, warnings = to_frame(fetched.entries, api_spec(tracker.name, tracker.label, tracker.duration_unit),
-                               connection.timezone, scope)
+                               connection.timezone, scope, active_routes(session, connection.account_id))
     result = SyncResult(running=sum(e.running for e in fetched.entries), warnings=fetched.warnings + warnings)
     result.skipped = sum(not e.running for e in fetched.entries) - len(frame)
     remote = {e.id: e for e in fetched.entries}
     plan = _classify(session, connection, tracker, frame.to_dict("records"), remote, _known(session, connection.id),
                      fetched, result)
-    when = [w for _, row in plan.changed for w in (plan.old_when[row["external_id"]], _when(row))]
-    when += [_when(r) for r in plan.new] + [k.when for k in plan.gone.values()]
+    days = [d for _, row in plan.changed for d in (plan.old_day[row["external_id"]], _day(row))]
+    days += [_day(r) for r in plan.new] + [k.local_date for k in plan.gone.values()] + [d for _, _, d in plan.revived]
     writer = _Writer(session, connection, now)
-    with revisions.watch_closed_periods(session, connection.account_id, when, now, f"synced from {tracker.label}",
-                                        connection.upload_id) as revised:
+    with revisions.watch_closed_periods(session, connection.account_id, days, now, connection.upload_id) as revised:
         writer.mappings += plan.mappings
         writer.hashes += plan.hashes
         for entry_id, row in plan.changed:
             writer.change(entry_id, row, plan.old_status[row["external_id"]])
-        for entry_id, status in plan.revived:
+        for entry_id, status, _ in plan.revived:
             session.execute(update(TimeEntry).where(TimeEntry.id == entry_id).values(status="active", updated_at=now))
             writer.record(entry_id, "reappeared", {"status": status})
         for k in plan.gone.values():
@@ -262,7 +259,10 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
                 upload.new_count += len(plan.new)
                 upload.changed_count += len(plan.changed)
                 upload.missing_count += len(plan.gone)
-            entries_changed(session, connection.account_id)
+            # Only the entries written can go elsewhere: the rest keep the routing they were given.
+            entries_changed(session, connection.account_id, [
+                *(i for i, _ in plan.changed), *(i for i, _, _ in plan.revived),
+                *(k.entry_id for k in plan.gone.values()), *writer.inserted])
     result.new, result.changed, result.removed = len(plan.new), len(plan.changed), len(plan.gone)
     result.warnings += _unmatchable(session, connection, tracker, frame)
     result.revised_periods = [r.as_json() for r in revised]
@@ -273,19 +273,16 @@ def _day(row: dict[str, Any]) -> dt.date:
     return pd.Timestamp(row["local_date"]).date()
 
 
-def _when(row: dict[str, Any]) -> dt.datetime | dt.date:
-    return _py_time(row["start_at"]) or _day(row)
-
-
 @dataclass
 class _Plan:
     changed: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     new: list[dict[str, Any]] = field(default_factory=list)
     gone: dict[str, _Known] = field(default_factory=dict)
-    revived: list[tuple[int, str]] = field(default_factory=list)
+    #: (entry id, status, local date) of CSV entries adopted that did not count: they count again.
+    revived: list[tuple[int, str, dt.date]] = field(default_factory=list)
     mappings: list[dict[str, Any]] = field(default_factory=list)
     hashes: list[dict[str, Any]] = field(default_factory=list)
-    old_when: dict[str, dt.datetime | dt.date] = field(default_factory=dict)
+    old_day: dict[str, dt.date] = field(default_factory=dict)
     old_status: dict[str, str] = field(default_factory=dict)
 
 
@@ -309,7 +306,7 @@ def _classify(session: Session, connection: Connection, tracker: Tracker, rows: 
         if mine is not None:
             if mine.remote_hash != row["content_hash"] or mine.status != "active":
                 plan.changed.append((mine.entry_id, row))
-                plan.old_when[ext], plan.old_status[ext] = mine.when, mine.status
+                plan.old_day[ext], plan.old_status[ext] = mine.local_date, mine.status
             else:
                 result.unchanged += 1
             continue
@@ -320,7 +317,7 @@ def _classify(session: Session, connection: Connection, tracker: Tracker, rows: 
         plan.mappings.append(_mapping(connection, ext, csv_entry.entry_id, row))
         result.adopted += 1
         if csv_entry.status != "active":
-            plan.revived.append((csv_entry.entry_id, csv_entry.status))
+            plan.revived.append((csv_entry.entry_id, csv_entry.status, csv_entry.local_date))
     plan.gone = {ext: known[ext] for ext in _gone(known, remote, fetched, result)}
     return plan
 

@@ -8,6 +8,12 @@ the histograms logged so far give the elements and tensors per logging step, the
 (``hourtab repro --calibrate``, or the shipped default) their cost, and the run's own steps the step;
 a prediction above ``MAX_SHARE`` of the step is capped and said to be. The estimate is handed to the
 diagnosis's own ``watch_overhead`` rule, so the verdict reads exactly as in the incident report.
+
+The estimate compares like with like. A CPU calibration is the hooks' CPU time (one torch thread's
+clock), while a step's wall time grows with the machine's load, so it is set against the step's CPU
+time: the mean step × the share of a core the training process used (W&B's ``system.cpu``). Until
+the run has recorded one, it is set against the wall step and said to be a lower bound. A GPU run is
+estimated from a GPU calibration only: the CPU figures do not apply to it, and the evidence says so.
 """
 
 from __future__ import annotations
@@ -51,30 +57,80 @@ class Observation:
                 "finding": self.finding.to_dict()}
 
 
-def _estimate_share(stats: Any, calibration: Calibration, interval: int | None, step_s: float | None,
+def process_cores(run: Any) -> tuple[float | None, int]:
+    """Cores the training process used while it trained, and the number of samples that says so.
+
+    W&B's ``system.cpu`` is the process's CPU percent ÷ the machine's logical CPU count (psutil), sampled
+    every 15 s by default; samples taken between the first and the last logged step count.
+    """
+    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    env = getattr(run, "environment", None) or {}
+    count = env.get("cpu_count_logical") or env.get("cpu_count")
+    if system is None or "system.cpu" not in system.columns or not isinstance(count, int) or count < 1:
+        return None, 0
+    values = pd.to_numeric(system["system.cpu"], errors="coerce")
+    if history is not None and "_timestamp" in history and history["_timestamp"].notna().sum() >= 2:
+        stamps = history["_timestamp"].dropna()
+        values = values[(values.index > float(stamps.iloc[0])) & (values.index <= float(stamps.iloc[-1]))]
+    values = values.dropna()
+    values = values[values > 0]
+    if values.empty:
+        return None, 0
+    return float(values.mean()) * count / 100, len(values)
+
+
+def _step_basis(run: Any, step_s: float, clocks: set[Any]) -> tuple[float, str]:
+    """What the predicted hook time is divided by, and the words for it: CPU time for a CPU-time
+    calibration (the step's wall time also counts waiting for a busy CPU), else the wall step."""
+    if clocks != {"thread CPU time"}:
+        return step_s, f"mean step time {step_s:.3g} s"
+    cores, samples = process_cores(run)
+    if cores is None:
+        return step_s, (f"mean step time {step_s:.3g} s, wall clock: the run has recorded no CPU share of its "
+                        "process yet (W&B system.cpu), so on a busy machine, where a step takes longer than its "
+                        "CPU time, the share is a lower bound")
+    source = f"W&B system.cpu × cpu_count, {samples} sample{'s' if samples != 1 else ''} while it trained"
+    if cores >= 1:
+        return step_s, (f"mean step time {step_s:.3g} s (the training process used {cores:.2f} cores, {source}: "
+                        "its steps did not wait for a CPU, so wall and CPU time are taken as equal)")
+    return step_s * cores, (f"CPU time per step {step_s * cores:.3g} s (mean step {step_s:.3g} s × the {cores:.2f} "
+                            f"of a core the training process used, {source}; assumes its steps are CPU-bound)")
+
+
+def _estimate_share(run: Any, stats: Any, calibration: Calibration, interval: int | None, step_s: float | None,
                     device: str) -> tuple[float | None, str | None]:
-    """Predicted watch seconds per step ÷ measured seconds per step.
+    """Predicted watch seconds per step ÷ the step's seconds on the same clock (``_step_basis``).
 
     Capped at 0.9: a calibration measured on a busier or slower machine can predict more than the
     whole step, and the rule should then read "most of the step", not "all of it".
     """
     if stats.empty or not interval or not step_s:
         return None, None
-    seconds = 0.0
+    seconds, clocks = 0.0, set()
     for kind in ("gradients", "parameters"):
         rows = stats[stats["kind"] == kind]
         if rows.empty:
             continue
         first = rows.sort_values("step").groupby("tensor", sort=False)["total"].max()
-        cost = predict(calibration, kind, interval, int(first.sum()), len(first), device, 1)
-        seconds += cost.per_step_s
-        device = cost.device
-    share = min(seconds / step_s, MAX_SHARE)
-    capped = seconds / step_s > MAX_SHARE
-    return share, (f"estimate: {seconds:.3g} s of histograms per step (the logged histograms' size × the "
-                   f"watch calibration on {device}: {calibration.origin}) ÷ mean step time {step_s:.3g} s"
-                   + (f"; the calibration predicts {seconds / step_s:.0%} of the step, more than it can be, so "
+        seconds += predict(calibration, kind, interval, int(first.sum()), len(first), device, 1).per_step_s
+        clocks.add(calibration.path(device, kind).get("clock"))
+    step, basis = _step_basis(run, step_s, clocks)
+    share = min(seconds / step, MAX_SHARE)
+    capped = seconds / step > MAX_SHARE
+    clock = "CPU time" if clocks == {"thread CPU time"} else "time"
+    return share, (f"estimate: {seconds:.3g} s of histograms per step, {clock} (the logged histograms' size × the "
+                   f"watch calibration on {device}: {calibration.origin}) ÷ {basis}"
+                   + (f"; the calibration predicts {seconds / step:.0%} of the step, more than it can be, so "
                       f"the share is capped at {MAX_SHARE:.0%} (a lower bound)" if capped else ""))
+
+
+def unavailable(calibration: Calibration, device: str) -> str | None:
+    """Why the calibration cannot estimate a run on ``device`` (None when it can)."""
+    if calibration.has(device):
+        return None
+    other = "the CPU figures do not apply to a GPU run" if device != "cpu" else "a GPU's figures do not apply to a CPU run"
+    return (f"not estimated from the calibration: this run trains on {device} and the calibration has no {device} "
+            f"figures ({other}); run `hourtab repro --calibrate` on the {device} machine")
 
 
 def own_steps_share(run: Any, stats: Any) -> tuple[float | None, str | None]:
@@ -109,14 +165,17 @@ def observe(run: Any, calibration: Calibration) -> Observation:
     if "fastwatch/step" in run.history.columns:
         # incidents.tools.fastwatch logs the same histograms at a fraction of wandb.watch's cost: the
         # calibration does not apply, so only measurements (a baseline, a profile) can blame it.
-        share, source = None, None
+        share, source, missing = None, None, None
     else:
         share, source = own_steps_share(run, stats)
-        if share is None:
-            share, source = _estimate_share(stats, calibration, interval, step_s, device)
+        missing = unavailable(calibration, device) if share is None and not stats.empty else None
+        if share is None and missing is None:
+            share, source = _estimate_share(run, stats, calibration, interval, step_s, device)
     facts = signals.profile_facts({"watch_share": share, "share_is_estimate": True}, source) \
         if share is not None else None
     finding = watch_overhead(Subject(run, stats, None, facts))
+    if missing:
+        finding.evidence["watch_share_unavailable"] = missing
     history = run.history
     return Observation(
         run_id=run.run_id, state=run.state, steps=len(history.index),

@@ -107,7 +107,12 @@ def test_watch_all_every_step_is_flagged_within_50_steps_while_training(watched)
     assert alert["at_step"] is not None and alert["at_step"] <= 50
     assert alert["verdict"].startswith('wandb.watch(log="all", log_freq=1) is the cause: histograms of 41 tensors '
                                        "every 1 step; ")
-    assert alert["evidence"]["watch_share_source"].startswith("estimate: ")
+    source = alert["evidence"]["watch_share_source"]
+    assert source.startswith("estimate: ") and alert["evidence"]["share_is_estimate"] is True
+    # Calibrated CPU time is set against the step's CPU time (from the run's system.cpu), or against the wall
+    # step and then called a lower bound; never a busy machine's wall step as if it were CPU time.
+    assert "s of histograms per step, CPU time" in source
+    assert "÷ CPU time per step " in source or "so on a busy machine" in source or "did not wait for a CPU" in source
     assert alert["draft_incident"].startswith("hourtab incident build --account YOU@EXAMPLE.COM --title ")
     assert alert["draft_incident"].endswith(f"--run incident={watch_folder}")
     assert "--run baseline=RUN" in alert["draft_note"]

@@ -18,6 +18,7 @@ from hourtab.core.jobrunner import JobRunner
 from hourtab.core.jobs import Job, create_job
 from hourtab.sync import runner, service
 from hourtab.sync.models import Connection
+from hourtab.timesheets.models import TimeEntry
 from tests.hourtab.sync.conftest import TOKEN, at, ledger_by_period, make_retainer, months
 from tests.hourtab.sync.fake_trackers import Toggl, serving
 
@@ -137,3 +138,21 @@ def test_a_sync_stopped_by_its_time_limit_leaves_the_connection_syncable(db_sess
     stored = db_session.get(Connection, connection_id)
     assert (stored.last_result["new"], stored.lock_job_id) == (2, None)
     assert db_session.scalar(select(func.count()).select_from(Job).where(Job.status == "running")) == 0
+
+
+def test_a_connection_removed_while_the_tracker_answers_gets_nothing_written(db_session, account, box):
+    """The consultant removes the connection mid-read: the sync ends as "gone" (not an error) and adds
+    no entries for a connection that no longer exists."""
+    then, _ = _trackers()
+    sessions = make_sessionmaker(db_session.get_bind())
+    with serving(toggl=then) as old:
+        connection_id, job_id, thread, ended = _start_held(
+            db_session, account, box, then, old.url, JobRunner(sessions, _handlers(box), worker="w"))
+        with transaction(db_session):
+            service.remove(db_session, account, connection_id)
+        then.hold.clear()
+        thread.join(30)
+    assert ended == ["done"]
+    db_session.expire_all()
+    assert db_session.get(Job, job_id).result["status"] == "gone"
+    assert db_session.scalar(select(func.count()).select_from(TimeEntry)) == 0

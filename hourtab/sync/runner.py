@@ -1,10 +1,14 @@
 """One sync of one connection, as a job (``sync_run``): read the tracker, then write, then record.
 
-Like :class:`hourtab.core.jobs.JobRunner` it commits its own phases, because reading a tracker takes
-seconds to minutes and must hold no transaction: claim the connection (one sync at a time, fenced by
-the job's lease), plan and commit, fetch with no transaction open (progress is reported), then merge
-and record the outcome in one transaction. A refused token pauses the connection; a long rate limit
-moves its next sync to when the tracker allows; other failures keep it on schedule and say why.
+It runs inside :class:`hourtab.core.jobrunner.JobRunner`, and its durable steps are the runner's
+fenced commit, so an attempt that lost its job (its lease ran out and another attempt claimed it,
+or its time limit was reached) keeps none of its writes. Reading a tracker takes seconds to
+minutes and must hold no transaction: the claim of the connection (one sync at a time, fenced by
+the job's lease) and the plan are made durable with :func:`~hourtab.core.jobrunner.checkpoint`
+before the fetch; the merge and the record of the outcome commit with the job's "done". A failure
+is recorded and checkpointed before the handler reports it, since the runner rolls back what a
+failing job wrote. A refused token pauses the connection; a long rate limit moves its next sync to
+when the tracker allows; other failures keep it on schedule and say why.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import requests
 from sqlalchemy.orm import Session
 
 from hourtab.core import progress
-from hourtab.core.db import transaction, utcnow
+from hourtab.core.db import utcnow
+from hourtab.core.jobrunner import checkpoint
 from hourtab.core.jobs import Job
 from hourtab.sync import service
 from hourtab.sync.clients import FetchPlan, tracker
@@ -72,7 +77,12 @@ class Outcome:
 
 
 def sync_job(session: Session, job: Job, box: TokenBox, options: Options | None = None) -> Outcome:
-    """Run the ``sync_run`` job ``job`` (``params["connection_id"]``) to its outcome."""
+    """Run the ``sync_run`` job ``job`` (``params["connection_id"]``) to its outcome, inside the job runner.
+
+    The lock is never released on the way out by force: a lock whose job is no longer running with
+    a live lease is free (``service.claim``), so a sync stopped by its time limit, or whose worker
+    died, leaves the connection syncable again, and a superseded attempt cannot write at all.
+    """
     options = options or Options()
     connection_id = int(job.params["connection_id"])
     connection = session.get(Connection, connection_id)
@@ -81,23 +91,17 @@ def sync_job(session: Session, job: Job, box: TokenBox, options: Options | None 
     if connection.status != "active":
         return Outcome(connection_id, connection.tracker, "inactive", error=connection.pause_reason)
     started = options.now()
-    with transaction(session):   # the claim and the plan in one short transaction
-        if not service.claim(session, connection_id, job.id, started):
-            return Outcome(connection_id, connection.tracker, "busy",
-                           error="Another sync of this connection is running; this one was not needed.")
-        plan = service.plan_for(session, connection, started)
-    try:
-        return _sync(session, connection_id, job.id, plan, started, box, options)
-    finally:   # every path below releases in its own last write; this only covers what escapes them
-        if session.get(Connection, connection_id) is not None and \
-                session.get(Connection, connection_id).lock_job_id == job.id:
-            with transaction(session):
-                service.release(session, connection_id, job.id)
+    if not service.claim(session, connection_id, job.id, started):
+        return Outcome(connection_id, connection.tracker, "busy",
+                       error="Another sync of this connection is running; this one was not needed.")
+    plan = service.plan_for(session, connection, started)
+    checkpoint(session)   # the claim holds for other syncs now, and no transaction stays open while fetching
+    return _sync(session, connection, job.id, plan, started, box, options)
 
 
-def _sync(session: Session, connection_id: int, job_id: str, plan: FetchPlan, started: dt.datetime,
+def _sync(session: Session, connection: Connection, job_id: str, plan: FetchPlan, started: dt.datetime,
           box: TokenBox, options: Options) -> Outcome:
-    connection = session.get(Connection, connection_id)
+    connection_id = connection.id
     chosen = tracker(connection.tracker)
     outcome = Outcome(connection_id, connection.tracker, "done", full=plan.full,
                       window=[plan.first_day.isoformat(), plan.last_day.isoformat()])
@@ -116,13 +120,14 @@ def _sync(session: Session, connection_id: int, job_id: str, plan: FetchPlan, st
                 api.session.close()
         outcome.requests = fetched.requests
         progress.report(f"Saving {len(fetched.entries)} entries", 1, 2)
-        with progress.quiet(), transaction(session):
-            connection = session.get(Connection, connection_id)
+        with progress.quiet():   # the write transaction lasts until the runner commits it with "done"
+            connection = _reload(session, connection_id)
             if connection is None:      # removed while the tracker answered: nothing to write
                 return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
             result = apply_fetched(session, connection, chosen, fetched, options.now())
             _succeeded(connection, plan.full, started, result.as_json(), options, fetched.names)
             service.release(session, connection_id, job_id)
+            session.flush()
         outcome.counts, outcome.warnings = result.counts(), result.warnings
         outcome.revised_periods = result.revised_periods
         return outcome
@@ -136,6 +141,11 @@ def _sync(session: Session, connection_id: int, job_id: str, plan: FetchPlan, st
         log.error("sync of connection %s failed:\n%s", connection_id, scrub(traceback.format_exc(), token))
         return _failed(session, job_id, outcome, "The sync failed unexpectedly; it will be tried again. "
                        f"If this persists, report connection {connection_id}.", options)
+
+
+def _reload(session: Session, connection_id: int) -> Connection | None:
+    """The connection as stored now (paused or removed by its consultant while the tracker answered)."""
+    return session.get(Connection, connection_id, populate_existing=True)
 
 
 def _succeeded(connection: Connection, full: bool, started: dt.datetime, result: dict[str, Any],
@@ -158,23 +168,25 @@ def _failed(session: Session, job_id: str, outcome: Outcome, message: str, optio
     session.rollback()
     now = options.now()
     connection_id = outcome.connection_id
-    with transaction(session):
-        connection = session.get(Connection, connection_id)
-        if connection is None:
-            return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
-        service.release(session, connection_id, job_id)
-        connection.last_sync_at = connection.updated_at = now
-        connection.last_error, connection.failures = message, connection.failures + 1
-        if pause:
-            outcome.paused_now = connection.status == "active"
-            connection.status, connection.pause_reason, connection.next_sync_at = "paused", message, None
-            outcome.status = "refused"
-        elif retry_after is not None:
-            connection.next_sync_at = now + dt.timedelta(seconds=retry_after)
-            outcome.status = "rate_limited"
-        else:
-            # A tracker that keeps failing is asked less often (up to 4 intervals), never given up on.
-            connection.next_sync_at = service.next_sync(now, options.minutes * min(connection.failures, 4))
-            outcome.status = "failed"
+    connection = _reload(session, connection_id)
+    if connection is None:
+        return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
+    service.release(session, connection_id, job_id)
+    connection.last_sync_at = connection.updated_at = now
+    connection.last_error, connection.failures = message, connection.failures + 1
+    if pause:
+        outcome.paused_now = connection.status == "active"
+        connection.status, connection.pause_reason, connection.next_sync_at = "paused", message, None
+        outcome.status = "refused"
+    elif retry_after is not None:
+        connection.next_sync_at = now + dt.timedelta(seconds=retry_after)
+        outcome.status = "rate_limited"
+    else:
+        # A tracker that keeps failing is asked less often (up to 4 intervals), never given up on.
+        connection.next_sync_at = service.next_sync(now, options.minutes * min(connection.failures, 4))
+        outcome.status = "failed"
+    # Kept although the handler then fails the job (which rolls back), and before the consultant is
+    # e-mailed; fenced like every commit of a job.
+    checkpoint(session)
     outcome.error = message
     return outcome

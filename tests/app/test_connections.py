@@ -83,6 +83,8 @@ def test_connect_sync_now_refused_token_pause_resume_remove(app, logged_in, smtp
         page = logged_in.get("/account/connections").get_data(as_text=True)
         assert "4 new, 0 changed, 0 removed, 0 unchanged" in page and "1 running timer not counted yet" in page
         assert "token …b1a0" in page and TOKEN[:-4] not in page
+        with session_of(app) as s:     # new hours: the alert check the sync created was queued and ran
+            assert s.scalars(select(Job.status).where(Job.kind == "alerts_check")).all() == ["done"]
         connection_id = int(re.search(r'id="connection-(\d+)"', page).group(1))
 
         fake.add(at(months()[1], 7), 600, "One more")

@@ -2,15 +2,16 @@
 # Install (if needed) and run the test suite on SQLite and PostgreSQL, the browser tests in
 # Chromium, ruff, `alembic check` (the models and the migrations agree) and the wheel smoke test
 # (the built wheel, installed in a fresh venv, migrates, serves the demo and reads a CSV).
-# Tests marked `slow` (servers in child processes, real training runs, crash and restart drills)
-# run with --slow; CI runs with --slow. Other arguments go to pytest.
+# The whole suite runs by default, CI included: the tests marked `slow` (servers in child processes,
+# real training runs, crash and restart drills) are the ones that show the queue and the verdicts hold.
+# --fast leaves them out while iterating. Other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-marks=(-m "not slow")
+marks=()
 args=()
 for arg in "$@"; do
-  if [ "$arg" = "--slow" ]; then marks=(); else args+=("$arg"); fi
+  if [ "$arg" = "--fast" ]; then marks=(-m "not slow"); else args+=("$arg"); fi
 done
 scripts/install.sh --test
 

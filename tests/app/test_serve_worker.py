@@ -114,7 +114,10 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
         _wait(lambda: _up(base), 60, "hourtab serve")
         health = lambda: requests.get(f"{base}/healthz", timeout=5).json()  # noqa: E731
         _wait(lambda: health()["queue"]["consumers"] == 1, 60, "the consumer serve started")
-        first = int(re.search(r"queue consumer started \(pid (\d+)\)", log.read_text()).group(1))
+        # The supervisor logs the pid once Popen returns, which can be after the child registered.
+        started = lambda: re.search(r"queue consumer started \(pid (\d+)\)", log.read_text())  # noqa: E731
+        _wait(started, 60, "the supervisor's log line")
+        first = int(started().group(1))
         s = requests.Session()
         s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
                                        "password": "a long enough password", "display_name": "Solo"})

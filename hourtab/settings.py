@@ -10,12 +10,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from hourtab.core.accounts import Account, HoursUnit, normalize_email
+from hourtab.core.accounts import Account, normalize_email
 from hourtab.core.db import utcnow
 from hourtab.core.errors import InvalidInput
 from hourtab.core.values import single_line
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.terms import ROUNDING_INCREMENTS_MIN
+from hourtab.retainers.units import HoursUnit
 
 
 def _clean(value: str | None, what: str, limit: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -76,14 +77,13 @@ def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list
     return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id) for c in rows]
 
 
-def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> list[FeedItem]:
+def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> Iterator[FeedItem]:
     """One item per import that brought entries to this retainer, with that moment's figures."""
     h = hours_formatter(unit)
     tz = retainer.terms().tz
     entries = service.entries_frame(session, retainer.id, text=False)
     uploads = _upload_of(session, retainer.id)
     entries["upload_id"] = entries["entry_id"].map(uploads).fillna(0).astype("int64")
-    items = []
     for upload_id, at in _imports(session, retainer.id):
         ledger = build_ledger(retainer.terms(), entries[entries["upload_id"] <= upload_id],
                               _credits_then(session, retainer, at), as_of=at,
@@ -91,71 +91,64 @@ def import_items(session: Session, retainer: Retainer, unit: str = "decimal") ->
         brought = ledger.entries[ledger.entries["upload_id"] == upload_id]
         n, seconds = len(brought), int(brought["rounded_s"].sum())
         local = at.astimezone(tz)
-        items.append(FeedItem(
+        yield FeedItem(
             id=_urn(retainer.id, "upload", upload_id), updated=at, link="",
             title=f"Import: {_plural(n, 'entry')} ({h(seconds)} h)",
             summary=f"As of {short_date(local.date(), True)}, {local:%H:%M} ({tz.key}): "
-                    f"{ledger.current.period.label}: {headline(ledger.current, unit)}"))
-    return items
+                    f"{ledger.current.period.label}: {headline(ledger.current, unit)}")
 
 
-def period_items(report: HoursReport, retainer_id: int) -> list[FeedItem]:
+def period_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
     """One item per closed period, dated at its reset (local midnight), with its closing figures."""
     h = hours_formatter(report.info.hours_unit)
-    items = []
     for p in report.ledger.periods:
         if p.is_open:
             continue
         closed_at = dt.datetime.combine(p.period.end, dt.time(0), tzinfo=report.info.terms.tz)
-        items.append(FeedItem(
+        yield FeedItem(
             id=_urn(retainer_id, "period", p.period.start.isoformat()), updated=closed_at,
             link=f"/statement/{p.period.month_key}.pdf",
             title=f"{p.period.label} closed: {h(p.used_s)} h used, balance {h(p.closing_s)} h",
             summary=f"{h(p.available_s)} h available, {h(p.used_s)} h used "
-                    f"({_plural(p.entry_count, 'entry')}), {h(p.expired_s)} h expired."))
-    return items
+                    f"({_plural(p.entry_count, 'entry')}), {h(p.expired_s)} h expired.")
 
 
-def revision_items(report: HoursReport, retainer_id: int) -> list[FeedItem]:
+def revision_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
     """One item per revision of a closed period, at the moment it was revised."""
     h = hours_formatter(report.info.hours_unit)
     labels = {p.period.start: (p.period.label, p.period.month_key) for p in report.ledger.periods}
-    items = []
     for start, revisions in report.revisions.items():
         label, month = labels.get(start, (start.isoformat(), f"{start.year:04d}-{start.month:02d}"))
         for r in revisions:
-            items.append(FeedItem(
+            yield FeedItem(
                 id=_urn(retainer_id, "revision", start.isoformat(), r.number), updated=r.at,
                 link=f"/statement/{month}.pdf",
                 title=f"{label} revised: {h(r.used_s)} h used (was {h(r.was_used_s)} h)",
                 summary=f"Revision {r.number} of {label}, on {short_date(r.on, True)}: "
                         f"{_plural(r.entries, 'entry')}, {h(r.used_s)} h used; before it "
-                        f"{_plural(r.was_entries, 'entry')}, {h(r.was_used_s)} h."))
-    return items
+                        f"{_plural(r.was_entries, 'entry')}, {h(r.was_used_s)} h.")
 
 
-def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
+def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> Iterator[FeedItem]:
     """One item per change of terms made after the retainer was set up, when it was made."""
     base = retainer.terms()
     versions = list(session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
                                     .order_by(RetainerTerms.created_at, RetainerTerms.id)))
-    items = []
     for i, v in enumerate(versions):
         # The terms it was created with are not a change: they carry the retainer's own creation
         # time (retainers made before that was so: the first version, written along with it).
         if v.created_at == retainer.created_at or (i == 0 and abs(v.created_at - retainer.created_at) <= SETUP_WINDOW):
             continue
         terms = v.terms(base)
-        items.append(FeedItem(
+        yield FeedItem(
             id=_urn(retainer.id, "terms", v.id, v.created_at.isoformat()), updated=v.created_at, link="",
             title=f"Terms from {short_date(v.effective_from, True)}: {terms.describe()}",
             summary=f"From the period starting {short_date(v.effective_from, True)}: {terms.describe()}. "
-                    "Periods before it keep the terms they ran under."))
-    return items
+                    "Periods before it keep the terms they ran under.")
 
 
 def feed_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
     """Every item, newest first."""
-    items = (import_items(session, retainer, report.info.hours_unit) + period_items(report, retainer.id)
-             + revision_items(report, retainer.id) + terms_items(session, retainer, report))
+    items = [*import_items(session, retainer, report.info.hours_unit), *period_items(report, retainer.id),
+             *revision_items(report, retainer.id), *terms_items(session, retainer, report)]
     return sorted(items, key=lambda i: i.updated, reverse=True)

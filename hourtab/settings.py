@@ -5,6 +5,7 @@ Outside the kernel because a change re-renders every retainer's public page (the
 
 from __future__ import annotations
 
+import enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import update
@@ -16,7 +17,13 @@ from hourtab.core.errors import InvalidInput
 from hourtab.core.values import single_line
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.terms import ROUNDING_INCREMENTS_MIN
-from hourtab.retainers.units import HoursUnit
+
+
+class HoursUnit(enum.StrEnum):
+    """How the consultant wants hours written on pages and statements (``Account.hours_unit``)."""
+
+    DECIMAL = "decimal"  # 0.67 h
+    CLOCK = "hm"  # 0:40 h
 
 
 def _clean(value: str | None, what: str, limit: int) -> str:

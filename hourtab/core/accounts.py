@@ -45,7 +45,7 @@ class Account(Base):
     contact: Mapped[str] = mapped_column(String(320), nullable=False, default="")
     timezone: Mapped[str] = mapped_column(String(64), nullable=False, default="UTC")
     #: The hours domain's settings, kept on the account row as plain values and interpreted there
-    #: (``hourtab.settings``): the default rounding of new retainers and the unit hours are written in.
+    #: (``hourtab.settings``, ``hourtab.billing``): the default rounding of new retainers and the unit hours are written in.
     rounding_min: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     hours_unit: Mapped[str] = mapped_column(String(8), nullable=False, default="decimal", server_default="decimal")
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)

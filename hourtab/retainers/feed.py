@@ -77,13 +77,14 @@ def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list
     return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id) for c in rows]
 
 
-def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> Iterator[FeedItem]:
+def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> list[FeedItem]:
     """One item per import that brought entries to this retainer, with that moment's figures."""
     h = hours_formatter(unit)
     tz = retainer.terms().tz
     entries = service.entries_frame(session, retainer.id, text=False)
     uploads = _upload_of(session, retainer.id)
     entries["upload_id"] = entries["entry_id"].map(uploads).fillna(0).astype("int64")
+    items = []
     for upload_id, at in _imports(session, retainer.id):
         ledger = build_ledger(retainer.terms(), entries[entries["upload_id"] <= upload_id],
                               _credits_then(session, retainer, at), as_of=at,
@@ -91,11 +92,12 @@ def import_items(session: Session, retainer: Retainer, unit: str = "decimal") ->
         brought = ledger.entries[ledger.entries["upload_id"] == upload_id]
         n, seconds = len(brought), int(brought["rounded_s"].sum())
         local = at.astimezone(tz)
-        yield FeedItem(
+        items.append(FeedItem(
             id=_urn(retainer.id, "upload", upload_id), updated=at, link="",
             title=f"Import: {_plural(n, 'entry')} ({h(seconds)} h)",
             summary=f"As of {short_date(local.date(), True)}, {local:%H:%M} ({tz.key}): "
-                    f"{ledger.current.period.label}: {headline(ledger.current, unit)}")
+                    f"{ledger.current.period.label}: {headline(ledger.current, unit)}"))
+    return items
 
 
 def period_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
@@ -129,26 +131,28 @@ def revision_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
                         f"{_plural(r.was_entries, 'entry')}, {h(r.was_used_s)} h.")
 
 
-def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> Iterator[FeedItem]:
+def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
     """One item per change of terms made after the retainer was set up, when it was made."""
     base = retainer.terms()
     versions = list(session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
                                     .order_by(RetainerTerms.created_at, RetainerTerms.id)))
+    items = []
     for i, v in enumerate(versions):
         # The terms it was created with are not a change: they carry the retainer's own creation
         # time (retainers made before that was so: the first version, written along with it).
         if v.created_at == retainer.created_at or (i == 0 and abs(v.created_at - retainer.created_at) <= SETUP_WINDOW):
             continue
         terms = v.terms(base)
-        yield FeedItem(
+        items.append(FeedItem(
             id=_urn(retainer.id, "terms", v.id, v.created_at.isoformat()), updated=v.created_at, link="",
             title=f"Terms from {short_date(v.effective_from, True)}: {terms.describe()}",
             summary=f"From the period starting {short_date(v.effective_from, True)}: {terms.describe()}. "
-                    "Periods before it keep the terms they ran under.")
+                    "Periods before it keep the terms they ran under."))
+    return items
 
 
 def feed_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
     """Every item, newest first."""
-    items = [*import_items(session, retainer, report.info.hours_unit), *period_items(report, retainer.id),
-             *revision_items(report, retainer.id), *terms_items(session, retainer, report)]
+    items = (import_items(session, retainer, report.info.hours_unit) + [*period_items(report, retainer.id)]
+             + [*revision_items(report, retainer.id)] + terms_items(session, retainer, report))
     return sorted(items, key=lambda i: i.updated, reverse=True)

@@ -5,17 +5,9 @@ A leaf module (nothing from the package imported here), so terms, ledgers and pa
 
 from __future__ import annotations
 
-import enum
 from decimal import ROUND_HALF_UP, Decimal
 
 HOUR = 3600
-
-
-class HoursUnit(enum.StrEnum):
-    """How the consultant wants hours written on pages and statements (``Account.hours_unit``)."""
-
-    DECIMAL = "decimal"  # 0.67 h
-    CLOCK = "hm"  # 0:40 h
 
 
 def hours_decimal(seconds: int, places: int = 2) -> Decimal:

@@ -145,3 +145,13 @@ def test_only_the_job_runner_and_the_transaction_helper_commit():
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "commit":
                     committing.add(str(path.relative_to(ROOT)))
     assert committing - allowed == set()
+
+
+def test_the_top_level_hours_modules_serve_the_hours_domain_only():
+    """``hourtab/*.py`` (billing, settings, statements) are the hours domain's: what incidents or the
+    kernel share with it lives in ``hourtab.core``."""
+    top = {f"hourtab.{p.stem}" for p in (ROOT / "hourtab").glob("*.py") if p.stem != "__init__"}
+    assert {"hourtab.billing", "hourtab.settings", "hourtab.statements"} <= top
+    graph = _module_graph()
+    users = {m for m, targets in graph.items() if targets & top and m.startswith(("incidents.", "hourtab.core"))}
+    assert users == set()

@@ -5,17 +5,25 @@ Outside the kernel because a change re-renders every retainer's public page (the
 
 from __future__ import annotations
 
+import enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from hourtab.core.accounts import Account, HoursUnit, normalize_email
+from hourtab.core.accounts import Account, normalize_email
 from hourtab.core.db import utcnow
 from hourtab.core.errors import InvalidInput
 from hourtab.core.values import single_line
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.terms import ROUNDING_INCREMENTS_MIN
+
+
+class HoursUnit(enum.StrEnum):
+    """How the consultant wants hours written on pages and statements (``Account.hours_unit``)."""
+
+    DECIMAL = "decimal"  # 0.67 h
+    CLOCK = "hm"  # 0:40 h
 
 
 def _clean(value: str | None, what: str, limit: int) -> str:

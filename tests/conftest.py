@@ -7,6 +7,7 @@ share state and never depend on order.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -21,6 +22,28 @@ from sqlalchemy.orm import Session
 
 PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 DATA = Path(__file__).parent / "data"
+
+#: Fixtures that train real runs with torch: a test using one (even through another fixture) needs
+#: the ``torch`` mark, which says so where the test is written and lets ``-m "not torch"`` leave it out.
+TORCH_FIXTURES = {"wandb_runs", "pathology_runs", "tiny_run", "freq100_run"}
+TORCH_AVAILABLE = all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Refuse a test that trains with torch unmarked; skip the marked ones where torch is missing.
+
+    First, so the mark is checked before ``-m`` deselects anything.
+    """
+    unmarked = [item.nodeid for item in items
+                if TORCH_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("torch") is None]
+    if unmarked:
+        raise pytest.UsageError("These tests train with torch but are not marked torch:\n  " + "\n  ".join(unmarked))
+    if not TORCH_AVAILABLE:
+        skip = pytest.mark.skip(reason="needs torch and transformers (the repro extra)")
+        for item in items:
+            if item.get_closest_marker("torch") is not None:
+                item.add_marker(skip)
 
 
 def _pg_admin():

@@ -202,7 +202,7 @@ def account_plan():
     plans = [(p.value, billing.plan_summary(p.value)) for p in accounts.Plan]
     return render_template("consultant/plan.html", me=me, plans=plans, active=active_count(db, me.id),
                            pending=_billing().pending(db, me), form=UpgradeForm(),
-                           current=billing.plan_terms(me.plan))
+                           current=billing.plan_terms(me.plan), retainer_limit=billing.retainer_limit(me))
 
 
 @bp.route("/account/plan/<plan>", methods=["POST"])

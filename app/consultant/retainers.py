@@ -17,6 +17,7 @@ from app.consultant.accounts import zone_choices
 from app.db import get_db
 from app.errors import form_status
 from app.templating import keep_units
+from hourtab import billing
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.retainers import service, versions
@@ -138,7 +139,8 @@ def retainers_list():
     db = get_db()
     me = account()
     return render_template("consultant/retainers/list.html", rows=balances(db, service.list_retainers(db, me)),
-                           account=me, plan_full=service.plan_full(db, me))
+                           account=me, retainer_limit=billing.retainer_limit(me),
+                           plan_full=service.plan_full(db, me))
 
 
 @bp.route("/retainers/new", methods=["GET", "POST"])

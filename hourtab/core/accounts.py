@@ -27,21 +27,11 @@ _hasher = PasswordHasher()
 
 
 class Plan(enum.StrEnum):
+    """The plans an account can be on; what each one gives is the hours domain's (``hourtab.billing``)."""
+
     FREE = "free"
     PRO = "pro"
 
-
-#: How many active retainers each plan keeps; upgrades go through ``hourtab.billing``.
-RETAINER_LIMITS = {Plan.FREE: 1, Plan.PRO: 10}
-#: What each plan costs, as the sign-up page promises it.
-PLAN_PRICES = {Plan.FREE: "free", Plan.PRO: "$9/month"}
-
-
-class HoursUnit(enum.StrEnum):
-    """How the consultant wants hours written on pages and statements."""
-
-    DECIMAL = "decimal"  # 0.67 h
-    CLOCK = "hm"  # 0:40 h
 
 
 class Account(Base):
@@ -54,16 +44,12 @@ class Account(Base):
     display_name: Mapped[str] = mapped_column(String(200), nullable=False, default="")
     contact: Mapped[str] = mapped_column(String(320), nullable=False, default="")
     timezone: Mapped[str] = mapped_column(String(64), nullable=False, default="UTC")
-    #: Defaults for new retainers and the unit hours are written in.
+    #: The hours domain's settings, kept on the account row as plain values and interpreted there
+    #: (``hourtab.settings``, ``hourtab.billing``): the default rounding of new retainers and the unit hours are written in.
     rounding_min: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
-    hours_unit: Mapped[str] = mapped_column(String(8), nullable=False, default=HoursUnit.DECIMAL.value,
-                                            server_default=HoursUnit.DECIMAL.value)
+    hours_unit: Mapped[str] = mapped_column(String(8), nullable=False, default="decimal", server_default="decimal")
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
     password_changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
-
-    @property
-    def retainer_limit(self) -> int:
-        return RETAINER_LIMITS[Plan(self.plan)]
 
     @property
     def name_or_email(self) -> str:

@@ -200,8 +200,15 @@ class UnitOfWorkBlobs:
         self._track(key)
         self.store.put_bytes(key, data)
 
+    def put_stream(self, key: str, stream) -> None:
+        self._track(key)
+        self.store.put_stream(key, stream)
+
     def get_bytes(self, key: str) -> bytes:
         return self.store.get_bytes(key)
+
+    def get_file(self, key: str, path: Path) -> None:
+        self.store.get_file(key, path)
 
     def exists(self, key: str) -> bool:
         return self.store.exists(key)

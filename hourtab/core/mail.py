@@ -53,11 +53,12 @@ def check_url(url: str) -> ParseResult:
 def send(url: str, message: EmailMessage, timeout: float = 30.0) -> None:
     """Send through ``smtp://``, ``smtp+starttls://`` or ``smtps://`` (user:password@ optional)."""
     parsed = check_url(url)
+    host = parsed.hostname or ""  # check_url refuses a URL without a host
+    client: smtplib.SMTP
     if parsed.scheme == "smtps":
-        client = smtplib.SMTP_SSL(parsed.hostname, parsed.port or 465, timeout=timeout,
-                                  context=ssl.create_default_context())
+        client = smtplib.SMTP_SSL(host, parsed.port or 465, timeout=timeout, context=ssl.create_default_context())
     else:
-        client = smtplib.SMTP(parsed.hostname, parsed.port or 25, timeout=timeout)
+        client = smtplib.SMTP(host, parsed.port or 25, timeout=timeout)
     with client:
         if parsed.scheme == "smtp+starttls":
             client.starttls(context=ssl.create_default_context())

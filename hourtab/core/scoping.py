@@ -7,7 +7,7 @@ through another's session: a foreign id looks exactly like a missing one (``NotF
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import ForeignKey, Select, select
 from sqlalchemy.orm import Mapped, Session, declared_attr, mapped_column
@@ -20,12 +20,17 @@ T = TypeVar("T", bound="AccountOwned")
 class AccountOwned:
     """Mixin for every model that belongs to one account."""
 
+    if TYPE_CHECKING:
+        # Every owned model declares its own key (an integer, or a job's hex string); said here for the
+        # type checker only, so the mixin adds no column of its own.
+        id: Mapped[Any]
+
     @declared_attr
     def account_id(cls) -> Mapped[int]:  # noqa: N805 - declared_attr receives the class
         return mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True, nullable=False)
 
 
-def select_owned(model: type[T], account_id: int) -> Select[tuple[T]]:
+def select_owned(model: type[T], account_id: int) -> Select[T]:
     """``SELECT model WHERE account_id = :account_id``; add filters and ordering to it."""
     return select(model).where(model.account_id == account_id)
 

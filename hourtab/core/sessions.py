@@ -13,8 +13,9 @@ import datetime as dt
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import ForeignKey, Integer, String, delete, update
+from sqlalchemy import CursorResult, ForeignKey, Integer, String, delete, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from hourtab.core.db import Base, UTCDateTime, utcnow
@@ -95,7 +96,8 @@ def revoke(session: Session, token: str, now: dt.datetime | None = None) -> None
 
 def revoke_all(session: Session, account_id: int, now: dt.datetime | None = None) -> int:
     """Revoke every live session of the account (password change, "log out everywhere")."""
-    result = session.execute(update(LoginSession).where(LoginSession.account_id == account_id,
-                                                        LoginSession.revoked_at.is_(None))
-                             .values(revoked_at=now or utcnow()))
+    # An UPDATE's result is a cursor result (it has the row count); execute() is typed for any statement.
+    statement = (update(LoginSession).where(LoginSession.account_id == account_id, LoginSession.revoked_at.is_(None))
+                 .values(revoked_at=now or utcnow()))
+    result = cast(CursorResult, session.execute(statement))
     return result.rowcount or 0

@@ -13,11 +13,15 @@ import io
 import re
 import threading
 from html import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # matplotlib itself loads only when a chart is drawn
+    from matplotlib.typing import RcKeyType
 
 #: rcParams read while saving; set only around ``savefig`` and under a lock, because rcParams are
 #: process-wide and a threaded server may draw two charts at once.
-SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "hourtab", "font.family": ["DejaVu Sans"],
-          "axes.unicode_minus": False}
+SVG_RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "svg.hashsalt": "hourtab",
+                                 "font.family": ["DejaVu Sans"], "axes.unicode_minus": False}
 _LOCK = threading.Lock()
 #: One CSS pixel in points at the 100 dpi the figures are laid out at (line widths, font sizes).
 PX = 0.72

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -99,39 +100,35 @@ def import_items(session: Session, retainer: Retainer, unit: str = "decimal") ->
     return items
 
 
-def period_items(report: HoursReport, retainer_id: int) -> list[FeedItem]:
+def period_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
     """One item per closed period, dated at its reset (local midnight), with its closing figures."""
     h = hours_formatter(report.info.hours_unit)
-    items = []
     for p in report.ledger.periods:
         if p.is_open:
             continue
         closed_at = dt.datetime.combine(p.period.end, dt.time(0), tzinfo=report.info.terms.tz)
-        items.append(FeedItem(
+        yield FeedItem(
             id=_urn(retainer_id, "period", p.period.start.isoformat()), updated=closed_at,
             link=f"/statement/{p.period.month_key}.pdf",
             title=f"{p.period.label} closed: {h(p.used_s)} h used, balance {h(p.closing_s)} h",
             summary=f"{h(p.available_s)} h available, {h(p.used_s)} h used "
-                    f"({_plural(p.entry_count, 'entry')}), {h(p.expired_s)} h expired."))
-    return items
+                    f"({_plural(p.entry_count, 'entry')}), {h(p.expired_s)} h expired.")
 
 
-def revision_items(report: HoursReport, retainer_id: int) -> list[FeedItem]:
+def revision_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
     """One item per revision of a closed period, at the moment it was revised."""
     h = hours_formatter(report.info.hours_unit)
     labels = {p.period.start: (p.period.label, p.period.month_key) for p in report.ledger.periods}
-    items = []
     for start, revisions in report.revisions.items():
         label, month = labels.get(start, (start.isoformat(), f"{start.year:04d}-{start.month:02d}"))
         for r in revisions:
-            items.append(FeedItem(
+            yield FeedItem(
                 id=_urn(retainer_id, "revision", start.isoformat(), r.number), updated=r.at,
                 link=f"/statement/{month}.pdf",
                 title=f"{label} revised: {h(r.used_s)} h used (was {h(r.was_used_s)} h)",
                 summary=f"Revision {r.number} of {label}, on {short_date(r.on, True)}: "
                         f"{_plural(r.entries, 'entry')}, {h(r.used_s)} h used; before it "
-                        f"{_plural(r.was_entries, 'entry')}, {h(r.was_used_s)} h."))
-    return items
+                        f"{_plural(r.was_entries, 'entry')}, {h(r.was_used_s)} h.")
 
 
 def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
@@ -156,6 +153,6 @@ def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> li
 
 def feed_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
     """Every item, newest first."""
-    items = (import_items(session, retainer, report.info.hours_unit) + period_items(report, retainer.id)
-             + revision_items(report, retainer.id) + terms_items(session, retainer, report))
+    items = (import_items(session, retainer, report.info.hours_unit) + [*period_items(report, retainer.id)]
+             + [*revision_items(report, retainer.id)] + terms_items(session, retainer, report))
     return sorted(items, key=lambda i: i.updated, reverse=True)

@@ -15,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
+from hourtab import billing
 from hourtab.core.accounts import Account, lock_account
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.scoping import get_owned, select_owned
@@ -164,7 +165,7 @@ def active_count(session: Session, account_id: int) -> int:
 
 def plan_full(session: Session, account: Account) -> str:
     """Why one more active retainer would be refused, or "" while the plan has room (pages say it first)."""
-    limit = account.retainer_limit
+    limit = billing.retainer_limit(account)
     if active_count(session, account.id) < limit:
         return ""
     plural = "retainer" if limit == 1 else "retainers"

@@ -25,12 +25,16 @@ class AlreadyConnected(Conflict):
     """The account already has a connection to this tracker and workspace."""
 
 
-class TrackerRefused(Unauthorized):
-    """The tracker answered 401 or 403: the token is wrong, revoked or lacks the right."""
+class _WithStatus(HourTabError):
+    """An error that keeps the tracker's HTTP status (``status``; None when there was no answer)."""
 
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class TrackerRefused(_WithStatus, Unauthorized):
+    """The tracker answered 401 or 403: the token is wrong, revoked or lacks the right."""
 
 
 class RateLimited(LimitReached):
@@ -41,12 +45,8 @@ class TrackerUnreachable(SyncError):
     """No answer, or a server error, after a few bounded retries."""
 
 
-class BadResponse(SyncError):
+class BadResponse(_WithStatus, SyncError):
     """The tracker answered something that is not the documented shape (``status``: its HTTP status)."""
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class TokenUnreadable(SyncError):

@@ -16,7 +16,7 @@ from incidents.diagnosis import gpu, gradients, overhead, progress, quality
 from incidents.diagnosis.findings import CLASSES, Finding
 from incidents.diagnosis.subject import Subject, prepare
 
-__all__ = ["CLASSES", "RULES", "Finding", "Subject", "diagnose", "prepare"]
+__all__ = ["CLASSES", "RULES", "Finding", "Subject", "diagnose", "diagnose_subject", "prepare"]
 
 #: Every rule name, in report order.
 RULES = ("watch_overhead", "model_not_on_gpu", "input_bound", "gpu_underused", "exploding_gradients",
@@ -29,7 +29,11 @@ _GRADIENT_RULES = (gradients.exploding, gradients.vanishing, gradients.dead_laye
 def diagnose(run: Any, baseline: Any | None = None, profile: dict[str, Any] | None = None,
              profile_source: str = "profile") -> list[Finding]:
     """Run every rule on ``run`` (a RunEvidence), optionally against a baseline run and a profile."""
-    subject = prepare(run, baseline, profile, profile_source)
+    return diagnose_subject(prepare(run, baseline, profile, profile_source))
+
+
+def diagnose_subject(subject: Subject) -> list[Finding]:
+    """Run every rule on a prepared subject (a report that also reads the subject prepares it once)."""
     findings = [overhead.watch_overhead(subject), gpu.model_not_on_gpu(subject), gpu.input_bound(subject),
                 gpu.gpu_underused(subject)]
     health = [rule(subject) for rule in _GRADIENT_RULES] + [quality.quality_collapse(subject)]

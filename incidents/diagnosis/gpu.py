@@ -76,12 +76,15 @@ def _gpu_evidence(subject: Subject) -> dict[str, Any]:
             "gpu_memory_source": f"{subject.run_label} system.gpu.*.memoryAllocated"}
 
 
-def _too_few(ev: dict[str, Any]) -> str | None:
+def _not_checked(rule: str, ev: dict[str, Any], why_no_metrics: str = "") -> Finding | None:
+    """The GPU rules' common refusal: no GPU metrics at all, or too few samples to judge by."""
+    if not ev["has_gpu_metrics"]:
+        return not_fired(rule, f"Not checked: this run has no GPU utilisation metrics{why_no_metrics}.", **ev)
     if ev["gpu_samples"] >= signals.MIN_GPU_SAMPLES and ev["gpu_util_mean"] is not None:
         return None
-    return (f"Not checked: {_plural(ev['gpu_samples'], 'steady-state GPU sample')} while the run trained; a "
+    return not_fired(rule, f"Not checked: {_plural(ev['gpu_samples'], 'steady-state GPU sample')} while the run trained; a "
             f"GPU-utilisation verdict needs at least {signals.MIN_GPU_SAMPLES} (a longer run, or "
-            "wandb.Settings(x_stats_sampling_interval=…) for more frequent samples).")
+            "wandb.Settings(x_stats_sampling_interval=…) for more frequent samples).", **ev)
 
 
 def _idle(ev: dict[str, Any]) -> bool:
@@ -94,11 +97,8 @@ def model_not_on_gpu(subject: Subject) -> Finding:
     """Idle GPUs with near-empty memory: the model trained on the CPU (or another device)."""
     rule = "model_not_on_gpu"
     ev = _gpu_evidence(subject)
-    if not ev["has_gpu_metrics"]:
-        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics (CPU host, or system "
-                               "metrics not exported).", **ev)
-    if _too_few(ev):
-        return not_fired(rule, _too_few(ev), **ev)
+    if (unchecked := _not_checked(rule, ev, " (CPU host, or system metrics not exported)")) is not None:
+        return unchecked
     samples = _plural(ev["gpu_samples"], "sample")
     if not _idle(ev):
         return not_fired(rule, f"The GPU was in use ({ev['gpu_util_mean']:.0f}% utilisation over {samples}"
@@ -247,11 +247,8 @@ def input_bound(subject: Subject) -> Finding:
     ev = _gpu_evidence(subject)
     util = ev["gpu_util_mean"]
     ev["histogram_interval_steps"] = subject.histogram_interval
-    if not ev["has_gpu_metrics"]:
-        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics (CPU run, or system "
-                               "metrics not exported).", **ev)
-    if _too_few(ev):
-        return not_fired(rule, _too_few(ev), **ev)
+    if (unchecked := _not_checked(rule, ev, " (CPU run, or system metrics not exported)")) is not None:
+        return unchecked
     samples = _plural(ev["gpu_samples"], "steady-state sample")
     if util >= LOW_UTIL:
         return not_fired(rule, f"GPU utilisation averaged {util:.0f}% over {samples} (≥ {LOW_UTIL:.0f}%): "
@@ -294,10 +291,8 @@ def gpu_underused(subject: Subject) -> Finding:
     rule = "gpu_underused"
     ev = _gpu_evidence(subject)
     util = ev["gpu_util_mean"]
-    if not ev["has_gpu_metrics"]:
-        return not_fired(rule, "Not checked: this run has no GPU utilisation metrics.", **ev)
-    if _too_few(ev):
-        return not_fired(rule, _too_few(ev), **ev)
+    if (unchecked := _not_checked(rule, ev)) is not None:
+        return unchecked
     if util >= LOW_UTIL or _idle(ev):
         return not_fired(rule, f"GPU utilisation averaged {util:.0f}%: "
                                + ("not under-used." if util >= LOW_UTIL else "idle, not under-used (see model "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -156,16 +156,27 @@ def loss_column(history: pd.DataFrame) -> str | None:
 def median_step_time(run: Any) -> tuple[float | None, str]:
     """Seconds per step, the median (robust to warm-up and pauses): the one step time every
     comparison in a report uses. The reproducer's own median first, else history deltas."""
+    return _step_time(run, "median")
+
+
+def mean_step_time(run: Any) -> tuple[float | None, str]:
+    """Seconds per step and where it came from: the reproducer's own figure, else history deltas."""
+    return _step_time(run, "mean")
+
+
+def _step_time(run: Any, statistic: Literal["median", "mean"]) -> tuple[float | None, str]:
     summary = getattr(run, "summary", {}) or {}
-    value = summary.get("repro/median_step_s")
+    value = summary.get(f"repro/{statistic}_step_s")
     if isinstance(value, int | float) and value > 0:
-        return float(value), "summary repro/median_step_s"
+        return float(value), f"summary repro/{statistic}_step_s"
     history = getattr(run, "history", None)
     if history is not None and "step_time_s" in history.columns:
         times = pd.to_numeric(history["step_time_s"], errors="coerce").dropna()
         times = times[times > 0]
-        if len(times):
+        if statistic == "median" and len(times):
             return float(times.median()), f"history step_time_s (median of {len(times)})"
+        if len(times):  # the mean is said without its count, as reports have always cited it
+            return float(times.mean()), "history step_time_s (mean)"
     return None, "no step times"
 
 
@@ -202,21 +213,6 @@ def movement(values: pd.Series) -> dict[str, float]:
     stderr = 1.2533 * noise * float(np.sqrt(1 / head + 1 / tail))
     return {"start": start, "end": end, "change": end - start, "spread": spread, "noise": noise,
             "stderr": stderr, "scale": max(spread, abs(start)), "head": head, "tail": tail}
-
-
-def mean_step_time(run: Any) -> tuple[float | None, str]:
-    """Seconds per step and where it came from: the reproducer's own figure, else history deltas."""
-    summary = getattr(run, "summary", {}) or {}
-    value = summary.get("repro/mean_step_s")
-    if isinstance(value, int | float) and value > 0:
-        return float(value), "summary repro/mean_step_s"
-    history = getattr(run, "history", None)
-    if history is not None and "step_time_s" in history.columns:
-        times = pd.to_numeric(history["step_time_s"], errors="coerce").dropna()
-        times = times[times > 0]
-        if len(times):
-            return float(times.mean()), "history step_time_s (mean)"
-    return None, "no step times"
 
 
 def parameter_count(stats: pd.DataFrame) -> int | None:

@@ -40,6 +40,7 @@ def _count(app) -> int:
         return get_db().scalar(select(func.count(Evidence.id)))
 
 
+@pytest.mark.torch
 def test_upload_list_and_detail_escape_names(app, logged_in, wandb_runs):
     run = wandb_runs["plain <script>alert(1)</script>"]
     r = _upload(logged_in, "run <b>1</b>.zip", _zip_bytes(run["dir"]))
@@ -72,6 +73,7 @@ def test_hostile_archive_is_refused_and_nothing_stored(app, logged_in, tmp_path)
     assert _count(app) == 0
 
 
+@pytest.mark.torch
 def test_evidence_pages_need_login_and_ownership(app, logged_in, wandb_runs):
     r = _upload(logged_in, "w.zip", _zip_bytes(wandb_runs["watched"]["dir"]))
     url = logged_in.get(r.headers["Location"]).headers["Location"]         # the job → the stored run

@@ -44,6 +44,7 @@ def test_a_100000_member_zip_is_refused_from_its_directory_in_under_a_second(req
     assert time.perf_counter() - started < 1.0
 
 
+@pytest.mark.torch
 def test_another_accounts_upload_is_not_kept_behind_two_huge_archives(database_url, tmp_path, request,
                                                                       wandb_runs):  # noqa: F811
     from app import create_app

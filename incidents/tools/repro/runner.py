@@ -36,10 +36,16 @@ BATCH_POOL = 8
 WANDB_PROJECT = "hourtab-repro"
 
 
-def resolve_device(torch: Any, requested: str) -> str:
-    """``auto`` → cuda when present, else cpu; an explicit ``cuda`` without a GPU is an error."""
+def check_device(requested: str) -> None:
+    """A device name torch could be asked for; checked before torch is imported (a typo is exit 2
+    whether or not the repro extra is installed)."""
     if requested not in {"auto", "cpu", "cuda"} and not requested.startswith("cuda:"):
         raise InvalidReproArgument(f"--device must be auto, cpu or cuda, not {requested!r}.")
+
+
+def resolve_device(torch: Any, requested: str) -> str:
+    """``auto`` → cuda when present, else cpu; an explicit ``cuda`` without a GPU is an error."""
+    check_device(requested)
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested.startswith("cuda") and not torch.cuda.is_available():
@@ -64,6 +70,7 @@ def idle_cores(torch_default: int) -> int:
 def check_settings(settings: ReproSettings) -> None:
     """Refuse bad settings before anything is built, written or downloaded."""
     validate_spec(settings.spec)
+    check_device(settings.device)
     for name, value, minimum in (("steps", settings.steps, 1), ("warmup", settings.warmup, 0),
                                  ("project-steps", settings.project_steps, 1),
                                  ("profile-steps", settings.profile_steps, 0), ("rounds", settings.rounds, 1)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from incidents.diagnosis import Finding, diagnose, prepare, setup, signals
+from incidents.diagnosis import Finding, diagnose_subject, prepare, setup, signals
 from incidents.writeups.report import charts, engagement, kpis, logentry, markdown, timeline
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report.environment import environment_line
@@ -150,10 +150,9 @@ def build_report(inputs: ReportInput) -> Report:
     findings: list[Finding] = []
     subject = None
     if subject_run is not None:
-        findings = diagnose(subject_run, inputs.run("baseline"), profile.document if profile else None,
-                            profile.name if profile else "profile")
         subject = prepare(subject_run, inputs.run("baseline"), profile.document if profile else None,
                           profile.name if profile else "profile")
+        findings = diagnose_subject(subject)
         if subject.profile_mismatch:
             missing.append(subject.profile_mismatch)
     cmp = kpis.compare(inputs, subject)

@@ -93,3 +93,22 @@ def test_joined_writes_follow_the_transaction(db_session, tmp_path):
         joined(db_session, plain).put_bytes("new/b.bin", b"b")
     db_session.rollback()  # a later rollback leaves what an earlier commit kept
     assert plain.get_bytes("new/b.bin") == b"b"
+
+
+def test_a_joined_store_streams_and_reads_back_like_the_plain_one(db_session, tmp_path):
+    """Every ``BlobStore`` method works through ``joined``; a streamed write rolls back too."""
+    import io
+
+    from hourtab.core.blobs import joined
+    from hourtab.core.db import transaction
+
+    plain = LocalBlobStore(tmp_path / "store")
+    with pytest.raises(RuntimeError), transaction(db_session):
+        joined(db_session, plain).put_stream("new/streamed.bin", io.BytesIO(b"streamed"))
+        raise RuntimeError("roll back")
+    assert not plain.exists("new/streamed.bin")
+    with transaction(db_session):
+        store = joined(db_session, plain)
+        store.put_stream("new/streamed.bin", io.BytesIO(b"streamed"))
+        store.get_file("new/streamed.bin", tmp_path / "copy.bin")
+    assert (tmp_path / "copy.bin").read_bytes() == b"streamed"

@@ -21,6 +21,7 @@ from incidents.evidence.sample_data import REPRO_TINY
 from tests.incidents.diagnosis.gpu_host import add_gpu_host
 from tests.incidents.wandb_runs import closed_log, load_run, offline_wandb
 
+pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import zipfile
 
+import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
@@ -15,6 +16,7 @@ SHAPE = {"kind", "run_id", "name", "project", "steps", "runtime_s", "metrics", "
          "logged_histograms", "media", "ending"}
 
 
+@pytest.mark.torch
 def test_inspect_json_on_an_offline_run_folder(wandb_runs):
     import platform
 
@@ -34,6 +36,7 @@ def test_inspect_json_on_an_offline_run_folder(wandb_runs):
     assert data["gpu_utilization"] == {} and data["warnings"] == []
 
 
+@pytest.mark.torch
 def test_inspect_wandb_dir_reads_latest_run_and_system_metrics(wandb_runs):
     wandb_dir = wandb_runs["watched"]["dir"].parent
     result = CliRunner().invoke(cli, ["wandb", "inspect", str(wandb_runs["plain <script>alert(1)</script>"]["dir"])])
@@ -58,6 +61,7 @@ def test_inspect_refuses_non_export_csv_with_exit_2(tmp_path):
     assert result.exit_code == 2 and "not a W&B export" in result.output and "Step" in result.output
 
 
+@pytest.mark.torch
 def test_inspect_reads_a_zipped_run_folder(wandb_runs, tmp_path):
     run_dir = wandb_runs["watched"]["dir"]
     path = tmp_path / "run.zip"

@@ -30,6 +30,7 @@ def watched(wandb_runs):
     return load_run(wandb_runs["watched"]["dir"])
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("fmt", ["csv", "json-records", "json-columns", "jsonl", "parquet"])
 def test_history_exports_round_trip(watched, tmp_path, fmt):
     table = _api_history(watched)
@@ -56,6 +57,7 @@ def test_history_exports_round_trip(watched, tmp_path, fmt):
         assert np.array_equal(counts[(key, step)], c)
 
 
+@pytest.mark.torch
 def test_system_stream_export(wandb_runs, tmp_path):
     run = load_run(wandb_runs["plain <script>alert(1)</script>"]["dir"])
     table = run.system.reset_index()

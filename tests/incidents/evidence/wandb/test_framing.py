@@ -21,6 +21,7 @@ def _records(path):
     return list(iter_records(path, warnings)), warnings
 
 
+@pytest.mark.torch
 def test_writer_reproduces_sdk_files_byte_for_byte(wandb_runs):
     for run in wandb_runs.values():
         original = run["file"].read_bytes()
@@ -31,6 +32,7 @@ def test_writer_reproduces_sdk_files_byte_for_byte(wandb_runs):
         assert out.getvalue() == original
 
 
+@pytest.mark.torch
 def test_checksum_is_crc32_ieee_of_type_and_data(wandb_runs):
     data = wandb_runs["watched"]["file"].read_bytes()
     assert data[:7] == FILE_HEADER
@@ -40,6 +42,7 @@ def test_checksum_is_crc32_ieee_of_type_and_data(wandb_runs):
     assert crc == zlib.crc32(bytes([kind]) + data[14:14 + length])
 
 
+@pytest.mark.torch
 def test_truncated_mid_record_keeps_what_precedes(wandb_runs, tmp_path):
     source = wandb_runs["watched"]["file"]
     records, _ = _records(source)
@@ -55,6 +58,7 @@ def test_truncated_mid_record_keeps_what_precedes(wandb_runs, tmp_path):
     assert 0 < run.steps < wandb_runs["watched"]["steps"]
 
 
+@pytest.mark.torch
 def test_flipped_byte_keeps_records_before_and_names_the_offset(wandb_runs, tmp_path):
     source = wandb_runs["plain <script>alert(1)</script>"]["file"]
     records, _ = _records(source)
@@ -116,6 +120,7 @@ def test_any_record_sizes_round_trip_and_truncation_keeps_a_prefix(tmp_path_fact
     assert kept == payloads[: len(kept)]
 
 
+@pytest.mark.torch
 def test_cursor_reads_a_growing_file_in_pieces_exactly_once(wandb_runs, tmp_path):
     """The file grows in uneven pieces (cut mid-record, mid-chunk-header, across blocks): each read
     returns only the records completed since the last, the union is the whole file, and no read goes

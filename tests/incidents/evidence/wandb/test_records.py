@@ -26,6 +26,7 @@ def _flat(items, field="nested_key") -> dict:
     return {(".".join(getattr(i, field)) if getattr(i, field) else i.key): json.loads(i.value_json) for i in items}
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", ["plain <script>alert(1)</script>", "watched"])
 def test_framing_reader_agrees_with_wandb_leet_record_for_record(wandb_runs, name):
     path = wandb_runs[name]["file"]
@@ -52,6 +53,7 @@ def test_framing_reader_agrees_with_wandb_leet_record_for_record(wandb_runs, nam
     assert compared["summary"] >= compared["history"]
 
 
+@pytest.mark.torch
 def test_plain_run_comes_back_exactly(wandb_runs):
     expected = wandb_runs["plain <script>alert(1)</script>"]
     run = load_run(expected["dir"])
@@ -78,6 +80,7 @@ def test_plain_run_comes_back_exactly(wandb_runs):
     assert run.started_at is not None and run.ended_at > run.started_at
 
 
+@pytest.mark.torch
 def test_environment_is_read_from_the_log_and_requirements(wandb_runs):
     import platform
     from importlib.metadata import version
@@ -90,6 +93,7 @@ def test_environment_is_read_from_the_log_and_requirements(wandb_runs):
     assert env["program"]
 
 
+@pytest.mark.torch
 def test_watch_histograms_come_back_exactly(wandb_runs):
     expected = wandb_runs["watched"]
     run = load_run(expected["file"])
@@ -113,6 +117,7 @@ def test_watch_histograms_come_back_exactly(wandb_runs):
     assert run.metrics == expected["metrics"]
 
 
+@pytest.mark.torch
 def test_legacy_run_folder_files_are_read(wandb_runs, tmp_path):
     """A pre-0.30 layout (JSON/YAML files, no .wandb), written from a real run's values."""
     source = load_run(wandb_runs["watched"]["dir"])
@@ -145,6 +150,7 @@ def test_legacy_run_folder_files_are_read(wandb_runs, tmp_path):
     assert list(run.system.columns) == ["_runtime", "system.cpu", "system.gpu.0.gpu"]
 
 
+@pytest.mark.torch
 def test_nested_hand_logged_histograms_in_a_legacy_history_are_read_as_gradients_and_weights(wandb_runs, tmp_path):
     """wandb-history.jsonl rows holding {"Gradients": {name: histogram}, "Weights": {…}} (values of a real run)."""
     source = load_run(wandb_runs["watched"]["dir"])

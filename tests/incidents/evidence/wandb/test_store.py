@@ -31,6 +31,7 @@ def account(db_session):
     return make_account(db_session, "ev@example.com")
 
 
+@pytest.mark.torch
 def test_ingest_and_load_back_without_reparsing(db_session, account, wandb_runs, tmp_path):
     blobs = LocalBlobStore(tmp_path / "blobs")
     upload = _zip_run(wandb_runs["watched"]["dir"], tmp_path / "upload.zip")

@@ -91,6 +91,7 @@ def test_gradients_every_100_steps_is_not_flagged(tmp_path):
     assert watch["prediction"]["per_step_s"] == pytest.approx(watch["prediction"]["per_logging_step_s"] / 100)
 
 
+@pytest.mark.torch
 def test_configuration_hidden_behind_variables(tmp_path):
     report = as_json(audit(str(script(tmp_path, "hidden_config")), "--json"))
     rules = by_rule(report)

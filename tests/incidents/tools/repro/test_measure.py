@@ -66,6 +66,7 @@ def test_step_clock_on_cpu_accounts_for_the_step():
     assert clock.timer == "host-clock"
 
 
+@pytest.mark.torch
 @pytest.mark.gpu
 def test_cuda_clock_and_nvml_sampler():
     torch = pytest.importorskip("torch")

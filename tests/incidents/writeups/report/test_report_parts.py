@@ -70,3 +70,22 @@ def test_edited_log_entry_wins_and_cache_key_follows_inputs():
     assert build_report(_inputs(log_entry="Mine.")).log_entry == "Mine."
     assert cache_key(a) == cache_key(_inputs())
     assert cache_key(a) != cache_key(_inputs(sections={"summary": "changed"}))
+
+
+def test_a_report_prepares_its_diagnosis_subject_once(monkeypatch):
+    """The histogram pass is the costly part of a diagnosis: the findings and the log entry share it."""
+    import incidents.diagnosis
+    from incidents.diagnosis.subject import prepare
+    from incidents.writeups.report import build
+
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return prepare(*args, **kwargs)
+
+    for module in (build, incidents.diagnosis):  # wherever a report could reach it
+        monkeypatch.setattr(module, "prepare", counted)
+    report = build_report(_inputs())
+    assert len(calls) == 1
+    assert report.findings

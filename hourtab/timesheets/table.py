@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from hourtab.timesheets.cells import Cells
 from hourtab.timesheets.errors import RowIssue, UnreadableFile
 
 BLOCK_SIZE = 1 << 22
@@ -32,34 +33,40 @@ class Body:
     issues: list[RowIssue] = field(default_factory=list)
     blank_rows: int = 0
     notes: list[str] = field(default_factory=list)
+    _cells: dict[int, Cells] = field(default_factory=dict, repr=False)
+
+    def has_cells(self, i: int) -> bool:
+        return i in self._cells
+
+    def cells(self, i: int) -> Cells:
+        """Column ``i`` as distinct trimmed values (``cells.Cells``), encoded once for every reader of it."""
+        if i not in self._cells:
+            self._cells[i] = Cells.of(self.table.column(i))
+        return self._cells[i]
 
 
 def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[int] = frozenset()) -> Body:
     """The rows under the header; ``optional`` columns may be missing at the end of a row."""
     names = [f"c{i}" for i in range(len(columns))]
-    bad_rows: list[int] = []
-
-    def _invalid(row) -> str:
-        bad_rows.append(row.actual_columns)
-        return "skip"
-
     try:
         table = pcsv.read_csv(
-            io.BytesIO(utf8),
+            pa.BufferReader(utf8),
             read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE,
                                            use_threads=USE_THREADS),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
-                                            ignore_empty_lines=False, invalid_row_handler=_invalid),
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                            ignore_empty_lines=False),
+            # ``to_utf8`` has validated (or produced) the UTF-8 already: a second check would cost a pass.
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, check_utf8=False,
                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowException) as e:
+        # Rare: a row with too few or too many fields, or a broken quote. Read again with the csv
+        # module, which names each bad row's line (an invalid-row handler would cost every clean
+        # file a Python callback hook in pyarrow's reader; the exception costs nothing until then).
         body = _scan(utf8, columns, delimiter, optional)
         if not body.issues:
             raise UnreadableFile(f"The file could not be read as CSV: {e}") from e
         return _without_blank(body)
-    if bad_rows:  # rare: read again with the csv module, which names each bad row's line
-        return _without_blank(_scan(utf8, columns, delimiter, optional))
     table = table.combine_chunks()
     lines, inside = _lines_fast(utf8, table)
     body = Body(table, lines)
@@ -69,7 +76,7 @@ def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozens
 
 
 def _without_blank(body: Body) -> Body:
-    blank = _blank_mask(body.table)
+    blank = _blank_mask(body)
     if not blank.any():
         return body
     keep = ~blank
@@ -104,12 +111,14 @@ def _unclosed_issue(line: int, column: str, cell: str) -> RowIssue:
                     expected="a closing quote before the end of the line")
 
 
-def _blank_mask(table: pa.Table) -> np.ndarray:
+def _blank_mask(body: Body) -> np.ndarray:
+    table = body.table
     if table.num_columns == 0 or table.num_rows == 0:
         return np.zeros(table.num_rows, bool)
     mask = np.ones(table.num_rows, bool)
-    for col in table.columns:  # almost always settled by the first column: most rows are not blank
-        mask &= pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(col)), 0).to_numpy(zero_copy_only=False)
+    for i in range(table.num_columns):  # almost always settled by the first column: most rows are not blank
+        cells = body.cells(i)
+        mask &= cells.rows(pc.equal(pc.utf8_length(cells.values), 0).to_numpy(zero_copy_only=False))
         if not mask.any():
             break
     return mask

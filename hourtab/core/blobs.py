@@ -200,6 +200,13 @@ class UnitOfWorkBlobs:
         self._track(key)
         self.store.put_bytes(key, data)
 
+    def put_stream(self, key: str, stream) -> None:
+        self._track(key)
+        self.store.put_stream(key, stream)
+
+    def get_file(self, key: str, path: Path) -> None:
+        self.store.get_file(key, path)
+
     def get_bytes(self, key: str) -> bytes:
         return self.store.get_bytes(key)
 

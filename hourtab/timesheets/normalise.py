@@ -130,9 +130,14 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     # (source column, cells) per field; a combined start or end column gives both parts and wins.
     date_cols: dict[str, tuple[str, Cells]] = {}
     time_cols: dict[str, tuple[str, Cells]] = {}
+    read_as_times: dict[str, pa.Array] = {}  # columns the CSV reader read as times already (``read_body``)
     for fld, cols in (("date", date_cols), ("start_date", date_cols), ("end_date", date_cols),
                       ("start_time", time_cols), ("end_time", time_cols)):
-        if (arr := cells(fld)) is not None:
+        column = table.column(index[found[fld]]) if fld in found else None
+        if column is not None and pa.types.is_time(column.type):
+            read_as_times[fld] = column.combine_chunks()
+            cols[fld] = (found[fld], _LazyCells(lambda i=index[found[fld]]: body.cells(i)))
+        elif (arr := cells(fld)) is not None:
             cols[fld] = (found[fld], arr)
     for side, parts in (("start", start_dt), ("end", end_dt)):
         if parts is not None:
@@ -142,8 +147,12 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     times: dict[str, V.Parsed] = {}
     twelve = seconds_shown = False
     for fld, (col, arr) in time_cols.items():
-        parsed, uses12, has_s = V.times_of_day(arr.values)
-        times[fld] = parsed = arr.parsed(parsed)
+        if fld in read_as_times:
+            parsed, uses12, has_s = _read_times(read_as_times[fld])
+        else:
+            parsed, uses12, has_s = V.times_of_day(arr.values)
+            parsed = arr.parsed(parsed)
+        times[fld] = parsed
         twelve |= uses12
         seconds_shown |= has_s
         problems.add(parsed.bad, col, "not a time of day", "HH:MM, HH:MM:SS or h:MM AM/PM", arr)
@@ -303,6 +312,23 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
                       details=[why] if why else [])
 
 
+class _LazyCells:
+    """A column's cells, encoded only if a problem in it has to show a value."""
+
+    def __init__(self, make) -> None:
+        self._make = make
+
+    def take(self, rows: np.ndarray) -> list[str]:
+        return self._make().take(rows)
+
+
+def _read_times(column: pa.Array) -> tuple[V.Parsed, bool, bool]:
+    """``times_of_day``'s answer for a column pyarrow read as ``time32[s]`` (every cell HH:MM:SS or blank)."""
+    empty = column.is_null().to_numpy(zero_copy_only=False)
+    seconds = pc.cast(column, pa.int32()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return V.Parsed(seconds, np.zeros(len(column), bool), empty), False, bool((~empty).any())
+
+
 def _repeated_header(problems: _Problems, table: pa.Table, found: dict[str, str], column_cells) -> None:
     """Two exports pasted together leave a second header row in the data."""
     names = list(dict.fromkeys(found.values()))[:3]
@@ -434,9 +460,10 @@ def _to_utc(local_seconds: np.ndarray, mask: np.ndarray, tz: ZoneInfo) -> np.nda
     """Wall-clock seconds in ``tz`` to UTC nanoseconds; DST gaps shift forward, repeats read as standard."""
     if len(local_seconds) == 0:
         return np.zeros(0, np.int64)
-    naive = pd.DatetimeIndex(np.where(mask, local_seconds, 0).astype("datetime64[s]"))
-    if tz.key == "UTC":
-        return naive.asi8 * (1_000_000_000 // _unit_ns(naive))
+    seconds = np.where(mask, local_seconds, 0).astype(np.int64)
+    if tz.key == "UTC":  # wall clock is UTC already: no calendar work at all
+        return seconds * 1_000_000_000
+    naive = pd.DatetimeIndex(seconds.astype("datetime64[s]"))
     aware = naive.tz_localize(tz, ambiguous=np.zeros(len(naive), bool), nonexistent="shift_forward")
     return aware.tz_convert("UTC").asi8 * (1_000_000_000 // _unit_ns(aware))
 

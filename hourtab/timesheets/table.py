@@ -39,15 +39,25 @@ class Body:
         return i in self._cells
 
     def cells(self, i: int) -> Cells:
-        """Column ``i`` as distinct trimmed values (``cells.Cells``), encoded once for every reader of it."""
+        """Column ``i`` as distinct trimmed values (``cells.Cells``), encoded once for every reader of it
+        (a column read as times, see ``read_body``, as the text of those times; blank where empty)."""
         if i not in self._cells:
-            self._cells[i] = Cells.of(self.table.column(i))
+            column = self.table.column(i)
+            self._cells[i] = Cells.of(column if column.type == pa.string() else pc.cast(column, pa.string()))
         return self._cells[i]
 
 
-def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[int] = frozenset()) -> Body:
-    """The rows under the header; ``optional`` columns may be missing at the end of a row."""
+def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[int] = frozenset(),
+              clocks: frozenset[int] = frozenset()) -> Body:
+    """The rows under the header; ``optional`` columns may be missing at the end of a row.
+
+    ``clocks``: columns whose first rows are all ``HH:MM:SS`` times of day. pyarrow reads them as
+    ``time32[s]`` in the same pass (its parser checks each field's digits and range, < 24 h, < 60
+    min and s, as the normaliser's reading does); a cell it cannot read that way fails the read,
+    and the file is read again with every column as text, where the normaliser names that cell.
+    """
     names = [f"c{i}" for i in range(len(columns))]
+    types = {n: pa.time32("s") if i in clocks else pa.string() for i, n in enumerate(names)}
     try:
         table = pcsv.read_csv(
             pa.BufferReader(utf8),
@@ -56,10 +66,12 @@ def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozens
             parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
                                             ignore_empty_lines=False),
             # ``to_utf8`` has validated (or produced) the UTF-8 already: a second check would cost a pass.
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, check_utf8=False,
+            convert_options=pcsv.ConvertOptions(column_types=types, check_utf8=False,
                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowException) as e:
+        if clocks:  # a time that is not HH:MM:SS after all, or a bad row: read it all as text
+            return read_body(utf8, columns, delimiter, optional)
         # Rare: a row with too few or too many fields, or a broken quote. Read again with the csv
         # module, which names each bad row's line (an invalid-row handler would cost every clean
         # file a Python callback hook in pyarrow's reader; the exception costs nothing until then).
@@ -94,6 +106,8 @@ def _without_swallowed(body: Body, columns: list[str], delimiter: str) -> Body:
     bad = np.zeros(body.table.num_rows, bool)
     issues = list(body.issues)
     for i, col in enumerate(body.table.columns):
+        if col.type != pa.string():  # a column read as times holds no newline
+            continue
         multi = np.flatnonzero(pc.match_substring(col, "\n").to_numpy(zero_copy_only=False) & ~bad)
         for row, cell in zip(multi, col.take(pa.array(multi)).to_pylist(), strict=True):
             if _swallowed(cell, delimiter, ncols):
@@ -138,6 +152,8 @@ def _lines_fast(utf8: bytes, table: pa.Table) -> tuple[np.ndarray, bool]:
     inside = np.zeros(n, np.int64)
     sep = newline.decode()
     for col in table.columns:
+        if col.type != pa.string():
+            continue
         inside += pc.count_substring(col, sep).to_numpy(zero_copy_only=False)
     if not n:
         return base, False

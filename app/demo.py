@@ -30,6 +30,7 @@ from hourtab.core.scoping import select_owned
 from hourtab.retainers import service as retainers
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
+from hourtab.timesheets import uploads
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, Upload
 from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
@@ -143,7 +144,7 @@ def _load_timesheets(session: Session, account: Account, blobs: BlobStore, today
         done = session.scalar(select(Upload.id).where(Upload.account_id == account.id, Upload.filename == name,
                                                       Upload.status == "imported"))
         if done is None:
-            import_file(session, account, data, name, timezone="UTC", created_by="demo loader", blobs=blobs)
+            uploads.import_file(session, account, data, name, blobs, timezone="UTC", created_by="demo loader")
     return starts
 
 

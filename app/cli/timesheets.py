@@ -171,7 +171,7 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
     from app.cli.context import cli_session
     from hourtab.core import accounts
     from hourtab.core.db import transaction
-    from hourtab.timesheets.importer import import_file
+    from hourtab.timesheets.uploads import import_file
 
     with cli_session() as cx:
         session = cx.session
@@ -179,9 +179,9 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
         account = accounts.get_account(session, email)
         with _json_errors(as_json), open(file, "rb") as stream, transaction(session):
             # Streamed into the blob store (its size checked as it streams), parsed once, then imported.
-            result = import_file(session, account, stream, file.name, format=fmt, date_order=date_order,
+            result = import_file(session, account, stream, file.name, cx.blobs, format=fmt, date_order=date_order,
                                  timezone=timezone, profile=profile, skip_invalid=skip_invalid,
-                                 dry_run=dry_run, retainer_id=retainer_id, blobs=cx.blobs,
+                                 dry_run=dry_run, retainer_id=retainer_id,
                                  created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
             if not dry_run:
                 from app.cli.context import queue_app

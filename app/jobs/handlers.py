@@ -20,7 +20,7 @@ from hourtab.core.jobs import Job, create_job
 
 def register(app: Flask, queue: Queue) -> None:
     from hourtab.core.accounts import Account
-    from hourtab.timesheets.importer import import_file
+    from hourtab.timesheets.uploads import import_file
     from incidents.evidence import store
     from incidents.writeups import published
 
@@ -37,8 +37,8 @@ def register(app: Flask, queue: Queue) -> None:
     def csv_import(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
         result = import_file(session, session.get(Account, job.account_id), blobs.get_bytes(p["key"]),
-                             p["filename"], created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
-                             retainer_id=p.get("retainer_id"), blobs=blobs)
+                             p["filename"], blobs, created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
+                             retainer_id=p.get("retainer_id"))
         if cfg.get("SMTP_URL"):
             create_job(session, job.account_id, "alerts_check", {})
         return {"upload_id": result.upload_id, "counts": result.counts()}

@@ -35,7 +35,6 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account
-from hourtab.core.blobs import BlobStore
 from hourtab.core.db import columns, insert_new_rows, utcnow
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.staging import read_limited
@@ -164,25 +163,16 @@ def import_file(session: Session, account: Account, data: bytes | BinaryIO, file
                 date_order: str | None = None, timezone: str | None = None,
                 mapping: dict[str, str] | None = None, duration_unit: str = "auto", profile: str | None = None,
                 skip_invalid: bool = False, dry_run: bool = False, retainer_id: int | None = None,
-                created_by: str | None = None, max_bytes: int | None = DEFAULT_MAX_BYTES,
-                blobs: BlobStore | None = None) -> ImportResult:
-    """Read ``data`` (bytes or a binary file) and merge it into the account's entries; never commits.
-
-    With ``blobs`` the file goes through the upload pipeline (``uploads.stage_csv``: streamed into
-    the store, its size checked once while it streams, parsed once) and is kept; without, it is
-    parsed from memory and the upload row keeps no bytes. A dry run stores nothing either way.
+                created_by: str | None = None, max_bytes: int | None = DEFAULT_MAX_BYTES) -> ImportResult:
+    """Read ``data`` (bytes or a binary file) from memory and merge it into the account's entries;
+    never commits. The upload row keeps no bytes: ``uploads.import_file`` is the same with the file
+    kept in the blob store (what the CLI, the job and the demo use). A dry run writes nothing.
     """
-    from hourtab.timesheets import uploads
-
     options = ImportOptions(format=format, date_order=date_order, timezone=timezone, mapping=mapping,
                             duration_unit=duration_unit, profile=profile, skip_invalid=skip_invalid,
                             retainer_id=retainer_id)
     who = created_by if created_by is not None else account.email
     stream = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
-    if blobs is not None and not dry_run:
-        upload = uploads.stage_csv(session, account, stream, filename, blobs, created_by=who, max_bytes=max_bytes,
-                                   options=options, assess=False)
-        return uploads.confirm(session, account, upload.id, blobs)
     source = BytesSource(read_limited(stream, max_bytes, _too_large))
     frame, report = read_for_account(session, account, source, options)
     refuse_unless_allowed(report, skip_invalid)

@@ -12,6 +12,7 @@ The CLI, the web pages and the import job each call one of these; nothing here c
 
 from __future__ import annotations
 
+import io
 from typing import Any, BinaryIO
 
 import pandas as pd
@@ -22,6 +23,7 @@ from hourtab.core.blobs import BlobStore, joined
 from hourtab.core.errors import Conflict, NotFound
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.staging import stage_stream
+from hourtab.timesheets import importer
 from hourtab.timesheets.encoding import to_utf8
 from hourtab.timesheets.errors import AmbiguousDateOrder, CsvTooLarge, TimesheetError, UnknownFormat
 from hourtab.timesheets.importer import (
@@ -69,6 +71,20 @@ def stage_csv(session: Session, account: Account, stream: BinaryIO, filename: st
     if assess:
         _assess(session, account, upload, blobs)
     return upload
+
+
+def import_file(session: Session, account: Account, data: bytes | BinaryIO, filename: str, blobs: BlobStore, *,
+                created_by: str, max_bytes: int | None = DEFAULT_MAX_BYTES, dry_run: bool = False,
+                **options: Any) -> ImportResult:
+    """Stage and confirm in one go (``hourtab import``, the import job, the demo): the file kept in
+    ``blobs``, parsed once. A dry run stores nothing (``importer.import_file`` reads it from memory)."""
+    if dry_run:
+        return importer.import_file(session, account, data, filename, dry_run=True, created_by=created_by,
+                                    max_bytes=max_bytes, **options)
+    stream = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
+    upload = stage_csv(session, account, stream, filename, blobs, created_by=created_by, max_bytes=max_bytes,
+                       options=ImportOptions(**options), assess=False)
+    return confirm(session, account, upload.id, blobs)
 
 
 def options_of(upload: Upload) -> ImportOptions:

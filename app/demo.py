@@ -30,6 +30,7 @@ from hourtab.core.scoping import select_owned
 from hourtab.retainers import service as retainers
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
+from hourtab.timesheets import uploads
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, Upload
 from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
@@ -82,7 +83,7 @@ def load_demo(session: Session, blobs: BlobStore, today: dt.date | None = None) 
 def load_samples(session: Session, account: Account, blobs: BlobStore, today: dt.date | None = None) -> None:
     """The sample exports, the reproducer's incident and the retainers over them (idempotent)."""
     today = today or dt.date.today()
-    starts = _load_timesheets(session, account, today)
+    starts = _load_timesheets(session, account, blobs, today)
     _load_incident(session, account, blobs, today)
     _load_retainers(session, account, starts)
 
@@ -135,7 +136,7 @@ def shifted_export(data: bytes, today: dt.date) -> tuple[bytes, dt.date]:
     return out.getvalue().encode(), min(dates) + shift
 
 
-def _load_timesheets(session: Session, account: Account, today: dt.date) -> dict[str, dt.date]:
+def _load_timesheets(session: Session, account: Account, blobs: BlobStore, today: dt.date) -> dict[str, dt.date]:
     """Import each sample once (by file name); returns each file's first date after the move."""
     starts = {}
     for name, *_ in DEMO_FILES:
@@ -143,7 +144,7 @@ def _load_timesheets(session: Session, account: Account, today: dt.date) -> dict
         done = session.scalar(select(Upload.id).where(Upload.account_id == account.id, Upload.filename == name,
                                                       Upload.status == "imported"))
         if done is None:
-            import_file(session, account, data, name, timezone="UTC", created_by="demo loader")
+            uploads.import_file(session, account, data, name, blobs, timezone="UTC", created_by="demo loader")
     return starts
 
 

@@ -1,9 +1,10 @@
 """Benchmark of the time-tracker importer (issue 3). Not a test: prints figures measured in one run.
 
-    python bench/import_csv.py [--rows 100000] [--no-postgres]
+    python bench/import_csv.py [--rows 100000] [--repeat 15] [--no-postgres] [--no-import]
 
 Prints, for a generated Toggl export and a Clockify export (DD.MM.YYYY, 12 h times):
-``csv inspect`` time / plain ``pandas.read_csv`` time of the same file (goal <= 3), then a full
+``csv inspect`` time / plain ``pandas.read_csv`` time of the same file (goal <= 3; medians of
+runs that alternate between the two, see ``alternating``), then a full
 import into SQLite and PostgreSQL (rows/s; goal: 100k rows < 5 s on SQLite), a re-import of the
 same file (all unchanged), and the process's peak memory. Times are wall-clock; the CPU time of
 this process is printed beside imports, because on a shared machine the two differ (the database
@@ -78,13 +79,20 @@ def generate(rows: int, kind: str, path: Path) -> None:
         frame.to_csv(path, index=False, quoting=1, lineterminator="\r\n")
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
+def alternating(fns: dict[str, object], repeat: int) -> dict[str, float]:
+    """Median wall time of each function, run in turn (a, b, a, b, …) rather than one after the other.
+
+    On a shared two-core machine the load changes from second to second; interleaving puts the
+    baseline and the measured code under the same load, and the median drops the runs that an
+    unrelated burst landed on, so the ratio holds still from one run to the next.
+    """
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def peak_mib() -> float:
@@ -120,6 +128,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-import", action="store_true", help="only the csv inspect ratio")
+    parser.add_argument("--repeat", type=int, default=15, help="alternating runs of each (median taken)")
     args = parser.parse_args()
 
     from hourtab.timesheets import read_timesheet
@@ -129,12 +139,16 @@ def main() -> None:
             path = Path(tmp) / f"{kind}.csv"
             generate(args.rows, kind, path)
             size = path.stat().st_size / 1048576
-            base = best_of(lambda p=path: pd.read_csv(p))
-            inspect = best_of(lambda p=path: read_timesheet(p.read_bytes(), max_bytes=None, fingerprints=False))
+            timed = alternating({"pandas": lambda p=path: pd.read_csv(p),
+                                 "inspect": lambda p=path: read_timesheet(p.read_bytes(), max_bytes=None,
+                                                                          fingerprints=False)}, args.repeat)
+            base, inspect = timed["pandas"], timed["inspect"]
             _, report = read_timesheet(path.read_bytes(), max_bytes=None, fingerprints=False)
             assert report.entries == args.rows and not report.errors, report.as_json()
             print(f"{kind}: {args.rows} rows, {size:.1f} MiB — {report.explanation}")
             print(f"  pandas.read_csv {base:.3f} s; csv inspect {inspect:.3f} s; ratio {inspect / base:.2f} (goal <= 3)")
+            if args.no_import:
+                continue
             data = path.read_bytes()
             bench_import(f"sqlite:///{Path(tmp) / (kind + '.db')}", data, "SQLite")
             if not args.no_postgres:

@@ -141,9 +141,9 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
     from hourtab.timesheets.reader import read_timesheet
 
     with _json_errors(as_json):
-        data = _read_limited(file, max_bytes_from_env())
+        data = _read_limited(file, max_bytes_from_env())  # the one size check: before the file is read
         _, report = read_timesheet(data, format=fmt, date_order=date_order, timezone=timezone,
-                                   max_bytes=max_bytes_from_env(), fingerprints=False)
+                                   max_bytes=None, fingerprints=False)
     if as_json:
         click.echo(json.dumps(report.as_json(), ensure_ascii=False))
     else:
@@ -171,19 +171,18 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
     from app.cli.context import cli_session
     from hourtab.core import accounts
     from hourtab.core.db import transaction
-    from hourtab.timesheets.importer import import_file
+    from hourtab.timesheets.uploads import import_file
 
     with cli_session() as cx:
         session = cx.session
         limit = int(cx.settings["CSV_MAX_BYTES"])
         account = accounts.get_account(session, email)
-        with _json_errors(as_json):
-            data = _read_limited(file, limit)
-            with transaction(session):
-                result = import_file(session, account, data, file.name, format=fmt, date_order=date_order,
-                                     timezone=timezone, profile=profile, skip_invalid=skip_invalid,
-                                     dry_run=dry_run, retainer_id=retainer_id,
-                                     created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
+        with _json_errors(as_json), open(file, "rb") as stream, transaction(session):
+            # Streamed into the blob store (its size checked as it streams), parsed once, then imported.
+            result = import_file(session, account, stream, file.name, cx.blobs, format=fmt, date_order=date_order,
+                                 timezone=timezone, profile=profile, skip_invalid=skip_invalid,
+                                 dry_run=dry_run, retainer_id=retainer_id,
+                                 created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
             if not dry_run:
                 from app.cli.context import queue_app
                 from app.jobs.alerts import queue_alert_check

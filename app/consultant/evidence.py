@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from flask import redirect, render_template, url_for
 from flask_login import login_required
 from flask_wtf import FlaskForm
@@ -16,7 +14,9 @@ from app.errors import form_status
 from app.extensions import blobs
 from app.jobs import enqueue
 from app.jobs.broker import start
+from hourtab.core.blobs import joined
 from hourtab.core.jobs import open_jobs
+from hourtab.core.staging import stage_stream
 from hourtab.core.svgchart import line_svg
 from incidents.errors import InvalidEvidence
 from incidents.evidence import store
@@ -56,31 +56,19 @@ def evidence_list():
 
 
 def _queue_ingest(db, upload):
-    """Keep the upload's bytes in blob storage and queue the parse: the request returns at once.
+    """Stage the upload into blob storage and queue the parse: the request returns at once.
 
-    The bytes go where the stored run keeps them (keyed by sha256), so a worker on another host
-    reads them from the shared bucket, and a retried job reads the same object.
+    The same staging step as a CSV upload (``hourtab.core.staging``): read once, hashed as it
+    streams, put once where the stored run keeps it (keyed by sha256), so a worker on another
+    host reads it from the shared bucket, a retried job reads the same object, and the job does
+    not hash it again.
     """
     name = upload.filename or ""
     store.upload_suffix(name)                         # refuse what we cannot read before storing it
-    stream = upload.stream
-    sha, size = _hash(stream)
-    key = store.upload_key(account().id, sha, name)
-    store_ = blobs()
-    if not store_.exists(key):
-        stream.seek(0)
-        store_.put_stream(key, stream)
-    return start(db, account().id, "evidence_ingest", {"key": key, "filename": name[:300], "size": size,
-                                                        "sha256": sha})
-
-
-def _hash(stream) -> tuple[str, int]:
-    """sha256 and size of the upload (werkzeug keeps a large one in a temporary file)."""
-    digest, size = hashlib.sha256(), 0
-    while chunk := stream.read(1 << 20):
-        digest.update(chunk)
-        size += len(chunk)
-    return digest.hexdigest(), size
+    me = account().id
+    staged = stage_stream(joined(db, blobs()), upload.stream, lambda sha: store.upload_key(me, sha, name))
+    return start(db, me, "evidence_ingest", {"key": staged.key, "filename": name[:300], "size": staged.size,
+                                             "sha256": staged.sha256})
 
 
 @bp.route("/evidence/<int:evidence_id>")

@@ -1,10 +1,14 @@
 """/imports: upload a time-tracker export, preview it, confirm, and audit past imports.
 
-The file is kept (status "staged") when uploaded, so the preview can be re-read with another
-date order, time zone or column mapping without uploading again; confirming imports it.
+The file is staged when uploaded (``hourtab.timesheets.uploads``: kept in the blob store and parsed
+once), with its options on the upload row; the preview reads that parse, a changed option (another
+date order, time zone or column mapping) is posted, kept and read once, and confirming imports it.
+A query string on the preview (an old link) still reads the file that way, for that page only.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 from flask import Response, current_app, flash, redirect, render_template, request, url_for
@@ -15,17 +19,16 @@ from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
+from app.extensions import blobs
 from app.jobs.alerts import queue_alert_check
 from hourtab.core.accounts import Account
 from hourtab.core.db import transaction
 from hourtab.core.scoping import get_owned
 from hourtab.retainers.service import list_retainers
-from hourtab.timesheets import importer, profiles, removal
+from hourtab.timesheets import importer, profiles, removal, uploads
 from hourtab.timesheets.detect import FORMAT_NAMES, sniff_header
-from hourtab.timesheets.encoding import to_utf8
 from hourtab.timesheets.errors import (
     AmbiguousDateOrder,
-    CsvTooLarge,
     RowsRejected,
     TimesheetError,
     UnknownFormat,
@@ -45,30 +48,28 @@ FIELD_LABELS = {
 }
 
 
-def _options() -> importer.ImportOptions:
-    """Import options from the query string or form (the preview and confirm share them)."""
-    values = request.values
-    mapping = {f: values.get(f"m_{f}", "") for f in FIELDS if values.get(f"m_{f}")}
-    return importer.ImportOptions(
-        format=values.get("format") or "auto",
-        date_order=values.get("date_order") or None,
-        timezone=values.get("timezone") or None,
-        mapping=mapping or None,
-        duration_unit=values.get("duration_unit") or "auto",
-        profile=values.get("profile") or None,
-        skip_invalid=values.get("skip_invalid") == "1",
-        retainer_id=int(values["retainer"]) if values.get("retainer", "").isdigit() else None,
-    )
+def _changes(values) -> dict[str, Any]:
+    """The import options a request sends (only those it names: the rest stay as kept on the upload)."""
+    out: dict[str, Any] = {}
+    for key, default in (("format", "auto"), ("date_order", None), ("timezone", None),
+                         ("duration_unit", "auto"), ("profile", None)):
+        if key in values:
+            out[key] = values.get(key) or default
+    if "retainer" in values:
+        out["retainer_id"] = int(values["retainer"]) if values["retainer"].isdigit() else None
+    if any(k.startswith("m_") for k in values):
+        out["mapping"] = {f: values[f"m_{f}"] for f in FIELDS if values.get(f"m_{f}")} or None
+    return out
 
 
-def _query(options: importer.ImportOptions, **override) -> dict[str, str]:
-    args = {"format": options.format, "date_order": options.date_order or "", "timezone": options.timezone or "",
-            "profile": options.profile or "", "duration_unit": options.duration_unit,
-            "skip_invalid": "1" if options.skip_invalid else "",
-            "retainer": str(options.retainer_id) if options.retainer_id else ""}
-    args.update({f"m_{k}": v for k, v in (options.mapping or {}).items()})
-    args.update(override)
-    return {k: v for k, v in args.items() if v}
+def _query(options: dict[str, Any]) -> dict[str, str]:
+    """Options as query-string or hidden-field values (the one-off reading of an old link)."""
+    args = {"format": options.get("format"), "date_order": options.get("date_order"),
+            "timezone": options.get("timezone"), "profile": options.get("profile"),
+            "duration_unit": options.get("duration_unit"),
+            "retainer": str(options["retainer_id"]) if options.get("retainer_id") else None}
+    args.update({f"m_{k}": v for k, v in (options.get("mapping") or {}).items()})
+    return {k: v for k, v in args.items() if v and v != "auto"}
 
 
 @bp.route("/imports", methods=["GET", "POST"])
@@ -81,19 +82,23 @@ def imports():
     upload = request.files.get("file")
     if upload is None or not upload.filename:
         return _upload_page("Choose a CSV file to upload.")
-    limit = int(current_app.config["CSV_MAX_BYTES"])
+    options = importer.ImportOptions().with_changes(_changes(request.form))
     try:
-        size = upload.stream.seek(0, 2)
-        upload.stream.seek(0)
-        if size > limit:
-            raise CsvTooLarge(size, limit)
         with transaction(db):
-            staged = importer.stage_upload(db, me, upload.stream.read(), upload.filename, created_by=me.email,
-                                           max_bytes=limit)
-            importer.assess_upload(db, me, staged, _options(), limit)
+            staged = uploads.stage_csv(db, me, upload.stream, upload.filename, blobs(), created_by=me.email,
+                                       max_bytes=int(current_app.config["CSV_MAX_BYTES"]), options=options)
     except TimesheetError as e:  # shown in the upload form, with the error's own status
         return _upload_page(str(e), e)
-    return redirect(url_for("consultant.import_preview", upload_id=staged.id, **_query(_options())))
+    return redirect(url_for("consultant.import_preview", upload_id=staged.id))
+
+
+@bp.route("/imports/<int:upload_id>/options", methods=["POST"])
+@login_required
+def import_options(upload_id: int):
+    """Keep the options the preview's forms chose on the upload, then preview it with them."""
+    with transaction(get_db()):
+        uploads.set_options(get_db(), account(), upload_id, blobs(), _changes(request.values))
+    return redirect(url_for("consultant.import_preview", upload_id=upload_id))
 
 
 def _my_upload(upload_id: int) -> tuple[Session, Account, Upload]:
@@ -105,7 +110,7 @@ def _my_upload(upload_id: int) -> tuple[Session, Account, Upload]:
 def _upload_page(message: str | None = None, error: Exception | None = None):
     db = get_db()
     me = account()
-    page = render_template("consultant/imports/upload.html", recent=importer.list_uploads(db, me, limit=10),
+    page = render_template("consultant/imports/upload.html", recent=uploads.list_uploads(db, me, limit=10),
                            profiles=profiles.list_profiles(db, me), formats=FORMAT_NAMES, error=message,
                            retainers=list_retainers(db, me), states=importer.UPLOAD_STATES,
                            timezone=me.timezone, max_mb=current_app.config["CSV_MAX_BYTES"] // 1048576)
@@ -116,7 +121,7 @@ def _upload_page(message: str | None = None, error: Exception | None = None):
 @login_required
 def import_history():
     return render_template("consultant/imports/history.html", states=importer.UPLOAD_STATES,
-                           uploads=importer.list_uploads(get_db(), account(), limit=1000))
+                           uploads=uploads.list_uploads(get_db(), account(), limit=1000))
 
 
 @bp.route("/imports/<int:upload_id>/preview")
@@ -125,16 +130,16 @@ def import_preview(upload_id: int):
     db, me, upload = _my_upload(upload_id)
     if upload.status == "imported":
         return redirect(url_for("consultant.import_detail", upload_id=upload.id))
-    options = _options()
-    context = {"upload": upload, "options": options, "query": _query(options), "ambiguity": None, "error": None,
+    override = _changes(request.args)
+    options = uploads.options_of(upload).with_changes(override)
+    context = {"upload": upload, "options": options, "query": _query(override), "ambiguity": None, "error": None,
                "report": None, "rows": [], "totals": None, "diff": None, "formats": FORMAT_NAMES,
                "retainers": list_retainers(db, me)}
     error = None
     try:
-        frame, report, diff = importer.preview_upload(db, me, upload.id, options,
-                                                      int(current_app.config["CSV_MAX_BYTES"]))
+        frame, report, diff, options = uploads.preview(db, me, upload.id, blobs(), override)
     except UnknownFormat:
-        return redirect(url_for("consultant.import_mapping", upload_id=upload.id, **_query(options)))
+        return redirect(url_for("consultant.import_mapping", upload_id=upload.id, **_query(override)))
     except AmbiguousDateOrder as e:
         context["ambiguity"] = e
         context["report"] = e.report
@@ -159,13 +164,14 @@ def _local_rows(frame, zone: str) -> list[dict]:
 def import_confirm(upload_id: int):
     db = get_db()
     me = account()
-    options = _options()
+    changes = {**_changes(request.form), "skip_invalid": request.form.get("skip_invalid") == "1"}
     try:
         with transaction(db):
-            result = importer.import_upload(db, me, upload_id, options, int(current_app.config["CSV_MAX_BYTES"]))
+            result = uploads.confirm(db, me, upload_id, blobs(), changes)
     except RowsRejected as e:
         flash(str(e))
-        return redirect(url_for("consultant.import_preview", upload_id=upload_id, **_query(options)))
+        return redirect(url_for("consultant.import_preview", upload_id=upload_id,
+                                **_query({k: v for k, v in changes.items() if k != "skip_invalid"})))
     queue_alert_check(current_app._get_current_object(), db, me.id)
     c = result.counts()
     flash(f"Imported: {c['new']} new, {c['unchanged']} unchanged, {c['changed']} changed, "
@@ -178,17 +184,18 @@ def import_confirm(upload_id: int):
 def import_mapping(upload_id: int):
     """Map an unknown CSV's columns to entry fields; optionally save the mapping as a named profile."""
     db, me, upload = _my_upload(upload_id)
-    options = _options()
+    changes = _changes(request.values)
+    options = uploads.options_of(upload).with_changes(changes)
     if request.method == "POST":
         name = request.form.get("profile_name", "").strip()
-        if name:
-            with transaction(db):
+        with transaction(db):
+            if name:  # the mapping is kept under its name, and the upload reads through it
                 profiles.save_profile(db, me, name, options.mapping or {}, options.duration_unit,
                                       options.date_order)
-            return redirect(url_for("consultant.import_preview", upload_id=upload.id,
-                                    **_query(options, profile=name, **{f"m_{f}": "" for f in FIELDS})))
-        return redirect(url_for("consultant.import_preview", upload_id=upload.id, **_query(options)))
-    head = to_utf8(upload.content).head()
+                changes = {**changes, "profile": name, "mapping": None}
+            uploads.set_options(db, me, upload.id, blobs(), changes)
+        return redirect(url_for("consultant.import_preview", upload_id=upload.id))
+    _, head = uploads.head_text(db, me, upload.id, blobs())
     header = sniff_header(head)
     guess = suggest(header.columns, samples_of(head, header.delimiter, header.columns))
     chosen = options.mapping or guess.mapping
@@ -213,9 +220,9 @@ def import_detail(upload_id: int):
 @login_required
 def import_original(upload_id: int):
     """The uploaded bytes, as a download (never rendered inline)."""
-    upload = get_owned(get_db(), Upload, account().id, upload_id)
+    upload, data = uploads.original(get_db(), account(), upload_id, blobs())
     safe = "".join(ch for ch in upload.filename if ch.isalnum() or ch in "._-") or "upload.csv"
-    return Response(upload.content, mimetype="application/octet-stream",
+    return Response(data, mimetype="application/octet-stream",
                     headers={"Content-Disposition": f'attachment; filename="{safe}"'})
 
 

@@ -20,7 +20,7 @@ from hourtab.core.jobs import Job, create_job
 
 def register(app: Flask, queue: Queue) -> None:
     from hourtab.core.accounts import Account
-    from hourtab.timesheets.importer import import_file
+    from hourtab.timesheets.uploads import import_file
     from incidents.evidence import store
     from incidents.writeups import published
 
@@ -31,13 +31,13 @@ def register(app: Flask, queue: Queue) -> None:
         p = job.params
         rows = store.ingest_stored_upload(session, job.account_id, blobs, p["key"], p["filename"], p["size"],
                                           max_archive_bytes=cfg["ARCHIVE_MAX_BYTES"],
-                                          max_members=cfg["ARCHIVE_MAX_MEMBERS"])
+                                          max_members=cfg["ARCHIVE_MAX_MEMBERS"], sha256=p.get("sha256"))
         return {"evidence_ids": [r.id for r in rows]}
 
     def csv_import(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
         result = import_file(session, session.get(Account, job.account_id), blobs.get_bytes(p["key"]),
-                             p["filename"], created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
+                             p["filename"], blobs, created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
                              retainer_id=p.get("retainer_id"))
         if cfg.get("SMTP_URL"):
             create_job(session, job.account_id, "alerts_check", {})

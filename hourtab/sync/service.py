@@ -122,7 +122,7 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
         if api is None:
             client.session.close()
     _refuse_duplicate(session, account.id, chosen.name, url, workspace)
-    upload = Upload(account_id=account.id, filename=f"{chosen.label} (live sync)", content=b"", size_bytes=0,
+    upload = Upload(account_id=account.id, filename=f"{chosen.label} (live sync)", size_bytes=0,
                     sha256=hashlib.sha256(b"").hexdigest(), status="imported", format=f"{chosen.name}-api",
                     created_by=f"sync:{chosen.name}", explanation=f"Entries synced from the {chosen.label} API.")
     session.add(upload)

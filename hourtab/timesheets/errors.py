@@ -44,9 +44,12 @@ class TimesheetError(InvalidInput):
 class CsvTooLarge(PayloadTooLarge, TimesheetError):
     """The file is over the configured limit; it was not parsed."""
 
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"The file is {size / 1048576:.1f} MiB; the limit for time-tracker CSVs is "
-                         f"{limit / 1048576:.0f} MiB (setting HOURTAB_CSV_MAX_MB). Export a shorter date range.")
+    def __init__(self, size: int, limit: int, *, streamed: bool = False) -> None:
+        # A file refused while it streams in was not read to its end: only "over the limit" is known.
+        told = (f"The file is larger than {limit / 1048576:.0f} MiB, the limit for time-tracker CSVs" if streamed
+                else f"The file is {size / 1048576:.1f} MiB; the limit for time-tracker CSVs is "
+                     f"{limit / 1048576:.0f} MiB")
+        super().__init__(f"{told} (setting HOURTAB_CSV_MAX_MB). Export a shorter date range.")
         self.size = size
         self.limit = limit
 

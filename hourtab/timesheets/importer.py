@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 from collections.abc import Iterator
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from itertools import repeat
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -35,8 +36,8 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account
 from hourtab.core.db import columns, insert_new_rows, utcnow
-from hourtab.core.errors import Conflict
 from hourtab.core.scoping import get_owned, select_owned
+from hourtab.core.staging import read_limited
 from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.destinations import upload_destinations
 from hourtab.retainers.revisions import watch_closed_periods
@@ -46,16 +47,15 @@ from hourtab.timesheets.coverage import coverage_of, covered_ids
 from hourtab.timesheets.diff import build_diff
 from hourtab.timesheets.errors import (
     MAX_LISTED_ERRORS,
-    AmbiguousDateOrder,
     CsvTooLarge,
     RowsRejected,
     TimesheetError,
-    UnknownFormat,
     UnknownRetainer,
 )
 from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
+from hourtab.timesheets.parsed import BytesSource, Source
 from hourtab.timesheets.profiles import get_profile
-from hourtab.timesheets.reader import DEFAULT_MAX_BYTES, read_timesheet
+from hourtab.timesheets.reader import DEFAULT_MAX_BYTES
 from hourtab.timesheets.removal import confirm_removal as confirm_removal  # kept importable from here
 from hourtab.timesheets.report import ReadReport, describe
 from hourtab.timesheets.zone import upload_zone
@@ -111,10 +111,18 @@ class ImportOptions:
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, False, "auto", {})}
 
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> ImportOptions:
+        """The options kept on an upload row (its other keys, such as ``zones``, are left out)."""
+        return cls(**{f.name: values[f.name] for f in fields(cls) if values.get(f.name) not in (None, "")})
 
-def read_for_account(session: Session, account: Account, data: bytes, options: ImportOptions,
-                     max_bytes: int | None = DEFAULT_MAX_BYTES):
-    """``read_timesheet`` with the upload's time zone (see ``zone``) and saved profile filled in."""
+    def with_changes(self, changes: dict[str, Any]) -> ImportOptions:
+        return replace(self, **{k: v for k, v in changes.items() if k in {f.name for f in fields(self)}})
+
+
+def read_for_account(session: Session, account: Account, source: Source, options: ImportOptions):
+    """The file's entries through ``source`` (parsed, or loaded from the staged parse), with the
+    upload's time zone (see ``zone``) and saved profile filled in."""
     _check_retainer(session, account, options.retainer_id)
     mapping, unit, order = options.mapping, options.duration_unit, options.date_order
     if options.profile:
@@ -123,8 +131,8 @@ def read_for_account(session: Session, account: Account, data: bytes, options: I
     zone = upload_zone(session, account, options.timezone, options.retainer_id)
 
     def read(name: str):
-        return read_timesheet(data, format=options.format, date_order=order, timezone=name, mapping=mapping,
-                              duration_unit=unit, max_bytes=max_bytes)
+        return source.read(format=options.format, date_order=order, timezone=name, mapping=mapping,
+                           duration_unit=unit)
 
     frame, report = read(zone.name)
     report.timezone_why = zone.why
@@ -150,66 +158,46 @@ def _check_retainer(session: Session, account: Account, retainer_id: int | None)
     get_owned(session, Retainer, account.id, retainer_id, missing=UnknownRetainer(retainer_id))
 
 
-def import_file(session: Session, account: Account, data: bytes, filename: str, *, format: str = "auto",  # noqa: A002
+def import_file(session: Session, account: Account, data: bytes | BinaryIO, filename: str, *,
+                format: str = "auto",  # noqa: A002
                 date_order: str | None = None, timezone: str | None = None,
                 mapping: dict[str, str] | None = None, duration_unit: str = "auto", profile: str | None = None,
                 skip_invalid: bool = False, dry_run: bool = False, retainer_id: int | None = None,
                 created_by: str | None = None, max_bytes: int | None = DEFAULT_MAX_BYTES) -> ImportResult:
-    """Read ``data`` and merge it into the account's entries; raises typed errors, never commits."""
+    """Read ``data`` (bytes or a binary file) from memory and merge it into the account's entries;
+    never commits. The upload row keeps no bytes: ``uploads.import_file`` is the same with the file
+    kept in the blob store (what the CLI, the job and the demo use). A dry run writes nothing.
+    """
     options = ImportOptions(format=format, date_order=date_order, timezone=timezone, mapping=mapping,
                             duration_unit=duration_unit, profile=profile, skip_invalid=skip_invalid,
                             retainer_id=retainer_id)
-    frame, report = read_for_account(session, account, data, options, max_bytes)
-    _refuse_unless_allowed(report, skip_invalid)
+    who = created_by if created_by is not None else account.email
+    stream = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
+    source = BytesSource(read_limited(stream, max_bytes, _too_large))
+    frame, report = read_for_account(session, account, source, options)
+    refuse_unless_allowed(report, skip_invalid)
     if dry_run:
         result = _classify_only(session, account, frame, report, retainer_id)
         result.dry_run = True
         return result
-    upload = Upload(account_id=account.id, filename=_safe_name(filename), content=data, size_bytes=len(data),
-                    sha256=hashlib.sha256(data).hexdigest(), status="staged",
-                    created_by=created_by if created_by is not None else account.email)
+    raw = source.data
+    upload = Upload(account_id=account.id, filename=safe_name(filename), blob_key=None, size_bytes=len(raw),
+                    sha256=hashlib.sha256(raw).hexdigest(), status="staged", created_by=who)
     session.add(upload)
     session.flush()
-    return _apply(session, account, upload, frame, report, options)
+    return apply(session, account, upload, frame, report, options)
 
 
-def stage_upload(session: Session, account: Account, data: bytes, filename: str, created_by: str,
-                 max_bytes: int | None = DEFAULT_MAX_BYTES) -> Upload:
-    """Keep a file for the browser's preview-then-confirm flow; nothing is imported yet."""
-    if max_bytes is not None and len(data) > max_bytes:
-        raise CsvTooLarge(len(data), max_bytes)
-    if not data:
-        raise TimesheetError("The file is empty.")
-    upload = Upload(account_id=account.id, filename=_safe_name(filename), content=data, size_bytes=len(data),
-                    sha256=hashlib.sha256(data).hexdigest(), status="staged", created_by=created_by)
-    session.add(upload)
-    session.flush()
-    return upload
+def _too_large(size: int, limit: int) -> CsvTooLarge:
+    return CsvTooLarge(size, limit, streamed=True)
 
 
-def import_upload(session: Session, account: Account, upload_id: int, options: ImportOptions,
-                  max_bytes: int | None = DEFAULT_MAX_BYTES) -> ImportResult:
-    """Confirm a staged upload: import it with the options chosen on the preview page."""
-    upload = get_owned(session, Upload, account.id, upload_id)
-    if upload.status == "imported":
-        raise Conflict("This upload was already imported; upload the file again to re-import it.")
-    frame, report = read_for_account(session, account, upload.content, options, max_bytes)
-    _refuse_unless_allowed(report, options.skip_invalid)
-    return _apply(session, account, upload, frame, report, options)
-
-
-def list_uploads(session: Session, account: Account, limit: int = 100) -> list[Upload]:
-    """Every upload, newest first: imported ones and those waiting for a choice or refused."""
-    query = select_owned(Upload, account.id).order_by(Upload.created_at.desc(), Upload.id.desc()).limit(limit)
-    return list(session.scalars(query))
-
-
-def _safe_name(filename: str) -> str:
+def safe_name(filename: str) -> str:
     name = (filename or "upload.csv").replace("\\", "/").rsplit("/", 1)[-1].strip()
     return "".join(ch for ch in name if ch.isprintable())[:255] or "upload.csv"
 
 
-def _refuse_unless_allowed(report: ReadReport, skip_invalid: bool) -> None:
+def refuse_unless_allowed(report: ReadReport, skip_invalid: bool) -> None:
     if report.errors and not skip_invalid:
         raise RowsRejected(report.errors, total=len(report.errors))
     if report.entries == 0:
@@ -327,33 +315,12 @@ def _diff(session: Session, account: Account, plan: _Plan, report: ReadReport,
     return diff
 
 
-def preview_upload(session: Session, account: Account, upload_id: int, options: ImportOptions,
-                   max_bytes: int | None = DEFAULT_MAX_BYTES) -> tuple[pd.DataFrame, ReadReport, dict[str, Any]]:
-    """What confirming would do, row by row; reads only (the preview is a GET)."""
-    upload = get_owned(session, Upload, account.id, upload_id)
-    frame, report = read_for_account(session, account, upload.content, options, max_bytes)
+def preview_diff(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport,
+                 retainer_id: int | None) -> dict[str, Any]:
+    """What confirming would do, row by row (reads only)."""
     if report.entries == 0:
-        return frame, report, build_diff(session, frame, frame, [], [], report.timezone, "")
-    return frame, report, _diff(session, account, _plan(session, account, frame, report), report,
-                                options.retainer_id)
-
-
-def assess_upload(session: Session, account: Account, upload: Upload, options: ImportOptions,
-                  max_bytes: int | None = DEFAULT_MAX_BYTES) -> None:
-    """Record why a staged upload waits (or that it was refused), for the import history."""
-    try:
-        _, report = read_for_account(session, account, upload.content, options, max_bytes)
-    except UnknownFormat as e:
-        upload.status, upload.explanation = "needs_mapping", str(e)
-    except AmbiguousDateOrder as e:
-        upload.status, upload.explanation = "needs_date_order", str(e)
-    except TimesheetError as e:
-        upload.status, upload.explanation = "refused", str(e)
-    else:
-        upload.status = "bad_rows" if report.errors else "staged"
-        upload.explanation = report.explanation
-        upload.format = report.format
-    session.flush()
+        return build_diff(session, frame, frame, [], [], report.timezone, "")
+    return _diff(session, account, _plan(session, account, frame, report), report, retainer_id)
 
 
 def _classify_only(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport,
@@ -452,8 +419,9 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def _apply(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
-           options: ImportOptions) -> ImportResult:
+def apply(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
+          options: ImportOptions) -> ImportResult:
+    """Merge the read entries into the account's, recording what it did on ``upload``."""
     plan = _plan(session, account, frame, report)
     upload.diff = _diff(session, account, plan, report, options.retainer_id)
     # A late import into a closed period revises it, visibly (retainers.revisions). Only the rows

@@ -17,7 +17,6 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
-    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -29,13 +28,14 @@ from hourtab.core.scoping import AccountOwned
 
 
 class Upload(AccountOwned, Base):
-    """One file the consultant gave us, kept byte for byte, with what importing it did."""
+    """One file the consultant gave us, kept byte for byte in the blob store, with what importing it did."""
 
     __tablename__ = "uploads"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     filename: Mapped[str] = mapped_column(String(255), nullable=False)
-    content: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    #: Where the file's bytes are kept (``uploads.csv_key``); none for a tracker's live sync, which has no file.
+    blob_key: Mapped[str | None] = mapped_column(String(300), nullable=True)
     size_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
     sha256: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
     #: "imported" once confirmed; before that, why it waits: "staged" (ready), "bad_rows",
@@ -43,6 +43,8 @@ class Upload(AccountOwned, Base):
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="imported")
     format: Mapped[str] = mapped_column(String(32), nullable=False, default="")
     explanation: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    #: The import options chosen for the file (``importer.ImportOptions.as_dict``); once imported,
+    #: also the zone(s) its times were read in.
     options: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
     retainer_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from hourtab.core.values import XML_FORBIDDEN_RE2
 from hourtab.timesheets import values as V
+from hourtab.timesheets.cells import Cells
 from hourtab.timesheets.errors import AmbiguousDateOrder, DateReading, RowIssue, TimesheetError
 from hourtab.timesheets.spec import FormatSpec
 from hourtab.timesheets.table import Body
@@ -61,9 +62,9 @@ class _Problems:
         self.n = n
         self.lines = lines
         self.bad = np.zeros(n, bool)
-        self._items: list[tuple[np.ndarray, str, str, str, pa.Array | None]] = []
+        self._items: list[tuple[np.ndarray, str, str, str, Cells | None]] = []
 
-    def add(self, mask: np.ndarray, column: str, message: str, expected: str, cells: pa.Array | None) -> None:
+    def add(self, mask: np.ndarray, column: str, message: str, expected: str, cells: Cells | None) -> None:
         mask = np.asarray(mask, bool) & ~self.bad_for_column(column)
         if mask.any():
             self.bad |= mask
@@ -80,7 +81,7 @@ class _Problems:
         found: list[RowIssue] = []
         for mask, column, message, expected, cells in self._items:
             idx = np.flatnonzero(mask)
-            values = cells.take(pa.array(idx)).to_pylist() if cells is not None else [""] * len(idx)
+            values = cells.take(idx) if cells is not None else [""] * len(idx)
             found.extend(RowIssue(line=int(self.lines[i]), column=column, value=str(v or "")[:120],
                                   message=message, expected=expected) for i, v in zip(idx, values, strict=True))
         found.sort(key=lambda issue: (issue.line or 0, issue.column))
@@ -113,16 +114,11 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     found = spec.resolve(columns)
     index = {name: i for i, name in enumerate(columns)}
 
-    trimmed: dict[str, pa.Array] = {}
+    def column_cells(name: str) -> Cells:
+        """A column's distinct cells, trimmed, encoded once per read (see ``cells``)."""
+        return body.cells(index[name])
 
-    def column_cells(name: str) -> pa.Array:
-        """A column's cells, trimmed once per read (every parser below would trim them again)."""
-        if name not in trimmed:
-            trimmed[name] = (V.trim(table.column(index[name]).combine_chunks()) if n
-                             else pa.array([], pa.string()))
-        return trimmed[name]
-
-    def cells(fld: str) -> pa.Array | None:
+    def cells(fld: str) -> Cells | None:
         return column_cells(found[fld]) if fld in found else None
 
     problems = _Problems(n, lines)
@@ -132,11 +128,16 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     # --- dates and times -------------------------------------------------------------------------
     start_dt, end_dt = _split_datetime(cells("start")), _split_datetime(cells("end"))
     # (source column, cells) per field; a combined start or end column gives both parts and wins.
-    date_cols: dict[str, tuple[str, pa.Array]] = {}
-    time_cols: dict[str, tuple[str, pa.Array]] = {}
+    date_cols: dict[str, tuple[str, Cells]] = {}
+    time_cols: dict[str, tuple[str, Cells]] = {}
+    read_as_times: dict[str, pa.Array] = {}  # columns the CSV reader read as times already (``read_body``)
     for fld, cols in (("date", date_cols), ("start_date", date_cols), ("end_date", date_cols),
                       ("start_time", time_cols), ("end_time", time_cols)):
-        if (arr := cells(fld)) is not None:
+        column = table.column(index[found[fld]]) if fld in found else None
+        if column is not None and pa.types.is_time(column.type):
+            read_as_times[fld] = column.combine_chunks()
+            cols[fld] = (found[fld], _LazyCells(lambda i=index[found[fld]]: body.cells(i)))
+        elif (arr := cells(fld)) is not None:
             cols[fld] = (found[fld], arr)
     for side, parts in (("start", start_dt), ("end", end_dt)):
         if parts is not None:
@@ -146,7 +147,11 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     times: dict[str, V.Parsed] = {}
     twelve = seconds_shown = False
     for fld, (col, arr) in time_cols.items():
-        parsed, uses12, has_s = V.times_of_day(arr)
+        if fld in read_as_times:
+            parsed, uses12, has_s = _read_times(read_as_times[fld])
+        else:
+            parsed, uses12, has_s = V.times_of_day(arr.values)
+            parsed = arr.parsed(parsed)
         times[fld] = parsed
         twelve |= uses12
         seconds_shown |= has_s
@@ -159,14 +164,14 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
     duration_style = "start and end"
     if dur_cells is not None:
         unit = spec.duration_unit(duration_col)
-        duration, duration_style = _parse_duration(dur_cells, unit)
+        duration, duration_style = _parse_duration(dur_cells.values, unit)
+        duration = dur_cells.parsed(duration)
         problems.add(duration.bad, duration_col, "not a duration",
                      "H:MM:SS, H:MM or decimal hours" if unit != "seconds" else "whole seconds", dur_cells)
 
     # --- date order ------------------------------------------------------------------------------
     # One dictionary encoding per date column gives both its distinct values and, below, each row's.
-    encoded = {fld: pc.dictionary_encode(arr) for fld, (_, arr) in date_cols.items()}
-    distinct: list[str] = sorted({v for enc in encoded.values() for v in enc.dictionary.to_pylist() if v})
+    distinct: list[str] = sorted({v for _, arr in date_cols.values() for v in arr.values.to_pylist() if v})
     parts = V.date_parts(distinct)
     order, date_style, why = _decide_order(parts, date_order)
     if order is None and "end_date" in date_cols and "start_date" in date_cols and duration is not None:
@@ -177,21 +182,21 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
                                  report=_partial(duration, problems, n))
     date_style = _date_style(parts, order)
     days_by_value, bad_by_value = V.dates_to_days(parts, order)
-    lookup = {v: i for i, v in enumerate(distinct)}
+    known = pa.array(distinct, pa.string())
 
-    def day_numbers(arr: pa.Array, encoded: pa.DictionaryArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        empty = V.is_empty(arr)
-        pos = np.fromiter((lookup.get(v, -1) for v in encoded.dictionary.to_pylist()), np.int64)
-        which = pos[encoded.indices.to_numpy(zero_copy_only=False)]
+    def day_numbers(arr: Cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(day number, bad, empty) per row, worked out per distinct value and then spread."""
+        empty = V.is_empty(arr.values)
+        which = pc.index_in(arr.values, value_set=known).fill_null(-1).to_numpy(zero_copy_only=False)
         ok = which >= 0
         days = np.where(ok, days_by_value[np.maximum(which, 0)], 0)
         bad = ~empty & (~ok | bad_by_value[np.maximum(which, 0)])
-        return days, bad, empty
+        return arr.rows(days), arr.rows(bad), arr.rows(empty)
 
     days: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     expected_date = f"a real date written {date_style}"
     for fld, (col, arr) in date_cols.items():
-        days[fld] = day_numbers(arr, encoded[fld])
+        days[fld] = day_numbers(arr)
         problems.add(days[fld][1], col, "not a valid date", expected_date, arr)
 
     day_field = "start_date" if "start_date" in days else "date"
@@ -231,7 +236,7 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
                      "start or end time is missing", "a start and an end time", None)
     else:
         if spec.duration_unit(duration_col) == "kimai" and _looks_like_seconds(dur_cells, span, has_end):
-            duration = V.decimal_duration(dur_cells, unit_seconds=1)
+            duration = dur_cells.parsed(V.decimal_duration(dur_cells.values, unit_seconds=1))
             agree = int(((np.abs(duration.values - span) <= TOLERANCE_S) & has_end).sum())
             duration_style = (f"in whole seconds ({agree} of {int(has_end.sum())} agree with "
                               f"{time_cols['start_time'][0]} to {time_cols['end_time'][0]})"
@@ -249,22 +254,32 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
                  lambda i: f"an entry of {hms(seconds[i])}, longer than a day (a timer left running?)")
 
     # --- text fields -----------------------------------------------------------------------------
-    empty = pa.array([""] * n, pa.string())
-    text = {f: (cells(f) if f in found else empty) for f in ("client", "project", "task", "description", "tags")}
-    text = {f: pc.replace_substring_regex(a, XML_FORBIDDEN_RE2, "") for f, a in text.items()}
-    text["tags"] = pc.replace_substring_regex(text["tags"], r"\s*,\s*", ", ")
+    empty = pa.nulls(n, pa.string()).fill_null("")
+
+    def clean(fld: str) -> pa.Array:
+        """The field's trimmed cells without the characters XML forbids (an e-mail or PDF would break)."""
+        if fld not in found:
+            return empty
+        name = found[fld]
+        if body.has_cells(index[name]) or fld == "tags":  # encoded already, or few distinct values
+            cleaned = column_cells(name).map(_xml_safe)
+            return (cleaned.map(lambda v: pc.replace_substring_regex(v, r"\s*,\s*", ", ")) if fld == "tags"
+                    else cleaned).full()
+        return _xml_safe(V.trim(table.column(index[name]).combine_chunks()))
+
+    text = {f: clean(f) for f in ("client", "project", "task", "description", "tags")}
     if "user" in found:
-        user = cells("user")
+        user = clean("user")
     elif "first_name" in found or "last_name" in found:
-        user = pc.utf8_trim_whitespace(pc.binary_join_element_wise(
-            cells("first_name") if "first_name" in found else empty,
-            cells("last_name") if "last_name" in found else empty, " "))
+        user = pc.replace_substring_regex(pc.utf8_trim_whitespace(pc.binary_join_element_wise(
+            cells("first_name").full() if "first_name" in found else empty,
+            cells("last_name").full() if "last_name" in found else empty, " ")), XML_FORBIDDEN_RE2, "")
     else:
         user = empty
-    user = pc.replace_substring_regex(user, XML_FORBIDDEN_RE2, "")
     if "billable" in found:
-        yes, known = V.truthy(cells("billable"))
-        billable = pd.arrays.BooleanArray(yes, ~known)
+        bill = cells("billable")
+        yes, known = V.truthy(bill.values)
+        billable = pd.arrays.BooleanArray(bill.rows(yes), ~bill.rows(known))
     else:
         billable = pd.array([pd.NA] * n, dtype="boolean")
 
@@ -277,14 +292,14 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
         "line": lines.astype(np.int64),
         "start_at": utc_start,
         "end_at": utc_end,
-        "local_date": pd.to_datetime(day * 86400, unit="s").astype("datetime64[s]"),
-        "timezone": timezone,
+        "local_date": (day * 86400).astype("datetime64[s]"),
+        "timezone": _repeated(timezone, n),
         "duration_s": seconds.astype(np.int64),
         **{k: pd.Series(v.to_pandas(), dtype="str") if n else pd.Series([], dtype="str")
            for k, v in text.items()},
         "billable": billable,
         "user_name": pd.Series(user.to_pandas(), dtype="str") if n else pd.Series([], dtype="str"),
-        "source_format": spec.name,
+        "source_format": _repeated(spec.name, n),
     })
     if not ok.all():
         frame = frame.loc[ok].reset_index(drop=True)
@@ -297,6 +312,23 @@ def normalise(body: Body, columns: list[str], spec: FormatSpec, *, date_order: s
                       details=[why] if why else [])
 
 
+class _LazyCells:
+    """A column's cells, encoded only if a problem in it has to show a value."""
+
+    def __init__(self, make) -> None:
+        self._make = make
+
+    def take(self, rows: np.ndarray) -> list[str]:
+        return self._make().take(rows)
+
+
+def _read_times(column: pa.Array) -> tuple[V.Parsed, bool, bool]:
+    """``times_of_day``'s answer for a column pyarrow read as ``time32[s]`` (every cell HH:MM:SS or blank)."""
+    empty = column.is_null().to_numpy(zero_copy_only=False)
+    seconds = pc.cast(column, pa.int32()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return V.Parsed(seconds, np.zeros(len(column), bool), empty), False, bool((~empty).any())
+
+
 def _repeated_header(problems: _Problems, table: pa.Table, found: dict[str, str], column_cells) -> None:
     """Two exports pasted together leave a second header row in the data."""
     names = list(dict.fromkeys(found.values()))[:3]
@@ -304,16 +336,18 @@ def _repeated_header(problems: _Problems, table: pa.Table, found: dict[str, str]
         return
     mask = np.ones(table.num_rows, bool)
     for name in names:
-        mask &= pc.equal(column_cells(name), name).to_numpy(zero_copy_only=False)
+        found_cells = column_cells(name)
+        mask &= found_cells.rows(pc.equal(found_cells.values, name).to_numpy(zero_copy_only=False))
     problems.add(mask, "", "the row repeats the header (two exports pasted together?)",
                  "time entries only after the first line", None)
 
 
-def _split_datetime(arr: pa.Array | None) -> tuple[pa.Array, pa.Array] | None:
+def _split_datetime(arr: Cells | None) -> tuple[Cells, Cells] | None:
     if arr is None:
         return None
-    m = pc.extract_regex(arr, r"^\s*(?P<d>\d{1,4}[./-]\d{1,2}[./-]\d{1,4})(?:[T ]+(?P<t>.*?))?\s*$")
-    return pc.struct_field(m, "d").fill_null(arr), pc.struct_field(m, "t").fill_null("")
+    m = pc.extract_regex(arr.values, r"^\s*(?P<d>\d{1,4}[./-]\d{1,2}[./-]\d{1,4})(?:[T ]+(?P<t>.*?))?\s*$")
+    return (Cells(pc.struct_field(m, "d").fill_null(arr.values), arr.codes),
+            Cells(pc.struct_field(m, "t").fill_null(""), arr.codes))
 
 
 def _parse_duration(arr: pa.Array, unit: str) -> tuple[V.Parsed, str]:
@@ -335,12 +369,13 @@ def _parse_duration(arr: pa.Array, unit: str) -> tuple[V.Parsed, str]:
     return V.any_duration(arr, sep=sep), f"{style} ('{sep}' decimal separator)"
 
 
-def _looks_like_seconds(arr: pa.Array, span: np.ndarray, has_end: np.ndarray) -> bool:
+def _looks_like_seconds(arr: Cells, span: np.ndarray, has_end: np.ndarray) -> bool:
     """Kimai's export writes whole seconds (older versions and the API); decided from the entry
     rows: whole numbers that fit start to end better as seconds than as hours."""
-    if not pc.all(pc.or_(pc.match_substring_regex(arr, r"^\d+$"), pc.equal(arr, ""))).as_py():
+    distinct = arr.values
+    if not pc.all(pc.or_(pc.match_substring_regex(distinct, r"^\d+$"), pc.equal(distinct, ""))).as_py():
         return False
-    as_int = V.decimal_duration(arr, unit_seconds=1).values
+    as_int = arr.rows(V.decimal_duration(distinct, unit_seconds=1).values)
     if not has_end.any():
         return bool((as_int > 24).any())
     as_seconds = (np.abs(as_int - span) <= TOLERANCE_S)[has_end].mean()
@@ -372,7 +407,7 @@ def _decide_order(parts: V.DateParts, requested: str | None) -> tuple[str | None
 
 def _order_from_midnight(parts, distinct, date_cols, times, duration) -> tuple[str | None, str]:
     """When start and end dates differ, only one reading makes end − start match the duration."""
-    start_arr, end_arr = date_cols["start_date"][1], date_cols["end_date"][1]
+    start_arr, end_arr = date_cols["start_date"][1].full(), date_cols["end_date"][1].full()
     differ = pc.not_equal(start_arr, end_arr).to_numpy(zero_copy_only=False)
     if not differ.any() or "start_time" not in times or "end_time" not in times:
         return None, ""
@@ -425,11 +460,23 @@ def _to_utc(local_seconds: np.ndarray, mask: np.ndarray, tz: ZoneInfo) -> np.nda
     """Wall-clock seconds in ``tz`` to UTC nanoseconds; DST gaps shift forward, repeats read as standard."""
     if len(local_seconds) == 0:
         return np.zeros(0, np.int64)
-    naive = pd.DatetimeIndex(pd.to_datetime(np.where(mask, local_seconds, 0), unit="s"))
-    if tz.key == "UTC":
-        return naive.asi8 * (1_000_000_000 // _unit_ns(naive))
+    seconds = np.where(mask, local_seconds, 0).astype(np.int64)
+    if tz.key == "UTC":  # wall clock is UTC already: no calendar work at all
+        return seconds * 1_000_000_000
+    naive = pd.DatetimeIndex(seconds.astype("datetime64[s]"))
     aware = naive.tz_localize(tz, ambiguous=np.zeros(len(naive), bool), nonexistent="shift_forward")
     return aware.tz_convert("UTC").asi8 * (1_000_000_000 // _unit_ns(aware))
+
+
+def _xml_safe(cells: pa.Array) -> pa.Array:
+    if not V.may_hold_control(cells) or not V.any_cell_matches(cells, XML_FORBIDDEN_RE2):
+        return cells
+    return pc.replace_substring_regex(cells, XML_FORBIDDEN_RE2, "")
+
+
+def _repeated(text: str, n: int) -> pd.Series:
+    """One text for every row, as a string column (pandas' own broadcast of a scalar copies it n times)."""
+    return pd.Series(pa.array([text], pa.string()).take(pa.array(np.zeros(n, np.int32))).to_pandas(), dtype="str")
 
 
 def _utc_index(nanoseconds: np.ndarray) -> pd.DatetimeIndex:

@@ -8,6 +8,11 @@ or import the valid rows when the consultant asked for that).
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
+import re
+
 import pandas as pd
 
 from hourtab.timesheets.detect import DELIMITER_NAMES, choose_spec, sniff_header
@@ -22,6 +27,7 @@ from hourtab.timesheets.table import read_body
 from hourtab.timesheets.totals import drop_total_rows
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+_CLOCK = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}")
 #: Fields that date and time an entry: a row that ends before one of them is refused, not padded.
 ESSENTIAL = ("date", "start_date", "start", "start_time", "end_date", "end_time", "end", "duration")
 CLOCKIFY_BY_DAY = ("This is a Clockify summary by day: each row is one day's total, and project and client "
@@ -36,6 +42,18 @@ def optional_columns(spec: FormatSpec, columns: list[str]) -> frozenset[int]:
     return frozenset(i for i, name in enumerate(columns) if name not in essential)
 
 
+def clock_columns(spec: FormatSpec, columns: list[str], delimiter: str, head: str, rows: int = 20) -> frozenset[int]:
+    """The start and end time columns whose first ``rows`` rows all write ``HH:MM:SS`` (see ``read_body``)."""
+    found = spec.resolve(columns)
+    wanted = {columns.index(found[f]) for f in ("start_time", "end_time") if f in found}
+    if not wanted:
+        return frozenset()
+    sample = list(itertools.islice(csv.reader(io.StringIO(head, newline=""), delimiter=delimiter), 1, rows + 1))
+    if len(sample) < rows:  # a short file costs little either way; a cut-off last row could mislead
+        return frozenset()
+    return frozenset(i for i in wanted if all(i < len(r) and _CLOCK.fullmatch(r[i]) for r in sample))
+
+
 def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None = None,  # noqa: A002
                    timezone: str = "UTC", mapping: dict[str, str] | None = None,
                    duration_unit: str = "auto", max_bytes: int | None = DEFAULT_MAX_BYTES,
@@ -48,7 +66,8 @@ def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None 
     decoded = to_utf8(data)
     header = sniff_header(decoded.head())
     spec = mapped_spec(mapping, header.columns, duration_unit) if mapping else choose_spec(header.columns, format)
-    body = read_body(decoded.utf8, header.columns, header.delimiter, optional_columns(spec, header.columns))
+    body = read_body(decoded.utf8, header.columns, header.delimiter, optional_columns(spec, header.columns),
+                     clock_columns(spec, header.columns, header.delimiter, decoded.head()))
     body, total_notes = drop_total_rows(body, header.columns, spec)
     by_day = spec.name == "clockify-shared" and not {"client", "project"} & set(spec.resolve(header.columns))
     label = "Clockify summary report (by day)" if by_day else spec.label

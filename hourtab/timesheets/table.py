@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from hourtab.timesheets.cells import Cells
 from hourtab.timesheets.errors import RowIssue, UnreadableFile
 
 BLOCK_SIZE = 1 << 22
@@ -32,34 +33,52 @@ class Body:
     issues: list[RowIssue] = field(default_factory=list)
     blank_rows: int = 0
     notes: list[str] = field(default_factory=list)
+    _cells: dict[int, Cells] = field(default_factory=dict, repr=False)
+
+    def has_cells(self, i: int) -> bool:
+        return i in self._cells
+
+    def cells(self, i: int) -> Cells:
+        """Column ``i`` as distinct trimmed values (``cells.Cells``), encoded once for every reader of it
+        (a column read as times, see ``read_body``, as the text of those times; blank where empty)."""
+        if i not in self._cells:
+            column = self.table.column(i)
+            self._cells[i] = Cells.of(column if column.type == pa.string() else pc.cast(column, pa.string()))
+        return self._cells[i]
 
 
-def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[int] = frozenset()) -> Body:
-    """The rows under the header; ``optional`` columns may be missing at the end of a row."""
+def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[int] = frozenset(),
+              clocks: frozenset[int] = frozenset()) -> Body:
+    """The rows under the header; ``optional`` columns may be missing at the end of a row.
+
+    ``clocks``: columns whose first rows are all ``HH:MM:SS`` times of day. pyarrow reads them as
+    ``time32[s]`` in the same pass (its parser checks each field's digits and range, < 24 h, < 60
+    min and s, as the normaliser's reading does); a cell it cannot read that way fails the read,
+    and the file is read again with every column as text, where the normaliser names that cell.
+    """
     names = [f"c{i}" for i in range(len(columns))]
-    bad_rows: list[int] = []
-
-    def _invalid(row) -> str:
-        bad_rows.append(row.actual_columns)
-        return "skip"
-
+    types = {n: pa.time32("s") if i in clocks else pa.string() for i, n in enumerate(names)}
     try:
         table = pcsv.read_csv(
-            io.BytesIO(utf8),
+            pa.BufferReader(utf8),
             read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE,
                                            use_threads=USE_THREADS),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
-                                            ignore_empty_lines=False, invalid_row_handler=_invalid),
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                            ignore_empty_lines=False),
+            # ``to_utf8`` has validated (or produced) the UTF-8 already: a second check would cost a pass.
+            convert_options=pcsv.ConvertOptions(column_types=types, check_utf8=False,
                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowException) as e:
+        if clocks:  # a time that is not HH:MM:SS after all, or a bad row: read it all as text
+            return read_body(utf8, columns, delimiter, optional)
+        # Rare: a row with too few or too many fields, or a broken quote. Read again with the csv
+        # module, which names each bad row's line (an invalid-row handler would cost every clean
+        # file a Python callback hook in pyarrow's reader; the exception costs nothing until then).
         body = _scan(utf8, columns, delimiter, optional)
         if not body.issues:
             raise UnreadableFile(f"The file could not be read as CSV: {e}") from e
         return _without_blank(body)
-    if bad_rows:  # rare: read again with the csv module, which names each bad row's line
-        return _without_blank(_scan(utf8, columns, delimiter, optional))
     table = table.combine_chunks()
     lines, inside = _lines_fast(utf8, table)
     body = Body(table, lines)
@@ -69,7 +88,7 @@ def read_body(utf8: bytes, columns: list[str], delimiter: str, optional: frozens
 
 
 def _without_blank(body: Body) -> Body:
-    blank = _blank_mask(body.table)
+    blank = _blank_mask(body)
     if not blank.any():
         return body
     keep = ~blank
@@ -87,6 +106,8 @@ def _without_swallowed(body: Body, columns: list[str], delimiter: str) -> Body:
     bad = np.zeros(body.table.num_rows, bool)
     issues = list(body.issues)
     for i, col in enumerate(body.table.columns):
+        if col.type != pa.string():  # a column read as times holds no newline
+            continue
         multi = np.flatnonzero(pc.match_substring(col, "\n").to_numpy(zero_copy_only=False) & ~bad)
         for row, cell in zip(multi, col.take(pa.array(multi)).to_pylist(), strict=True):
             if _swallowed(cell, delimiter, ncols):
@@ -104,12 +125,14 @@ def _unclosed_issue(line: int, column: str, cell: str) -> RowIssue:
                     expected="a closing quote before the end of the line")
 
 
-def _blank_mask(table: pa.Table) -> np.ndarray:
+def _blank_mask(body: Body) -> np.ndarray:
+    table = body.table
     if table.num_columns == 0 or table.num_rows == 0:
         return np.zeros(table.num_rows, bool)
     mask = np.ones(table.num_rows, bool)
-    for col in table.columns:  # almost always settled by the first column: most rows are not blank
-        mask &= pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(col)), 0).to_numpy(zero_copy_only=False)
+    for i in range(table.num_columns):  # almost always settled by the first column: most rows are not blank
+        cells = body.cells(i)
+        mask &= cells.rows(pc.equal(pc.utf8_length(cells.values), 0).to_numpy(zero_copy_only=False))
         if not mask.any():
             break
     return mask
@@ -129,6 +152,8 @@ def _lines_fast(utf8: bytes, table: pa.Table) -> tuple[np.ndarray, bool]:
     inside = np.zeros(n, np.int64)
     sep = newline.decode()
     for col in table.columns:
+        if col.type != pa.string():
+            continue
         inside += pc.count_substring(col, sep).to_numpy(zero_copy_only=False)
     if not n:
         return base, False

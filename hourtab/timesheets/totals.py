@@ -31,15 +31,18 @@ def drop_total_rows(body: Body, columns: list[str], spec: FormatSpec) -> tuple[B
     if day_field is None or table.num_rows == 0:
         return body, []
     index = {name: i for i, name in enumerate(columns)}
-    day = trim(table.column(index[found[day_field]]).combine_chunks())
-    worded = pc.or_(pc.match_substring_regex(day, TOTAL_WORDS),
-                    pc.match_substring_regex(trim(table.column(0).combine_chunks()), TOTAL_WORDS))
-    candidates = np.flatnonzero(pc.or_(pc.equal(day, ""), worded).to_numpy(zero_copy_only=False))
+    day, first = body.cells(index[found[day_field]]), body.cells(0)
+
+    def words(cells) -> np.ndarray:
+        return cells.rows(pc.match_substring_regex(cells.values, TOTAL_WORDS).to_numpy(zero_copy_only=False))
+
+    worded = words(day) | words(first)
+    candidates = np.flatnonzero(day.rows(pc.equal(day.values, "").to_numpy(zero_copy_only=False)) | worded)
     if not len(candidates):
         return body, []
     rows = table.take(pa.array(candidates))
     blank_text = np.ones(len(candidates), bool)
-    labelled = worded.to_numpy(zero_copy_only=False)[candidates]
+    labelled = worded[candidates]
     for name in (found[f] for f in DESCRIPTIVE if f in found):  # a subtotal names its group: "Subtotal ACME"
         cells = trim(rows.column(index[name]).combine_chunks())
         blank_text &= pc.equal(cells, "").to_numpy(zero_copy_only=False)

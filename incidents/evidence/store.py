@@ -57,15 +57,18 @@ def upload_key(account_id: int, sha: str, original_name: str) -> str:
 
 def ingest_upload(session: Session, account_id: int, path: Path, original_name: str, blobs: BlobStore, *,
                   max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
-                  max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[Evidence]:
-    """Parse ``path`` (an archive, .wandb or export) and store each run in it for the account."""
-    return [row for row, _ in ingest_path(session, account_id, path, blobs, original_name,
+                  max_members: int = archives.DEFAULT_MAX_MEMBERS, sha256: str | None = None) -> list[Evidence]:
+    """Parse ``path`` (an archive, .wandb or export) and store each run in it for the account.
+
+    ``sha256``: the file's digest when staging computed it already (``hourtab.core.staging``)."""
+    return [row for row, _ in ingest_path(session, account_id, path, blobs, original_name, sha256=sha256,
                                           max_archive_bytes=max_archive_bytes, max_members=max_members)]
 
 
 def ingest_stored_upload(session: Session, account_id: int, blobs: BlobStore, key: str, filename: str, size: int,
                          *, max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
-                         max_members: int = archives.DEFAULT_MAX_MEMBERS) -> list[Evidence]:
+                         max_members: int = archives.DEFAULT_MAX_MEMBERS, sha256: str | None = None
+                         ) -> list[Evidence]:
     """Ingest an upload kept in blob storage under ``key`` (a queued ingest): fetch, check, parse, store.
 
     An archive over the limits is refused from its directory, in well under a second. Refused
@@ -78,14 +81,14 @@ def ingest_stored_upload(session: Session, account_id: int, blobs: BlobStore, ke
         progress.report("Fetching the upload", size, size)
         try:   # an archive is checked from its directory before anything is unpacked (archives.py)
             return ingest_upload(session, account_id, path, filename, blobs, max_archive_bytes=max_archive_bytes,
-                                 max_members=max_members)
+                                 max_members=max_members, sha256=sha256)
         except InvalidInput:
             blobs.delete(key)
             raise
 
 
 def ingest_path(session: Session, account_id: int, path: Path, blobs: BlobStore, original_name: str | None = None,
-                **limits: int) -> list[tuple[Evidence, RunEvidence | None]]:
+                sha256: str | None = None, **limits: int) -> list[tuple[Evidence, RunEvidence | None]]:
     """Store the runs of a file or a run folder; each row comes with the run just parsed from it.
 
     A folder is read where it is; what is kept of it is a ``.tar.gz`` written straight into the
@@ -96,7 +99,7 @@ def ingest_path(session: Session, account_id: int, path: Path, blobs: BlobStore,
         sha, suffix, name = folder_sha256(path), ".tar.gz", f"{path.name}.tar.gz"
     else:
         name = original_name or path.name
-        sha, suffix = sha256_file(path), upload_suffix(name)
+        sha, suffix = sha256 or sha256_file(path), upload_suffix(name)  # staging hashed it already
         if not path.name.lower().endswith(suffix):
             raise ValueError(f"save the upload under a name ending in {suffix} before ingesting it")
     existing = session.scalars(select_owned(Evidence, account_id).where(Evidence.upload_sha256 == sha)

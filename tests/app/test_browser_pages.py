@@ -11,6 +11,7 @@ axe-core is the copy bundled in the ``axe-playwright-python`` package (the ``dev
 from __future__ import annotations
 
 import datetime as dt
+import io
 import os
 import re
 from pathlib import Path
@@ -52,7 +53,7 @@ def _data(app, tmp_path: Path) -> dict:
     from hourtab.core.blobs import blob_store
     from hourtab.core.db import transaction
     from hourtab.retainers import service
-    from hourtab.timesheets import importer
+    from hourtab.timesheets import importer, uploads
     from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
     from incidents.writeups import service as incidents
 
@@ -72,8 +73,9 @@ def _data(app, tmp_path: Path) -> dict:
             other = service.create_retainer(db, me, "Support", "Client 2", service.parse_terms(
                 service.TermsInput(hours="10", start="2017-08-01", timezone="UTC")))
         with transaction(db):
-            staged = importer.stage_upload(db, me, team_export().replace(b"Tuning run 3 ", b"Tuning run three "),
-                                           "team-again.csv", created_by=me.email)
+            again = io.BytesIO(team_export().replace(b"Tuning run 3 ", b"Tuning run three "))
+            staged = uploads.stage_csv(db, me, again, "team-again.csv", app.extensions["hourtab.blobs"],
+                                       created_by=me.email)
         blobs = blob_store(Path(app.config["DATA_DIR"]))
         runs = repro_tiny_runs()
         with transaction(db):

@@ -21,7 +21,7 @@ ATOM = {"a": "http://www.w3.org/2005/Atom"}
 
 def _import(db, account, at: dt.datetime, entries: list[tuple[int, int]]) -> None:
     """An upload imported at ``at`` with entries (day of November 2026, minutes)."""
-    upload = Upload(account_id=account.id, filename="x.csv", content=b"", size_bytes=0, sha256="0" * 64,
+    upload = Upload(account_id=account.id, filename="x.csv", size_bytes=0, sha256="0" * 64,
                     imported_at=at, created_at=at)
     db.add(upload)
     db.flush()

@@ -41,7 +41,7 @@ def istanbul(app):
             account = accounts.Account(email="ada@example.com", password_hash="!", display_name="Ada")
             db.add(account)
             db.flush()
-            upload = Upload(account_id=account.id, filename="export.csv", content=b"", size_bytes=0, sha256="0" * 64,
+            upload = Upload(account_id=account.id, filename="export.csv", size_bytes=0, sha256="0" * 64,
                             imported_at=dt.datetime(2026, 11, 2, 8, tzinfo=dt.UTC))
             db.add(upload)
             db.flush()

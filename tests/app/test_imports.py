@@ -185,3 +185,36 @@ def test_empty_file_is_refused_inside_the_upload_form(app, logged_in):
     assert r.status_code == 400 and 'id="upload-error"' in html and "The file is empty." in html
     assert 'id="upload-form"' in html  # the form is still there to try again
     assert count(app, Upload) == 0
+
+
+def test_options_are_kept_on_the_upload_and_an_oversized_file_leaves_nothing(app, logged_in):
+    from pathlib import Path
+
+    client = logged_in
+    r = upload(client, TOGGL.read_bytes(), TOGGL.name, timezone="Europe/Berlin")
+    preview_url = r.headers["Location"]
+    assert "?" not in preview_url  # the options are on the row, not in the address
+    upload_id = int(re.search(r"/imports/(\d+)/preview", preview_url).group(1))
+    assert "Europe/Berlin" in client.get(preview_url).get_data(as_text=True)
+    r = post_form(client, f"/imports/{upload_id}/options", {"timezone": "America/New_York"}, page=preview_url)
+    assert r.status_code == 302 and r.headers["Location"].endswith(f"/imports/{upload_id}/preview")
+    assert 'id="upload-timezone">America/New_York<' in client.get(preview_url).get_data(as_text=True)
+    with app.app_context():
+        from app.db import get_db
+
+        assert get_db().get(Upload, upload_id).options == {"timezone": "America/New_York"}
+    post_form(client, f"/imports/{upload_id}/confirm", {}, page=preview_url)  # nothing sent: the kept options
+    with app.app_context():
+        from app.db import get_db
+
+        zones = set(get_db().scalars(select(TimeEntry.timezone).where(TimeEntry.upload_id == upload_id)))
+    assert zones == {"America/New_York"}
+
+    blobs = Path(app.config["DATA_DIR"]) / "blobs"
+    before = sorted(p for p in blobs.rglob("*") if p.is_file())
+    app.config["CSV_MAX_BYTES"] = 1024
+    r = upload(client, TOGGL.read_bytes() * 3, "big.csv")
+    app.config["CSV_MAX_BYTES"] = 50 * 1024 * 1024
+    assert r.status_code == 413 and "larger than" in r.get_data(as_text=True)
+    assert sorted(p for p in blobs.rglob("*") if p.is_file()) == before
+    assert count(app, Upload) == 1

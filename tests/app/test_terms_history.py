@@ -27,7 +27,7 @@ def retainer(app, client):
         db = get_db()
         with transaction(db):
             account = accounts.find_account(db, "consultant@example.com")
-            upload = Upload(account_id=account.id, filename="x.csv", content=b"", size_bytes=0, sha256="0" * 64)
+            upload = Upload(account_id=account.id, filename="x.csv", size_bytes=0, sha256="0" * 64)
             db.add(upload)
             db.flush()
             for day in (3, 4, 5, 17):

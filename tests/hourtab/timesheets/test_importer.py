@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
+from hourtab.core.blobs import LocalBlobStore
 from hourtab.core.db import make_engine, make_sessionmaker, transaction
+from hourtab.timesheets import uploads
 from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected
 from hourtab.timesheets.importer import confirm_removal, import_file
 from hourtab.timesheets.models import ImportProfile, TimeEntry, TimeEntryChange, Upload
@@ -38,9 +40,9 @@ def split_export(data: bytes, first: slice, second: slice) -> tuple[bytes, bytes
     return ("".join(lines[:1] + lines[first])).encode(), ("".join(lines[:1] + lines[second])).encode()
 
 
-def test_reimport_overlap_edit_missing_and_isolation(db_session, account):
+def test_reimport_overlap_edit_missing_and_isolation(db_session, account, tmp_path):
     """One database per backend for the whole merge story (each fresh database costs seconds)."""
-    check_reimport_changes_nothing_and_keeps_the_upload(db_session, account)
+    check_reimport_changes_nothing_and_keeps_the_upload(db_session, account, LocalBlobStore(tmp_path))
     other = make_account(db_session, "other@example.com")
     check_overlapping_exports_add_only_the_new_rows(db_session, other)
     third = make_account(db_session, "third@example.com")
@@ -58,18 +60,21 @@ def test_refusals_write_nothing(db_session, account):
     check_import_valid_rows_keeps_skipped_rows_in_the_report(db_session, third)
 
 
-def check_reimport_changes_nothing_and_keeps_the_upload(db_session, account):
+def check_reimport_changes_nothing_and_keeps_the_upload(db_session, account, blobs):
     data = sample(FLORES)
-    first = run(db_session, account, data)
+    with transaction(db_session):
+        first = uploads.import_file(db_session, account, data, "export.csv", blobs, created_by="t")
     assert (first.new, first.unchanged, first.changed) == (217, 0, 0)
-    second = run(db_session, account, data)
+    with transaction(db_session):
+        second = uploads.import_file(db_session, account, io.BytesIO(data), "export.csv", blobs, created_by="t")
     assert second.counts() == {"new": 0, "unchanged": 217, "changed": 0, "missing": 0, "skipped": 0}
     total = db_session.scalar(select(func.sum(TimeEntry.duration_s)).where(TimeEntry.account_id == account.id))
     assert total == first.report.total_seconds == 672994
-    uploads = db_session.scalars(select(Upload).where(Upload.account_id == account.id).order_by(Upload.id)).all()
-    assert [u.new_count for u in uploads] == [217, 0]
-    assert uploads[1].content == data and len(uploads[1].sha256) == 64 and uploads[1].unchanged_count == 217
-    assert uploads[0].explanation.startswith("Toggl Track detailed report")
+    rows = db_session.scalars(select(Upload).where(Upload.account_id == account.id).order_by(Upload.id)).all()
+    assert [u.new_count for u in rows] == [217, 0]
+    assert blobs.get_bytes(rows[1].blob_key) == data and rows[1].unchanged_count == 217
+    assert rows[0].blob_key == rows[1].blob_key and len(rows[1].sha256) == 64  # the same bytes, kept once
+    assert rows[0].explanation.startswith("Toggl Track detailed report")
 
 
 def check_overlapping_exports_add_only_the_new_rows(db_session, account):

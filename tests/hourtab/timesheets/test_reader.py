@@ -187,3 +187,46 @@ def test_mapped_csv_with_minutes():
     frame, _ = read_timesheet(text.encode(), mapping={"date": "Day", "duration": "Minutes", "description": "Note"},
                               duration_unit="minutes")
     assert frame["duration_s"].tolist() == [5400]
+
+
+def _clean_rows(n: int) -> list[str]:
+    return [toggl_row(f"2024-03-{1 + i % 28:02d}", f"{8 + i % 10:02d}:{i % 60:02d}:05",
+                      f"{9 + i % 10:02d}:{i % 60:02d}:05", "01:00:00") for i in range(n)]
+
+
+def test_times_read_by_the_csv_reader_match_the_text_reading():
+    """Start and end columns that look like HH:MM:SS are read as times by pyarrow in its one pass;
+    the entries are the same as reading every cell as text and parsing it."""
+    from hourtab.timesheets.detect import choose_spec, sniff_header
+    from hourtab.timesheets.encoding import to_utf8
+    from hourtab.timesheets.normalise import normalise
+    from hourtab.timesheets.reader import clock_columns
+    from hourtab.timesheets.table import read_body
+
+    data = (TOGGL_HEADER + "".join(_clean_rows(60))).encode()
+    decoded = to_utf8(data)
+    header = sniff_header(decoded.head())
+    spec = choose_spec(header.columns, "auto")
+    clocks = clock_columns(spec, header.columns, header.delimiter, decoded.head())
+    assert clocks == {header.columns.index("Start time"), header.columns.index("End time")}
+    typed = read_body(decoded.utf8, header.columns, header.delimiter, clocks=clocks)
+    assert str(typed.table.column(min(clocks)).type) == "time32[s]"
+    text = read_body(decoded.utf8, header.columns, header.delimiter)
+    a = normalise(typed, header.columns, spec, timezone="Europe/Berlin")
+    b = normalise(text, header.columns, spec, timezone="Europe/Berlin")
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert (a.time_style, a.issues, a.warnings) == (b.time_style, b.issues, b.warnings)
+
+
+@pytest.mark.parametrize("cell", ["25:00:00", "9:05:00", " 09:05:00x", "09:05:60"])
+def test_a_time_the_fast_reading_refuses_is_named_with_its_line_and_column(cell):
+    rows = _clean_rows(40)
+    rows[30] = toggl_row("2024-03-30", cell, "23:00:00", "01:00:00")
+    frame, report = read_timesheet((TOGGL_HEADER + "".join(rows)).encode())
+    if cell == "9:05:00":  # a valid time written without its leading zero: read, not refused
+        assert report.errors == [] and len(frame) == 40
+        assert frame.loc[frame["line"] == 32, "start_at"].iloc[0] == pd.Timestamp("2024-03-30 09:05:00", tz="UTC")
+    else:
+        [issue] = report.errors
+        assert (issue.line, issue.column, issue.message) == (32, "Start time", "not a time of day")
+        assert len(frame) == 39

@@ -7,10 +7,12 @@ import io
 
 from sqlalchemy import select
 
+from hourtab.core.blobs import LocalBlobStore
 from hourtab.core.db import transaction
-from hourtab.timesheets.importer import ImportOptions, import_file, preview_upload, stage_upload
+from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, Upload
 from hourtab.timesheets.removal import confirm_removal, removal_candidates, removed_entries, restore_removed
+from hourtab.timesheets.uploads import confirm, preview, stage_csv
 from tests.conftest import DATA
 
 FLORES = (DATA / "toggl_floresfdev_2017-08.csv").read_bytes()  # 168 entries of Client 1, 49 of Client 2
@@ -82,15 +84,16 @@ def test_removal_per_row_states_hours_and_can_be_undone(db_session, account):
     assert removed_entries(db_session, account, result.upload_id).entries == []
 
 
-def test_preview_lists_new_changed_and_removal_rows_and_the_import_keeps_it(db_session, account):
+def test_preview_lists_new_changed_and_removal_rows_and_the_import_keeps_it(db_session, account, tmp_path):
     run(db_session, account, FLORES)
     edited = FLORES.decode().replace("Recurring activity 201708", "Recurring activity (renamed)", 1)
     edited = rows_of(edited.encode(), lambda r: r["Client"] == "Client 1" and r["Description"] != "Call with Client")
     edited += b"Fernando Flores,floresf@floresfdev.github.io,Client 1,Project A,,Brand new,No,2017-08-31,10:00:00," \
               b"2017-08-31,10:30:00,00:30:00,,\n"
+    blobs = LocalBlobStore(tmp_path)
     with transaction(db_session):
-        staged = stage_upload(db_session, account, edited, "edited.csv", created_by="t")
-    _, report, diff = preview_upload(db_session, account, staged.id, ImportOptions())
+        staged = stage_csv(db_session, account, io.BytesIO(edited), "edited.csv", blobs, created_by="t")
+    _, report, diff, _ = preview(db_session, account, staged.id, blobs)
     assert diff["new_count"] == 1 and diff["new"][0]["description"] == "Brand new"
     assert diff["changed_count"] == 1
     [change] = diff["changed"][0]["changes"]
@@ -100,8 +103,6 @@ def test_preview_lists_new_changed_and_removal_rows_and_the_import_keeps_it(db_s
     assert {r["client"] for r in removal} == {"Client 1"} and {r["description"] for r in removal} == {"Call with Client"}
     assert "client Client 1" in diff["scope"]
     with transaction(db_session):
-        from hourtab.timesheets.importer import import_upload
-
-        import_upload(db_session, account, staged.id, ImportOptions())
+        confirm(db_session, account, staged.id, blobs)
     kept = db_session.get(Upload, staged.id).diff
     assert kept["changed"] == diff["changed"] and kept["removal_count"] == diff["removal_count"]

@@ -16,10 +16,10 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.documents import PdfMeta, meta_tags, render, render_pdf
 from hourtab.core.errors import InvalidInput, NotFound
-from hourtab.retainers.headline import hours_formatter
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import periods_through
+from hourtab.retainers.presentation import hours_formatter, unit_label
 from hourtab.retainers.report import RetainerInfo, entry_lines
 from hourtab.timesheets.models import TimeEntry
 
@@ -95,7 +95,7 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     lines = entry_lines(ledger, frame) if len(frame) else []
     return render(
         "statement.html", meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
-        h=hours_formatter(info.hours_unit), unit="h:mm" if info.hours_unit == "hm" else "h", total_s=sum(e.duration_s for e in lines),
+        h=hours_formatter(info.hours_unit), unit=unit_label(info.hours_unit), total_s=sum(e.duration_s for e in lines),
         total_rounded_s=sum(e.rounded_s for e in lines), revised=revised, as_of=stamp)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import subprocess
 from html import unescape
 
 from tests.app.test_alerts import app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
@@ -42,8 +43,9 @@ def test_the_overage_alert_says_when_the_hours_reset(app, logged_in, smtp):  # n
     assert wanted in plain and wanted in html
 
 
-def test_the_alert_headline_is_in_the_consultants_unit_as_on_the_page(app, logged_in, smtp):  # noqa: F811
-    """A consultant who writes hours as h:mm gets h:mm in the alert e-mail too; the JSON stays decimal."""
+def test_the_alert_headline_is_in_the_consultants_unit_as_on_the_page(app, logged_in, smtp, tmp_path):  # noqa: F811
+    """A consultant who writes hours as h:mm gets h:mm in the alert e-mail, on the page and in the
+    statement PDF alike; the JSON stays decimal for programs."""
     sink, _ = smtp
     r = post_form(logged_in, "/account/settings", {"display_name": "Ada", "contact": "ada@example.com",
                                                    "timezone": "UTC", "rounding_min": "0", "hours_unit": "hm"})
@@ -63,3 +65,8 @@ def test_the_alert_headline_is_in_the_consultants_unit_as_on_the_page(app, logge
     assert unescape(re.sub(r"<[^>]+>", "", shown)).replace("\xa0", " ") == wanted
     report = public.get(f"/h/{token}.json").get_json()
     assert report["current"]["used_hours"] == "8.5", report["current"]
+    pdf = tmp_path / "statement.pdf"
+    pdf.write_bytes(public.get(f"/h/{token}/statement/{dt.datetime.now(dt.UTC):%Y-%m}.pdf").data)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"Hours used \(after rounding, 1 entry\)\s+8:30 h", text), text
+    assert re.search(r"Closing balance\s+1:30 h", text), text

@@ -12,7 +12,7 @@ from hourtab.core.resources import pages_dir
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build an app: defaults, then the environment (``HOURTAB_*``), then ``test_config``."""
-    from app import auth, db, demo, errors, extensions, jobs, security
+    from app import auth, db, demo, errors, extensions, jobs, security, templating
     from app.api import bp as api_bp
     from app.config import from_environment
     from app.consultant import bp as consultant_bp
@@ -33,6 +33,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     jobs.init_app(app)
     demo.init_app(app)
 
+    templating.register(app)
     app.register_blueprint(public_bp)
     app.register_blueprint(consultant_bp)
     app.register_blueprint(api_bp)

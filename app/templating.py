@@ -1,10 +1,17 @@
-"""Template filters shared by the consultant's and the client's pages."""
+"""Template filters shared by the consultant's and the client's pages.
+
+Hours and days are written by the hours domain's presentation module, the same functions the JSON,
+the e-mails and the statement use; the pages hold no formatting of their own.
+"""
 
 from __future__ import annotations
 
 import re
 
+from flask import Flask
 from markupsafe import Markup, escape
+
+from hourtab.retainers.presentation import format_clock, format_hours
 
 #: A figure and its unit: "12.5 h", "0:40 h", "130/h", "130 / h".
 _FIGURE_UNIT = re.compile(r"(-?\d[\d.,:]*)( |&nbsp;)?(/ ?h|h)\b")
@@ -17,3 +24,10 @@ def keep_units(text: object) -> Markup:
         return f'<span class="nowrap">{m.group(1)}{gap}{m.group(3).replace(" ", "&nbsp;")}</span>'
 
     return Markup(_FIGURE_UNIT.sub(keep, str(escape(text))))
+
+
+def register(app: Flask) -> None:
+    """The filters every page may use: ``units``, ``clock`` (0:40) and ``hours`` (0.67)."""
+    app.add_template_filter(keep_units, "units")
+    app.add_template_filter(format_clock, "clock")
+    app.add_template_filter(format_hours, "hours")

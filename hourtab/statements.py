@@ -3,37 +3,27 @@
 A statement covers every period that *starts* in the given month (one for monthly and quarterly
 retainers, four or five for weekly ones), so ``/statement/2025-11.pdf`` means the same thing for
 every kind of retainer. The HTML is built with Jinja2's autoescaping and rendered by the safe
-renderer in ``hourtab.core.pdf``, which fetches nothing from outside our bundled assets.
+renderer in ``hourtab.core.documents``, which fetches nothing from outside our bundled assets.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from functools import cache
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from hourtab.core.documents import PdfMeta, meta_tags, render, render_pdf
 from hourtab.core.errors import InvalidInput, NotFound
-from hourtab.core.pdf import PdfMeta, meta_tags, render_pdf
-from hourtab.core.resources import documents_dir
-from hourtab.retainers.headline import hours_formatter
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import periods_through
+from hourtab.retainers.presentation import hours_formatter, unit_label
 from hourtab.retainers.report import RetainerInfo, entry_lines
 from hourtab.timesheets.models import TimeEntry
 
 MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
-
-
-@cache
-def _env() -> Environment:
-    # Documents live with the pages in the top-level templates/ folder (templates/documents/).
-    return Environment(loader=FileSystemLoader(documents_dir()),
-                       autoescape=select_autoescape(default=True, default_for_string=True))
 
 
 def parse_month(text: str) -> tuple[int, int]:
@@ -103,9 +93,9 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     meta = meta_tags(PdfMeta(title=f"Hours statement {month} · {info.name}",
                              author=info.consultant_name or "HourTab", created=dated))
     lines = entry_lines(ledger, frame) if len(frame) else []
-    return _env().get_template("statement.html").render(
-        meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
-        h=hours_formatter(info.hours_unit), unit="h:mm" if info.hours_unit == "hm" else "h", total_s=sum(e.duration_s for e in lines),
+    return render(
+        "statement.html", meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
+        h=hours_formatter(info.hours_unit), unit=unit_label(info.hours_unit), total_s=sum(e.duration_s for e in lines),
         total_rounded_s=sum(e.rounded_s for e in lines), revised=revised, as_of=stamp)
 
 

@@ -11,8 +11,8 @@ from hourtab.core import accounts
 from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.retainers.exports import period_json
-from hourtab.retainers.headline import format_hours, headline
 from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.presentation import format_hours, headline
 
 
 @click.group("retainer")

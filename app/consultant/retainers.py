@@ -16,17 +16,14 @@ from app.consultant import bp
 from app.consultant.accounts import zone_choices
 from app.db import get_db
 from app.errors import form_status
-from app.templating import keep_units
 from hourtab import billing
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.retainers import service, versions
 from hourtab.retainers.errors import PlanLimitReached
-from hourtab.retainers.headline import format_hours, headline, hours_formatter
 from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.presentation import format_hours, headline, hours_formatter
 from hourtab.retainers.report import entry_lines
-
-bp.add_app_template_filter(keep_units, "units")
 
 
 def _choices(pairs: list[tuple[str, str]]) -> list[SelectChoice]:

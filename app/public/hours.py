@@ -34,9 +34,8 @@ from hourtab.core.db import transaction, utcnow
 from hourtab.core.errors import NotFound
 from hourtab.retainers import service
 from hourtab.retainers.exports import entries_csv, report_json
-from hourtab.retainers.headline import format_hours
 from hourtab.retainers.models import Retainer
-from hourtab.retainers.periods import short_date
+from hourtab.retainers.presentation import day_label, format_clock, moment
 from hourtab.retainers.report import HoursReport
 
 MISS_BUCKET = "public-hours-miss"
@@ -137,24 +136,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "hours"
 
 
-def _hm(seconds: int) -> str:
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}"
-
-
-def _fmt_day(day: dt.date) -> str:
-    return f"{day.strftime('%a')} {short_date(day, with_year=True)}"
-
-
 def _page_context(report: HoursReport, token: str) -> dict:
-    tz = report.info.terms.tz
-
-    def fmt_time(at: dt.datetime) -> str:
-        local = at.astimezone(tz)
-        return f"{short_date(local.date(), with_year=True)}, {local:%H:%M} ({report.info.terms.timezone})"
-
     past = [p for p in reversed(report.ledger.periods) if not p.is_open]
-    return {"r": report, "cur": report.current, "past": past, "base": f"/h/{token}", "h": format_hours,
-            "hm": _hm, "fmt_day": _fmt_day, "fmt_time": fmt_time, "cap": lambda s: s[:1].upper() + s[1:]}
+    tz = report.info.terms.tz
+    # Hours in the consultant's unit come from the report (``r.fmt``); a session's own length is a clock.
+    return {"r": report, "cur": report.current, "past": past, "base": f"/h/{token}", "hm": format_clock,
+            "fmt_day": day_label, "fmt_time": lambda at: moment(at, tz), "cap": lambda s: s[:1].upper() + s[1:]}
 
 
 def _incident_logs(stamp: Stamp) -> dict:

@@ -15,8 +15,8 @@ from hourtab.alerts.mail import Attachment, Mail
 from hourtab.alerts.models import AlertEvent, AlertSubscription
 from hourtab.core.accounts import Account
 from hourtab.retainers import service as retainers
-from hourtab.retainers.headline import format_hours, headline
 from hourtab.retainers.models import Retainer
+from hourtab.retainers.presentation import headline, hours_formatter
 
 LEADS = {
     "used_80": "80 % of this period's hours are used.",
@@ -80,11 +80,12 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
     info = retainers.retainer_info(session, retainer)
     ledger = retainers.retainer_ledger(session, retainer, now, text=event.alert == "period_closed")
     facts = event.facts
+    # In the consultant's unit, as the page and the statement write the same figures.
+    h = hours_formatter(info.hours_unit)
     if event.alert in ("used_80", "used_100", "overage"):
-        line = headline(ledger.current)
+        line = headline(ledger.current, info.hours_unit)
     else:
-        line = f"{format_hours(facts['used_s'])} of {format_hours(facts['available_s'])} h used" \
-            if "used_s" in facts else ""
+        line = f"{h(facts['used_s'])} of {h(facts['available_s'])} h used" if "used_s" in facts else ""
     context = {"info": info, "lead": LEADS[event.alert], "page_url": page_url, "period": facts.get("period"),
                "headline": line, "link": "", "link_text": ""}
     attachments: tuple[Attachment, ...] = ()

@@ -16,13 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import formataddr, parseaddr
-from functools import cache
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
-
+from hourtab.core.documents import render
 from hourtab.core.mail import automatic_message
-from hourtab.core.resources import documents_dir
 from hourtab.core.values import single_line
 
 #: RFC 5322 §2.1.1: a line MUST NOT exceed 998 characters.
@@ -76,13 +73,6 @@ def ascii_url(url: str) -> str:
                        quote(parts.fragment, safe=safe)))
 
 
-@cache
-def _env(autoescape: bool) -> Environment:
-    return Environment(loader=FileSystemLoader(documents_dir()), autoescape=select_autoescape(
-        enabled_extensions=("html",), default_for_string=autoescape, default=autoescape),
-        trim_blocks=True, lstrip_blocks=True)
-
-
 def build_message(mail: Mail, mail_from: str) -> EmailMessage:
     context = {**mail.context, "unsubscribe_url": mail.unsubscribe_url}
     message = automatic_message(mail.to, mail.subject, sender(mail_from, mail.on_behalf_of))
@@ -91,8 +81,8 @@ def build_message(mail: Mail, mail_from: str) -> EmailMessage:
     if mail.unsubscribe_url:
         message["List-Unsubscribe"] = f"<{ascii_url(mail.unsubscribe_url)}>"
         message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    message.set_content(_env(False).get_template(f"email/{mail.template}.txt").render(**context))
-    message.add_alternative(_env(True).get_template(f"email/{mail.template}.html").render(**context),
+    message.set_content(render(f"email/{mail.template}.txt", **context))
+    message.add_alternative(render(f"email/{mail.template}.html", **context),
                             subtype="html")
     for a in mail.attachments:
         message.add_attachment(a.data, maintype=a.maintype, subtype=a.subtype, filename=a.filename)

@@ -17,8 +17,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from hourtab.core.svgchart import PX, new_figure, to_svg
-from hourtab.retainers.headline import format_hours
-from hourtab.retainers.periods import Period, short_date
+from hourtab.retainers.periods import Period
+from hourtab.retainers.presentation import format_hours, short_date
 from hourtab.retainers.terms import HOUR
 
 USED, PACE, AVAILABLE, GRID, MUTED = "#2457c5", "#8a94a6", "#1e7d3a", "#dde1e7", "#5d6778"

@@ -23,9 +23,9 @@ from sqlalchemy.orm import Session
 from hourtab.retainers.assign import stored_routes
 from hourtab.retainers.frames import held_frames
 from hourtab.retainers.models import Retainer
+from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.revisions import closed, ledger_now
 from hourtab.retainers.routing import account_routes, settle
-from hourtab.retainers.units import format_hours
 from hourtab.timesheets.normalise import hms
 
 #: Rows listed among the entries with no client or project (the count is always complete).

@@ -32,8 +32,8 @@ import csv
 import io
 from typing import Any
 
-from hourtab.retainers.headline import format_hours
 from hourtab.retainers.ledger import Ledger, PeriodBalance
+from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.report import HoursReport, entry_lines
 from hourtab.retainers.terms import Terms
 

@@ -19,10 +19,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hourtab.retainers import service
-from hourtab.retainers.headline import headline, hours_formatter
 from hourtab.retainers.ledger import Credit, build_ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
-from hourtab.retainers.periods import short_date
+from hourtab.retainers.presentation import headline, hours_formatter, moment, short_date
 from hourtab.retainers.report import HoursReport
 from hourtab.retainers.versions import terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
@@ -91,11 +90,10 @@ def import_items(session: Session, retainer: Retainer, unit: str = "decimal") ->
                               schedule=terms_schedule(session, retainer, known_at=at))
         brought = ledger.entries[ledger.entries["upload_id"] == upload_id]
         n, seconds = len(brought), int(brought["rounded_s"].sum())
-        local = at.astimezone(tz)
         items.append(FeedItem(
             id=_urn(retainer.id, "upload", upload_id), updated=at, link="",
             title=f"Import: {_plural(n, 'entry')} ({h(seconds)} h)",
-            summary=f"As of {short_date(local.date(), True)}, {local:%H:%M} ({tz.key}): "
+            summary=f"As of {moment(at, tz)}: "
                     f"{ledger.current.period.label}: {headline(ledger.current, unit)}"))
     return items
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from hourtab.retainers.headline import format_hours
 from hourtab.retainers.ledger import PeriodBalance
-from hourtab.retainers.periods import short_date
+from hourtab.retainers.presentation import format_hours, short_date
 
 #: Evidence a forecast needs: this share of the period elapsed, and entries on this many days.
 MIN_ELAPSED_SHARE = 4  # one quarter

@@ -13,15 +13,8 @@ import datetime as dt
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+from hourtab.retainers.presentation import MONTHS, short_date
 from hourtab.retainers.terms import PeriodKind, Terms
-
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def short_date(day: dt.date, with_year: bool = False) -> str:
-    """``1 Dec`` (or ``1 Dec 2025``): the style of the headline, the same in every locale."""
-    text = f"{day.day} {MONTHS[day.month - 1]}"
-    return f"{text} {day.year}" if with_year else text
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ import pandas as pd
 
 from hourtab.retainers.chart import burnup_svgs
 from hourtab.retainers.forecast import Forecast, forecast
-from hourtab.retainers.headline import headline, hours_formatter, used_percent
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.periods import local_date
+from hourtab.retainers.presentation import headline, hours_formatter, used_percent
 from hourtab.retainers.terms import Terms
 
 

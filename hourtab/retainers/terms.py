@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hourtab.core.errors import InvalidInput
 from hourtab.core.values import EARLIEST, LATEST, MAX_HOURS, MAX_RATE
-from hourtab.retainers.units import HOUR, format_hours
+from hourtab.retainers.presentation import HOUR, format_hours
 
 
 class InvalidTerms(InvalidInput):

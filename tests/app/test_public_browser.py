@@ -8,8 +8,8 @@ import pytest
 
 from app.db import get_db
 from hourtab.retainers import service
-from hourtab.retainers.headline import headline
 from hourtab.retainers.models import Retainer
+from hourtab.retainers.presentation import headline
 from tests.app.hours_helpers import AUG_20, setup_retainer
 
 pytestmark = pytest.mark.browser

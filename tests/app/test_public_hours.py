@@ -13,7 +13,7 @@ import pytest
 from app.db import get_db
 from hourtab.core.db import transaction
 from hourtab.retainers import service
-from hourtab.retainers.headline import headline
+from hourtab.retainers.presentation import headline
 from hourtab.timesheets.importer import import_file
 from tests.app.hours_helpers import AUG_20, toggl_csv
 from tests.app.hours_helpers import setup_retainer as _setup

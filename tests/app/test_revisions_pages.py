@@ -13,7 +13,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
-from hourtab.retainers.units import format_hours
+from hourtab.retainers.presentation import format_hours
 from tests.app.test_routing_pages import _pdf_text, _retainers, _text, _upload
 from tests.conftest import post_form
 from tests.hourtab.retainers.multi_client import CLOCKIFY

@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from hourtab.core.db import transaction
 from hourtab.retainers.models import PeriodRevision
-from hourtab.retainers.units import format_hours
+from hourtab.retainers.presentation import format_hours
 from hourtab.sync import service
 from hourtab.sync.models import Connection, SyncedEntry
 from hourtab.sync.tokens import TokenBox

@@ -86,6 +86,6 @@ def test_a_truncated_file_with_records_is_kept_with_a_warning(app, logged_in, fi
     assert rows == 1 and blobs
 
 
-def test_the_rule_is_in_the_readme():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert "no readable record" in readme and "kept with a warning" in readme
+def test_the_rule_is_in_the_manual():
+    manual = (Path(__file__).resolve().parents[2] / "docs" / "usage.md").read_text()
+    assert "no readable record" in manual and "kept with a warning" in manual

@@ -23,13 +23,17 @@ def minmax(x: np.ndarray, y: np.ndarray, points: int = DEFAULT_POINTS) -> tuple[
     buckets = max(points // 2, 1)
     edges = np.linspace(0, len(y), buckets + 1).astype(np.int64)
     starts = edges[:-1]
-    lo = np.minimum.reduceat(y, starts)
-    hi = np.maximum.reduceat(y, starts)
-    picked = []
-    for start, end, vmin, vmax in zip(starts, edges[1:], lo, hi, strict=True):
-        segment = y[start:end]
-        i_min = start + int(np.argmax(segment == vmin))
-        i_max = start + int(np.argmax(segment == vmax))
-        picked.extend(sorted({i_min, i_max}))
-    idx = np.asarray(picked, dtype=np.int64)
+    bucket = np.repeat(np.arange(buckets), np.diff(edges))
+    # The first index of each bucket's min and of its max, found for all buckets in one pass each.
+    i_min = _first_where(y == np.minimum.reduceat(y, starts)[bucket], bucket, buckets)
+    i_max = _first_where(y == np.maximum.reduceat(y, starts)[bucket], bucket, buckets)
+    idx = np.unique(np.concatenate([i_min, i_max]))  # sorted: time order, a flat bucket kept once
     return x[idx], y[idx]
+
+
+def _first_where(hit: np.ndarray, bucket: np.ndarray, buckets: int) -> np.ndarray:
+    """For each bucket, the first index where ``hit`` is true (every bucket has one)."""
+    where = np.flatnonzero(hit)
+    first = np.full(buckets, -1, dtype=np.int64)
+    first[bucket[where][::-1]] = where[::-1]   # later writes win: reversed, the earliest index stays
+    return first

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 from hourtab.retainers.chart import burnup_svg
 from hourtab.retainers.forecast import forecast
-from hourtab.retainers.headline import format_hours, used_percent
 from hourtab.retainers.ledger import build_ledger
+from hourtab.retainers.presentation import format_hours, used_percent
 from hourtab.retainers.terms import HOUR, Terms
 from tests.hourtab.retainers.conftest import frame, on
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from hourtab.retainers.headline import headline
 from hourtab.retainers.ledger import Credit, build_ledger
+from hourtab.retainers.presentation import headline
 from hourtab.retainers.terms import HOUR, Overage, Rollover, Terms
 from tests.hourtab.retainers.conftest import frame, on
 

@@ -16,16 +16,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account, Plan, PlanRequest
 from hourtab.core.errors import Conflict, InvalidInput
-
-#: How many active retainers each plan keeps.
-RETAINER_LIMITS = {Plan.FREE: 1, Plan.PRO: 10}
-#: What each plan costs, as the sign-up page promises it.
-PLAN_PRICES = {Plan.FREE: "free", Plan.PRO: "$9/month"}
-
-
-def retainer_limit(account: Account) -> int:
-    """How many active retainers the account's plan keeps."""
-    return RETAINER_LIMITS[Plan(account.plan)]
+from hourtab.retainers.plans import PLAN_PRICES, RETAINER_LIMITS
 
 
 @dataclass(frozen=True)

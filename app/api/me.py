@@ -7,11 +7,11 @@ from flask_login import login_required
 
 from app.api import bp
 from app.auth import account
-from hourtab import billing
+from hourtab.retainers import plans
 
 
 @bp.route("/me")
 @login_required
 def me():
     a = account()
-    return jsonify({"id": a.id, "email": a.email, "plan": a.plan, "retainer_limit": billing.retainer_limit(a)})
+    return jsonify({"id": a.id, "email": a.email, "plan": a.plan, "retainer_limit": plans.retainer_limit(a)})

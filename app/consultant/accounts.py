@@ -26,6 +26,7 @@ from hourtab import billing, settings
 from hourtab.core import accounts, ratelimit
 from hourtab.core.db import transaction
 from hourtab.core.errors import Conflict, InvalidInput, LimitReached, Unauthorized
+from hourtab.retainers.plans import retainer_limit
 
 LOGIN_WINDOW_S = 60
 T = TypeVar("T")
@@ -202,7 +203,7 @@ def account_plan():
     plans = [(p.value, billing.plan_summary(p.value)) for p in accounts.Plan]
     return render_template("consultant/plan.html", me=me, plans=plans, active=active_count(db, me.id),
                            pending=_billing().pending(db, me), form=UpgradeForm(),
-                           current=billing.plan_terms(me.plan), retainer_limit=billing.retainer_limit(me))
+                           current=billing.plan_terms(me.plan), retainer_limit=retainer_limit(me))
 
 
 @bp.route("/account/plan/<plan>", methods=["POST"])

@@ -8,8 +8,7 @@ from flask_login import current_user, login_required
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
-from hourtab import billing
-from hourtab.retainers import service
+from hourtab.retainers import plans, service
 
 
 @bp.route("/")
@@ -29,4 +28,4 @@ def dashboard():
     rows = balances(db, service.list_retainers(db, me))
     panels = [{"template": "consultant/retainers/_panel.html", "rows": rows, "plan_full": service.plan_full(db, me)}]
     return render_template("consultant/dashboard.html", account=me, panels=panels,
-                           retainer_limit=billing.retainer_limit(me))
+                           retainer_limit=plans.retainer_limit(me))

@@ -16,10 +16,9 @@ from app.consultant import bp
 from app.consultant.accounts import zone_choices
 from app.db import get_db
 from app.errors import form_status
-from hourtab import billing
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
-from hourtab.retainers import service, versions
+from hourtab.retainers import plans, service, versions
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.presentation import format_hours, headline, hours_formatter
@@ -136,7 +135,7 @@ def retainers_list():
     db = get_db()
     me = account()
     return render_template("consultant/retainers/list.html", rows=balances(db, service.list_retainers(db, me)),
-                           account=me, retainer_limit=billing.retainer_limit(me),
+                           account=me, retainer_limit=plans.retainer_limit(me),
                            plan_full=service.plan_full(db, me))
 
 

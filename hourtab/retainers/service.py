@@ -15,11 +15,11 @@ from decimal import Decimal, InvalidOperation
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
-from hourtab import billing
 from hourtab.core.accounts import Account, lock_account
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import MAX_RATE, check_date, xml_safe
+from hourtab.retainers import plans
 from hourtab.retainers.assign import route_entries, touch
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.frames import (  # noqa: F401 - read through the service too
@@ -165,7 +165,7 @@ def active_count(session: Session, account_id: int) -> int:
 
 def plan_full(session: Session, account: Account) -> str:
     """Why one more active retainer would be refused, or "" while the plan has room (pages say it first)."""
-    limit = billing.retainer_limit(account)
+    limit = plans.retainer_limit(account)
     if active_count(session, account.id) < limit:
         return ""
     plural = "retainer" if limit == 1 else "retainers"

@@ -20,6 +20,15 @@ import time
 
 log = logging.getLogger(__name__)
 
+# Popen waits for the child's exec on a close-on-exec pipe. gunicorn forks its workers from this
+# process without exec, so a worker forked while a Popen is under way keeps that pipe open and the
+# Popen (and with it the supervisor: no log line, no restart after a crash) waits until that worker
+# exits. Every fork in this process therefore waits for a spawn under way and none starts during
+# one; Popen itself runs no fork hooks (no preexec_fn), so it never waits for itself.
+_spawning = threading.Lock()
+os.register_at_fork(before=_spawning.acquire, after_in_parent=_spawning.release,
+                    after_in_child=_spawning.release)
+
 
 class Supervisor:
     def __init__(self, threads: int = 2, database_url: str | None = None, first_s: float = 1.0,
@@ -48,7 +57,8 @@ class Supervisor:
     def _spawn(self) -> subprocess.Popen:
         command = [sys.executable, "-c", "from app.cli import main; main()", "worker",
                    "--threads", str(self.threads), "--parent-pid", str(os.getpid())]
-        return subprocess.Popen(command, start_new_session=True)
+        with _spawning:
+            return subprocess.Popen(command, start_new_session=True)
 
     def _loop(self) -> None:
         failures = 0

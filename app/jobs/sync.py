@@ -1,4 +1,4 @@
-"""Sync jobs on the queue: the ``sync_run`` handler, the schedule, "Sync now", the paused-token e-mail.
+"""Sync jobs on the queue: the ``sync_run`` handler, the schedule, "Sync now".
 
 The schedule rides on the worker's reaper tick: every connection whose ``next_sync_at`` has come gets
 one ``sync_run`` job. Moving ``next_sync_at`` is a compare-and-set, so of several workers only one
@@ -8,22 +8,17 @@ itself refuses to run two syncs of one connection at once (a lock fenced by the 
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from flask import Flask
 from sqlalchemy.orm import Session
 
-from hourtab.core.accounts import Account
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.jobs import Job, create_job
-from hourtab.core.mail import plain_message, send
-from hourtab.sync import runner, service
-from hourtab.sync.clients import tracker
+from hourtab.sync import notices, runner, service
 from hourtab.sync.errors import SyncError
 from hourtab.sync.models import Connection
 
-log = logging.getLogger(__name__)
 
 
 def options(app: Flask) -> runner.Options:
@@ -43,7 +38,8 @@ def run_sync(app: Flask, session: Session, job: Job) -> dict[str, Any]:
     """The ``sync_run`` handler: one sync; a refused token also tells the consultant by e-mail."""
     outcome = runner.sync_job(session, job, app.extensions["hourtab.tokens"], options(app))
     if outcome.paused_now:
-        _mail_paused(app, session, job.account_id, outcome)
+        notices.tell_paused(session, job.account_id, outcome, smtp_url=app.config.get("SMTP_URL"),
+                            public_url=app.config["PUBLIC_URL"], sender=app.config["MAIL_FROM"])
     if outcome.status in ("refused", "failed"):
         raise SyncError(outcome.error)
     if any(outcome.counts.get(k) for k in ("new", "changed", "removed")):
@@ -90,20 +86,3 @@ def queue_due_syncs(app: Flask, now=None) -> int:
                 queue_sync(app, session, connection, "schedule")
                 queued += 1
     return queued
-
-
-def _mail_paused(app: Flask, session: Session, account_id: int, outcome: runner.Outcome) -> None:
-    """Optional: with e-mail set up, the consultant learns at once that syncing stopped, and why."""
-    url = app.config.get("SMTP_URL")
-    account = session.get(Account, account_id)
-    if not url or account is None:
-        return
-    label = tracker(outcome.tracker).label
-    body = (f"HourTab paused your {label} connection, so your clients' pages no longer follow it.\n\n"
-            f"{outcome.error}\n\nEnter the token again or resume the connection at "
-            f"{app.config['PUBLIC_URL']}/account/connections\n")
-    try:
-        send(url, plain_message(account.contact or account.email, f"HourTab paused your {label} connection", body,
-                                app.config["MAIL_FROM"]))
-    except OSError:   # the pause itself is recorded and shown on the page; the e-mail is a courtesy
-        log.warning("could not e-mail the consultant of connection %s", outcome.connection_id, exc_info=True)

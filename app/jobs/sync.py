@@ -20,7 +20,6 @@ from hourtab.sync.errors import SyncError
 from hourtab.sync.models import Connection
 
 
-
 def options(app: Flask) -> runner.Options:
     return runner.Options(minutes=float(app.config.get("SYNC_MINUTES", runner.DEFAULT_MINUTES)))
 

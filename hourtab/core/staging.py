@@ -68,4 +68,12 @@ def read_limited(stream: BinaryIO, max_bytes: int | None,
 def _too_large(size: int, limit: int) -> Exception:
     from hourtab.core.errors import PayloadTooLarge
 
-    return PayloadTooLarge(f"The upload is larger than the limit of {limit / 1048576:.0f} MiB.")
+    return PayloadTooLarge(f"The upload is larger than the limit of {_size(limit)}.")
+
+
+def _size(n: int) -> str:
+    """``25 MiB``, ``512 KiB``, ``300 bytes``: the limit as a person would write it, never "0 MiB"."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"

@@ -58,7 +58,10 @@ def mangled(draw) -> bytes:
     return bytes(data)
 
 
-@settings(max_examples=60, deadline=None)
+# derandomize: the same 60 inputs every run. Twice, beside CPU burners, a random run stalled for over
+# 40 minutes inside hypothesis's engine (no frame of ours on the stack; 192 seeds run alone never did);
+# a fixed set keeps the suite from waiting on that while it still mangles every sample.
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(data=mangled(), order=st.sampled_from([None, "dmy", "mdy"]))
 def test_reader_raises_only_typed_errors(data, order):
     try:
@@ -71,7 +74,7 @@ def test_reader_raises_only_typed_errors(data, order):
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=mangled())
 def test_refused_import_leaves_the_database_unchanged(db_session, account, data):
     before = snapshot(db_session)

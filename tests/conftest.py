@@ -89,11 +89,27 @@ def database_url(request, tmp_path) -> Iterator[str]:
         shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite:///{path}"
         return
-    template = request.getfixturevalue("pg_template")
-    name = f"hourtab_t_{uuid.uuid4().hex[:12]}"
+    with _pg_database("hourtab_t", template=request.getfixturevalue("pg_template")) as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_url(request, tmp_path) -> Iterator[str]:
+    """An empty database of each backend, no migration applied (for migrating from an old revision)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.db'}"
+        return
+    with _pg_database("hourtab_m") as url:
+        yield url
+
+
+@contextmanager
+def _pg_database(prefix: str, template: str | None = None) -> Iterator[str]:
+    """A PostgreSQL database of its own (a copy of ``template`` when given), dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = _pg_admin()
     with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+        c.execute(text(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")))
     try:
         yield _pg_url(name)
     finally:

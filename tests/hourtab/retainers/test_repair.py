@@ -8,10 +8,8 @@ at the revision before it, written with plain SQL in that revision's schema.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from pathlib import Path
 
-import pytest
 from sqlalchemy import JSON, bindparam, create_engine, delete, insert, select, text
 from sqlalchemy.orm import Session
 
@@ -21,7 +19,6 @@ from hourtab.retainers.models import PeriodRevision, Retainer, retainer_entries
 from hourtab.retainers.repair import rematch_old_assignments
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
-from tests.conftest import _pg_admin, _pg_url
 from tests.factories import make_account
 from tests.hourtab.retainers.multi_client import CLOCKIFY, by_client
 
@@ -74,21 +71,6 @@ def _revision_before_repair(url: str) -> str:
     return mine[0].down_revision
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def empty_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'old.db'}"
-        return
-    name = f"hourtab_m_{uuid.uuid4().hex[:12]}"
-    admin = _pg_admin()
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield _pg_url(name)
-    finally:
-        with admin.connect() as c:
-            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def _old_rows(connection) -> None:

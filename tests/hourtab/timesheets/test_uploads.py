@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
-import uuid
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +25,6 @@ from hourtab.timesheets import read_timesheet, uploads
 from hourtab.timesheets.errors import CsvTooLarge
 from hourtab.timesheets.importer import ImportOptions
 from hourtab.timesheets.models import TimeEntry, Upload
-from tests.conftest import _pg_admin, _pg_url
 from tests.hourtab.timesheets.conftest import sample
 
 FLORES = "toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
@@ -135,21 +133,6 @@ def test_the_history_lists_uploads_without_loading_their_diffs(db_session, accou
 # --- migration 0016: the bytes of uploads stored before it move to the blob store -------------------
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def empty_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'old.db'}"
-        return
-    name = f"hourtab_u_{uuid.uuid4().hex[:12]}"
-    admin = _pg_admin()
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield _pg_url(name)
-    finally:
-        with admin.connect() as c:
-            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def _old_upload(connection, upload_id: int, content: bytes) -> None:

@@ -78,7 +78,9 @@ def _json_errors(as_json: bool) -> Iterator[None]:
 
 def _print_report(report) -> None:
     click.echo(f"{report.explanation}")
-    click.echo(f"{report.entries} entries of {report.rows} rows, {report.total_seconds} s "
+    entries = f"{report.entries} entr{'y' if report.entries == 1 else 'ies'}"
+    rows = f"{report.rows} row{'' if report.rows == 1 else 's'}"
+    click.echo(f"{entries} of {rows}, {report.total_seconds} s "
                f"({report.total_hours} h), {report.first_date} to {report.last_date}")
     if report.clients:
         click.echo("Clients: " + ", ".join(report.clients))

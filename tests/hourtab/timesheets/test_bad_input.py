@@ -132,3 +132,12 @@ def test_cli_corrupt_row_names_line_and_column(tmp_path):
     assert out["errors"] == [{"line": 3, "column": "Duration", "value": "1:7x",
                               "message": "not a duration; expected H:MM:SS, H:MM or decimal hours"}]
     assert out["entries"] == 1 and out["total_seconds"] == 3600
+
+
+def test_cli_inspect_counts_in_the_singular_and_the_plural(tmp_path):
+    one = tmp_path / "one.csv"
+    one.write_bytes((TOGGL_HEADER + GOOD).encode())
+    assert "1 entry of 1 row," in CliRunner().invoke(cli, ["csv", "inspect", str(one)]).output
+    two = tmp_path / "two.csv"
+    two.write_bytes((TOGGL_HEADER + GOOD * 2).encode())
+    assert "2 entries of 2 rows," in CliRunner().invoke(cli, ["csv", "inspect", str(two)]).output

@@ -2,11 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.factories import offline_wandb
 
-__all__ = ["load_run", "offline_wandb"]
+__all__ = ["closed_log", "descend", "load_run", "offline_wandb", "run_folder", "sdk_run"]
+
+
+@contextmanager
+def sdk_run(root: Path, name: str, config: dict | None = None, project: str = "hourtab-tests") -> Iterator:
+    """A real offline run written by the W&B SDK under ``root`` (inside ``offline_wandb``).
+
+    Leaving the block finishes the run and waits for its exit record, so the folder is complete
+    when the test reads it; ``run_folder(run)`` names the folder.
+    """
+    import wandb
+
+    run = wandb.init(project=project, name=name, dir=str(root), mode="offline", config=config or {},
+                     settings=wandb.Settings(silent=True, console="off", x_disable_stats=True))
+    folder = run_folder(run)
+    try:
+        yield run
+    finally:
+        run.finish()
+    closed_log(folder)
+
+
+def run_folder(run) -> Path:
+    """The ``run-<time>-<id>`` folder the SDK writes a run into."""
+    return Path(run.dir).parent
+
+
+def descend(optimizer, loss) -> float:
+    """One optimiser step on ``loss``; returns the loss as a number for ``run.log``."""
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
 
 
 def load_run(folder: Path):

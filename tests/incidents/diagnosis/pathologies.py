@@ -39,7 +39,6 @@ def _Branches(torch):  # noqa: N802 - builds a module class lazily (torch is imp
 def make_run(kind: str, wandb_dir: Path) -> Path:
     """Train the ``kind`` pathology and return its offline run folder."""
     import torch
-    import wandb
 
     torch.set_num_threads(1)  # tiny models: threads only add contention on a shared CPU
     torch.manual_seed(0)
@@ -78,10 +77,10 @@ def make_run(kind: str, wandb_dir: Path) -> Path:
     else:
         raise ValueError(kind)
 
-    run = wandb.init(project="hourtab-tests", name=f"{kind}-run", dir=str(wandb_dir), mode="offline",
-                     config={"pathology": kind, "lr": optimizer.param_groups[0]["lr"]},
-                     settings=wandb.Settings(silent=True, console="off", x_disable_stats=True))
-    try:
+    from tests.incidents.wandb_runs import descend, run_folder, sdk_run
+
+    config = {"pathology": kind, "lr": optimizer.param_groups[0]["lr"]}
+    with sdk_run(wandb_dir, f"{kind}-run", config) as run:
         run.watch(model, log="all", log_freq=LOG_FREQ, idx=0)
         for _ in range(STEPS):
             x = torch.randn(64, 16, generator=gen)
@@ -91,14 +90,5 @@ def make_run(kind: str, wandb_dir: Path) -> Path:
             else:
                 y = torch.randint(0, 4, (64,), generator=gen) if kind == "stuck" else (x @ teacher).argmax(1)
                 loss = torch.nn.functional.cross_entropy(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            run.log({"loss": loss.item()})
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    from tests.incidents.wandb_runs import closed_log
-
-    closed_log(folder)               # run.finish() may return before the SDK has written the file
-    return folder
+            run.log({"loss": descend(optimizer, loss)})
+    return run_folder(run)

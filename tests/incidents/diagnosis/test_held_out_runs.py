@@ -19,16 +19,11 @@ import pytest
 from incidents.diagnosis import RULES, diagnose
 from incidents.evidence.sample_data import REPRO_TINY
 from tests.incidents.diagnosis.gpu_host import add_gpu_host
-from tests.incidents.wandb_runs import closed_log, load_run, offline_wandb
+from tests.incidents.wandb_runs import descend, load_run, offline_wandb, run_folder, sdk_run
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
-
-
-def _init(root: Path, name: str, config: dict):
-    return wandb.init(project="held-out", name=name, dir=str(root), mode="offline", config=config,
-                      settings=wandb.Settings(silent=True, console="off", x_disable_stats=True))
 
 
 def _mlp():
@@ -42,22 +37,13 @@ def _train(root: Path, name: str, config: dict, steps: int = 60, watch: tuple[st
     model = _mlp()
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     gen = torch.Generator().manual_seed(0)
-    run = _init(root, name, config)
-    try:
+    with sdk_run(root, name, config, project="held-out") as run:
         if watch:
             run.watch(model, log=watch[0], log_freq=watch[1], idx=0)
         for _ in range(steps):
             x = torch.randn(32, 8, generator=gen)
-            loss = torch.nn.functional.cross_entropy(model(x), (x[:, 0] > 0).long())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            run.log({"loss": loss.item()})
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    closed_log(folder)
-    return folder
+            run.log({"loss": descend(opt, torch.nn.functional.cross_entropy(model(x), (x[:, 0] > 0).long()))})
+    return run_folder(run)
 
 
 def _add_idle_gpus(folder: Path, gpus: int = 2, util: float = 0.0, memory: float = 1.0) -> None:
@@ -85,19 +71,14 @@ def held_out(tmp_path_factory):
 def _rl_run(root: Path) -> Path:
     """PPO-style metrics: a policy loss that starts negative and climbs by ~70, a rising reward."""
     rng = np.random.default_rng(3)
-    run = _init(root, "ppo-cartpole", {"algo": "ppo", "gamma": 0.99})
-    try:
+    with sdk_run(root, "ppo-cartpole", {"algo": "ppo", "gamma": 0.99}, project="held-out") as run:
         for step in range(200):
             climb = 70 * step / 199
             run.log({"losses/policy_loss": -13.0 + climb + rng.normal(0, 3),
                      "losses/value_loss": 5.0 + rng.normal(0, 0.5),
                      "charts/episodic_return": 20 + step + rng.normal(0, 5),
                      "losses/entropy": 0.69 - step * 1e-3})
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    closed_log(folder)
-    return folder
+    return run_folder(run)
 
 
 def _by_rule(findings):
@@ -199,8 +180,7 @@ def _traced(tmp_path: Path, steps: int = 3) -> Path:
     """A real torch.profiler trace of a watched MLP: wandb's per-tensor work labelled, steps as train_step."""
     model = _mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with offline_wandb(tmp_path):
-        run = _init(tmp_path, "traced", {})
+    with offline_wandb(tmp_path), sdk_run(tmp_path, "traced", project="held-out") as run:
         run.watch(model, log="all", log_freq=1, idx=0)
         history = run._torch
         original = history.log_tensor_stats
@@ -210,18 +190,10 @@ def _traced(tmp_path: Path, steps: int = 3) -> Path:
                 original(tensor, name)
 
         history.log_tensor_stats = labelled
-        try:
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-                for _ in range(steps):
-                    with torch.profiler.record_function("train_step"):
-                        x = torch.randn(4, 8)
-                        loss = model(x).sum()
-                        opt.zero_grad()
-                        loss.backward()
-                        opt.step()
-                        run.log({"loss": loss.item()})
-        finally:
-            run.finish()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            for _ in range(steps):
+                with torch.profiler.record_function("train_step"):
+                    run.log({"loss": descend(opt, model(torch.randn(4, 8)).sum())})
     trace = tmp_path / "trace.json"
     prof.export_chrome_trace(str(trace))
     return trace

@@ -19,16 +19,11 @@ import pytest
 
 from incidents.diagnosis import RULES, diagnose
 from tests.incidents.diagnosis.gpu_host import add_gpu_host
-from tests.incidents.wandb_runs import load_run, offline_wandb
+from tests.incidents.wandb_runs import descend, load_run, offline_wandb, run_folder, sdk_run
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
-
-
-def _init(root: Path, name: str, config: dict):
-    return wandb.init(project="verdicts", name=name, dir=str(root), mode="offline", config=config,
-                      settings=wandb.Settings(silent=True, console="off", x_disable_stats=True))
 
 
 def _mlp(*widths: int):
@@ -47,19 +42,13 @@ def _full_batch_toy(root: Path, name: str, logged: int = 20, epochs: int = 100) 
     y = (x[:, 0] + x[:, 1] > 0).long()
     model = _mlp(8, 16, 2)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    run = _init(root, name, {"epochs_per_log": epochs, "device": "cuda", "full_batch": True})
-    try:
+    with sdk_run(root, name, {"epochs_per_log": epochs, "device": "cuda", "full_batch": True},
+                 project="verdicts") as run:
         for _ in range(logged):
             for _ in range(epochs):
-                loss = torch.nn.functional.cross_entropy(model(x), y)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-            run.log({"loss": loss.item()})
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    return folder
+                loss = descend(opt, torch.nn.functional.cross_entropy(model(x), y))
+            run.log({"loss": loss})
+    return run_folder(run)
 
 
 class SlowDecode(torch.utils.data.Dataset):
@@ -93,25 +82,18 @@ def _loader_bound(root: Path, trace: Path) -> Path:
         started = time.perf_counter()
         xb, yb = next(batches)
         waited = time.perf_counter() - started
-        loss = torch.nn.functional.cross_entropy(model(xb), yb)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        run.log({"loss": loss.item(), "data_time_s": waited})
+        run.log({"loss": descend(opt, torch.nn.functional.cross_entropy(model(xb), yb)), "data_time_s": waited})
 
-    run = _init(root, "slow-loader", {"batch_size": 16, "num_workers": 0, "device": "cuda"})
-    try:
+    config = {"batch_size": 16, "num_workers": 0, "device": "cuda"}
+    with sdk_run(root, "slow-loader", config, project="verdicts") as run:
         for _ in range(24):
             step(run)
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
             for _ in range(3):
                 with torch.profiler.record_function("train_step"):
                     step(run)
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
     prof.export_chrome_trace(str(trace))
-    return folder
+    return run_folder(run)
 
 
 @pytest.fixture(scope="module")

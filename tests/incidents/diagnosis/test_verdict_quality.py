@@ -22,17 +22,12 @@ import pytest
 
 from incidents.diagnosis import diagnose
 from tests.incidents.diagnosis.gpu_host import add_gpu_host
-from tests.incidents.wandb_runs import closed_log, load_run, offline_wandb
+from tests.incidents.wandb_runs import closed_log, descend, load_run, offline_wandb, run_folder, sdk_run
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _init(root: Path, name: str, config: dict):
-    return wandb.init(project="verdicts", name=name, dir=str(root), mode="offline", config=config,
-                      settings=wandb.Settings(silent=True, console="off", x_disable_stats=True))
 
 
 def _dice(pred: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> float:
@@ -53,8 +48,7 @@ def _collapsing_segmenter(root: Path) -> Path:
         model[0].bias.fill_(-10.0)
         model[2].bias.zero_()
     opt = torch.optim.Adam(model.parameters(), lr=0.05)
-    run = _init(root, "unet-collapse", {"lr": 0.05, "batch_size": 40})
-    try:
+    with sdk_run(root, "unet-collapse", {"lr": 0.05, "batch_size": 40}, project="verdicts") as run:
         for step in range(60):
             row = {}
             if step % 5 == 0:
@@ -63,15 +57,9 @@ def _collapsing_segmenter(root: Path) -> Path:
                 row["val/dice"] = _dice(pred, val_y)
                 row["val/prediction"] = wandb.Image((pred[0, 0].numpy() * 255).astype(np.uint8))
             loss = torch.nn.functional.binary_cross_entropy_with_logits(model(images[:40]), masks[:40])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            row["train/loss"] = loss.item()
+            row["train/loss"] = descend(opt, loss)
             run.log(row)
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    return folder
+    return run_folder(run)
 
 
 def _hand_logged_histograms(root: Path) -> Path:
@@ -84,8 +72,7 @@ def _hand_logged_histograms(root: Path) -> Path:
     frozen = {id(p) for p in model[2].parameters()}
     opt = torch.optim.Adam([p for p in model.parameters() if id(p) not in frozen], lr=1e-2)
     teacher = torch.randn(16, 4, generator=gen)
-    run = _init(root, "hand-histograms", {"lr": 1e-2})
-    try:
+    with sdk_run(root, "hand-histograms", {"lr": 1e-2}, project="verdicts") as run:
         for step in range(40):
             x = torch.randn(64, 16, generator=gen)
             loss = torch.nn.functional.cross_entropy(model(x), (x @ teacher).argmax(1))
@@ -97,10 +84,7 @@ def _hand_logged_histograms(root: Path) -> Path:
                 row["Weights"] = {n: wandb.Histogram(p.detach().numpy()) for n, p in model.named_parameters()}
             opt.step()
             run.log(row)
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    return folder
+    return run_folder(run)
 
 
 def _tiny_policy_on_gpu_host(root: Path) -> Path:
@@ -109,20 +93,12 @@ def _tiny_policy_on_gpu_host(root: Path) -> Path:
     gen = np.random.default_rng(4)
     policy = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 2))
     opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
-    run = _init(root, "ppo-tiny", {"algo": "ppo", "device": "cpu"})
-    try:
+    with sdk_run(root, "ppo-tiny", {"algo": "ppo", "device": "cpu"}, project="verdicts") as run:
         run.watch(policy, log="parameters", log_freq=100, idx=0)
         for step in range(300):
-            obs = torch.randn(32, 4)
-            loss = -policy(obs).log_softmax(-1)[:, 0].mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            run.log({"losses/policy_loss": loss.item(), "charts/episodic_return": 20 + step + gen.normal(0, 5)})
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    return folder
+            loss = descend(opt, -policy(torch.randn(32, 4)).log_softmax(-1)[:, 0].mean())
+            run.log({"losses/policy_loss": loss, "charts/episodic_return": 20 + step + gen.normal(0, 5)})
+    return run_folder(run)
 
 
 @pytest.fixture(scope="module")

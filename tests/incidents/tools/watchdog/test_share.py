@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.incidents.wandb_runs import load_run, offline_wandb
+from tests.incidents.wandb_runs import descend, load_run, offline_wandb, run_folder, sdk_run
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 torch = pytest.importorskip("torch")
@@ -28,21 +28,11 @@ def _watched(root: Path, name: str, log_freq: int, steps: int) -> Path:
     model = torch.nn.Sequential(torch.nn.Linear(64, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
                                 torch.nn.ReLU(), torch.nn.Linear(1024, 2))
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    run = wandb.init(project="watchdog-share", name=name, dir=str(root), mode="offline",
-                     settings=wandb.Settings(silent=True, console="off", x_disable_stats=True))
-    try:
+    with sdk_run(root, name, project="watchdog-share") as run:
         run.watch(model, log="all", log_freq=log_freq, idx=0)
         for _ in range(steps):
-            x = torch.randn(4, 64)
-            loss = model(x).pow(2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            run.log({"loss": loss.item()})
-        folder = Path(run.dir).parent
-    finally:
-        run.finish()
-    return folder
+            run.log({"loss": descend(opt, model(torch.randn(4, 64)).pow(2).mean())})
+    return run_folder(run)
 
 
 @pytest.fixture(scope="module")

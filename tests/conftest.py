@@ -188,6 +188,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until(predicate, timeout: float, what: str):
+    """``predicate()``'s first truthy value, polled until ``timeout`` seconds have passed: a test waits
+    for its condition, not for the clock."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 @contextmanager
 def serve(app) -> Iterator[str]:
     """Serve ``app`` over real HTTP on a free loopback port, one thread per request."""

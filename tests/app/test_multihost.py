@@ -15,7 +15,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from sqlalchemy import create_engine, func, select, text
 
 from tests.app.big_run import big_run_zip
 from tests.app.hours_helpers import toggl_csv
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_until
 from tests.mail_sink import Sink
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -124,16 +123,6 @@ def deployment(pg_url, s3_endpoint, smtp, tmp_path):
         client.delete(*keys)
 
 
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _up(url: str) -> bool:
     import requests
 
@@ -161,7 +150,7 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
     start("app-a", "serve", "--no-queue-worker", "--workers", "1", "--port", str(ports[0]))
     start("app-b", "serve", "--no-queue-worker", "--workers", "1", "--port", str(ports[1]))
     worker = start("worker-1", "worker", "--threads", "1")
-    _wait(lambda: _up(a) and _up(b), 60, "both app processes")
+    wait_until(lambda: _up(a) and _up(b), 60, "both app processes")
 
     browser = requests.Session()                     # one consultant, whose cookie both hosts accept
     r = browser.post(f"{a}/signup", data={"csrf_token": _csrf(browser, f"{a}/signup"),
@@ -178,7 +167,7 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
 
     client = requests.Session()                      # the client subscribes on B, confirms on A
     assert client.post(f"{b}/h/{token}/alerts", data={"email": "client@example.org"}).ok
-    confirmation = _wait(lambda: sink.to("client@example.org"), 30, "the confirmation e-mail")[0]
+    confirmation = wait_until(lambda: sink.to("client@example.org"), 30, "the confirmation e-mail")[0]
     confirm = re.search(r"Confirm here: https://hours\.example\.com(\S+)",
                         confirmation.get_body(("plain",)).get_content()).group(1)
     assert "Alerts confirmed" in client.post(f"{a}{confirm}").text
@@ -188,10 +177,10 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
         r = browser.post(f"{a}/evidence", data={"csrf_token": _csrf(browser, f"{a}/evidence")},
                          files={"file": ("big-run.zip", f)}, allow_redirects=False)
     job_id = r.headers["Location"].rsplit("/", 1)[1]
-    _wait(lambda: _job(browser, b, job_id)["phase"] == "Reading records", 60, "the worker to be parsing")
+    wait_until(lambda: _job(browser, b, job_id)["phase"] == "Reading records", 60, "the worker to be parsing")
     os.killpg(worker.pid, signal.SIGKILL)
     worker = start("worker-2", "worker", "--threads", "1")
-    done = _wait(lambda: (s := _job(browser, b, job_id))["status"] in ("done", "failed") and s, 60, "the retry")
+    done = wait_until(lambda: (s := _job(browser, b, job_id))["status"] in ("done", "failed") and s, 60, "the retry")
     assert (done["status"], done["attempts"]) == ("done", 2), done
     run_page = browser.get(f"{b}/jobs/{job_id}")
     assert re.search(r"/evidence/\d+$", run_page.url) and f"{STEPS:,}" in run_page.text
@@ -207,7 +196,7 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
     upload_id = re.search(r"/imports/(\d+)/preview", preview).group(1)
     browser.post(f"{b}/imports/{upload_id}/confirm",
                  data={"csrf_token": _csrf(browser, f"{b}{preview}")}).raise_for_status()
-    _wait(lambda: sink.stalled, 30, "the alert to reach SMTP")
+    wait_until(lambda: sink.stalled, 30, "the alert to reach SMTP")
     os.killpg(worker.pid, signal.SIGKILL)
     start("worker-3", "worker", "--threads", "1")
 
@@ -215,7 +204,7 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
         with engine.connect() as c:
             return c.scalar(text("SELECT status FROM jobs WHERE kind = 'alert_send'")) == "done"
 
-    _wait(sent, 60, "the alert job to be finished by another worker")
+    wait_until(sent, 60, "the alert job to be finished by another worker")
     with engine.connect() as c:
         assert c.scalar(text("SELECT attempts FROM jobs WHERE kind = 'alert_send'")) == 2
     engine.dispose()

@@ -17,20 +17,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_until
 
 pytestmark = pytest.mark.slow
 LEASE_S = 3.0
-
-
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class RedisServer:
@@ -57,7 +47,7 @@ class RedisServer:
             except redis.RedisError:
                 return False
 
-        _wait(up, 30, "redis-server to answer")
+        wait_until(up, 30, "redis-server to answer")
         client.close()
 
     def stop(self) -> None:
@@ -139,15 +129,15 @@ def test_jobs_queued_before_a_redis_restart_all_run_once_within_a_lease(database
         queue.enqueue(blocker)
         for job_id in ids:                                      # ...while five jobs are queued
             queue.enqueue(job_id)
-        _wait(lambda: queue.huey.pending_count() >= 5, 30, "the five messages in Redis")
+        wait_until(lambda: queue.huey.pending_count() >= 5, 30, "the five messages in Redis")
         caplog.set_level(logging.WARNING, logger="app.jobs.worker")
         redis_server.stop()                                     # a restart without persistence
         gate.set()                                              # the thread is free, the broker gone
-        _wait(lambda: len(_unreachable(caplog)) >= 2, 60, "two attempts to reach the broker")
+        wait_until(lambda: len(_unreachable(caplog)) >= 2, 60, "two attempts to reach the broker")
         redis_server.start()
         back = time.monotonic()
         assert queue.huey.pending_count() == 0                  # every message is lost
-        _wait(lambda: _done(app, ids), 60, "the five jobs")
+        wait_until(lambda: _done(app, ids), 60, "the five jobs")
         took = time.monotonic() - back
     finally:
         worker.stop()
@@ -188,7 +178,7 @@ def test_jobs_whose_sqlite_queue_messages_were_deleted_run_once_when_a_worker_st
     started = time.monotonic()
     worker.start()
     try:
-        _wait(lambda: _done(app, ids), 60, "the five jobs")
+        wait_until(lambda: _done(app, ids), 60, "the five jobs")
         took = time.monotonic() - started
     finally:
         worker.stop()

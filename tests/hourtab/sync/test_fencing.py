@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
 
 from sqlalchemy import func, select, text, update
 
@@ -19,19 +18,11 @@ from hourtab.core.jobs import Job, create_job
 from hourtab.sync import runner, service
 from hourtab.sync.models import Connection
 from hourtab.timesheets.models import TimeEntry
+from tests.conftest import wait_until
 from tests.hourtab.sync.conftest import TOKEN, at, ledger_by_period, make_retainer, months
 from tests.hourtab.sync.fake_trackers import Toggl, serving
 
 ACME = "Acme GmbH"      # the Toggl fake's first client (project 0)
-
-
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _trackers() -> tuple[Toggl, Toggl]:
@@ -120,7 +111,7 @@ def test_a_sync_stopped_by_its_time_limit_leaves_the_connection_syncable(db_sess
             db_session.expire_all()
             return db_session.get(Job, job_id).status == "failed"
 
-        _wait(failed, 30, "the time limit to fail the job")
+        wait_until(failed, 30, "the time limit to fail the job")
         assert "ran past the 3 s limit" in db_session.get(Job, job_id).error
         stored = db_session.get(Connection, connection_id)
         assert stored.last_sync_at is None and service.pending_job(db_session, stored) is None   # Sync now queues

@@ -38,6 +38,9 @@ SETTINGS: tuple[Setting, ...] = (
             "request's host and `hourtab serve` warns at start-up."),
     Setting("HOURTAB_MAX_UPLOAD_MB", "256", "Largest request body accepted, in MiB (HTTP 413 above)."),
     Setting("HOURTAB_CSV_MAX_MB", "50", "Largest time-tracker CSV accepted, in MiB; refused before parsing."),
+    Setting("HOURTAB_CSV_QUEUE_ABOVE_KB", "1024",
+            "CSV uploads larger than this, in KiB, are read and imported by a queued job with progress; "
+            "smaller ones within the request."),
     Setting("HOURTAB_LOGIN_LIMIT", "10",
             "Failed log-ins allowed per e-mail and per client address in a minute (HTTP 429 above)."),
     Setting("HOURTAB_SESSION_MAX_DAYS", "14",
@@ -133,6 +136,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "PUBLIC_URL_SET": bool(env.get("HOURTAB_PUBLIC_URL")),
         "MAX_CONTENT_LENGTH": int(float(env.get("HOURTAB_MAX_UPLOAD_MB", "256")) * 1024 * 1024),
         "CSV_MAX_BYTES": int(float(env.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024),
+        "CSV_QUEUE_ABOVE_BYTES": int(_number(env, "HOURTAB_CSV_QUEUE_ABOVE_KB", "1024") * 1024),
         "LOGIN_LIMIT": int(env.get("HOURTAB_LOGIN_LIMIT", "10")),
         "SESSION_MAX_DAYS": float(env.get("HOURTAB_SESSION_MAX_DAYS", "14")),
         "SESSION_IDLE_HOURS": float(env.get("HOURTAB_SESSION_IDLE_HOURS", "48")),

@@ -76,11 +76,14 @@ def _json_errors(as_json: bool) -> Iterator[None]:
         raise
 
 
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
 def _print_report(report) -> None:
     click.echo(f"{report.explanation}")
-    entries = f"{report.entries} entr{'y' if report.entries == 1 else 'ies'}"
     rows = f"{report.rows} row{'' if report.rows == 1 else 's'}"
-    click.echo(f"{entries} of {rows}, {report.total_seconds} s "
+    click.echo(f"{_entries(report.entries)} of {rows}, {report.total_seconds} s "
                f"({report.total_hours} h), {report.first_date} to {report.last_date}")
     if report.clients:
         click.echo("Clients: " + ", ".join(report.clients))
@@ -103,7 +106,7 @@ def _print_diff(diff: dict) -> None:
         click.echo(f"not in the export  {row['date']} {row['client']} / {row['project']} · {row['description']} "
                    f"· {row['duration']}")
     if diff["removal_count"]:
-        click.echo(f"{diff['removal_count']} entries ({diff['removal_hours']} h) would be flagged for removal "
+        click.echo(f"{_entries(diff['removal_count'])} ({diff['removal_hours']} h) would be flagged for removal "
                    f"(covered: {diff['scope']}); they keep counting until removed.")
 
 
@@ -113,13 +116,13 @@ def _print_routing(routing: dict) -> None:
         extra = f", {r['default_entries']} without client or project" if r["default_entries"] else ""
         revised = "; revises " + ", ".join(f"{v['period']} ({v['was_hours']} → {v['hours']} h)"
                                            for v in r["revises"]) if r["revises"] else ""
-        click.echo(f"retainer {r['id']} {r['name']}: {r['entries']} entries{extra}, {r['hours']} h; "
+        click.echo(f"retainer {r['id']} {r['name']}: {_entries(r['entries'])}{extra}, {r['hours']} h; "
                    f"balance {r['balance_before']} → {r['balance_after']} h ({r['period']}){revised}")
     nowhere = routing["unassigned"]
     if nowhere["entries"]:
         groups = ", ".join(f"{g['client'] or '(no client)'} / {g['project'] or '(no project)'} {g['hours']} h"
                            for g in nowhere["groups"])
-        click.echo(f"matching no retainer: {nowhere['entries']} entries, {nowhere['hours']} h ({groups})")
+        click.echo(f"matching no retainer: {_entries(nowhere['entries'])}, {nowhere['hours']} h ({groups})")
     if len(routing["zones"]) > 1:
         click.echo("times read per retainer: " + "; ".join(f"{z['zone']} for {z['entries']} entries ({z['why']})"
                                                             for z in routing["zones"]))

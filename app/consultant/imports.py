@@ -20,9 +20,11 @@ from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
 from app.extensions import blobs
+from app.jobs import queue_job
 from app.jobs.alerts import queue_alert_check
 from hourtab.core.accounts import Account
 from hourtab.core.db import transaction
+from hourtab.core.jobs import open_jobs
 from hourtab.core.scoping import get_owned
 from hourtab.retainers.service import list_retainers
 from hourtab.timesheets import importer, profiles, removal, uploads
@@ -86,10 +88,24 @@ def imports():
     try:
         with transaction(db):
             staged = uploads.stage_csv(db, me, upload.stream, upload.filename, blobs(), created_by=me.email,
-                                       max_bytes=int(current_app.config["CSV_MAX_BYTES"]), options=options)
+                                       max_bytes=int(current_app.config["CSV_MAX_BYTES"]), options=options,
+                                       read_later_above=_queue_above())
     except TimesheetError as e:  # shown in the upload form, with the error's own status
         return _upload_page(str(e), e)
-    return redirect(url_for("consultant.import_preview", upload_id=staged.id))
+    return _to_preview(staged)
+
+
+def _queue_above() -> int:
+    """Files above this many bytes are read and imported by a queued job (``HOURTAB_CSV_QUEUE_ABOVE_KB``)."""
+    return int(current_app.config["CSV_QUEUE_ABOVE_BYTES"])
+
+
+def _to_preview(upload: Upload):
+    """The preview, or, for a large file left to read in the background, the page of the job reading it."""
+    if upload.status != "reading":
+        return redirect(url_for("consultant.import_preview", upload_id=upload.id))
+    job_id = queue_job(get_db(), upload.account_id, "csv_read", {"upload_id": upload.id, "filename": upload.filename})
+    return redirect(url_for("consultant.job_detail", job_id=job_id))
 
 
 @bp.route("/imports/<int:upload_id>/options", methods=["POST"])
@@ -97,8 +113,9 @@ def imports():
 def import_options(upload_id: int):
     """Keep the options the preview's forms chose on the upload, then preview it with them."""
     with transaction(get_db()):
-        uploads.set_options(get_db(), account(), upload_id, blobs(), _changes(request.values))
-    return redirect(url_for("consultant.import_preview", upload_id=upload_id))
+        upload = uploads.set_options(get_db(), account(), upload_id, blobs(), _changes(request.values),
+                                     read_later_above=_queue_above())
+    return _to_preview(upload)
 
 
 def _my_upload(upload_id: int) -> tuple[Session, Account, Upload]:
@@ -130,6 +147,9 @@ def import_preview(upload_id: int):
     db, me, upload = _my_upload(upload_id)
     if upload.status == "imported":
         return redirect(url_for("consultant.import_detail", upload_id=upload.id))
+    if upload.status == "reading":   # a large file: its job parses it; the page never does
+        jobs = [j for j in open_jobs(db, me.id, "csv_read") if j.params.get("upload_id") == upload.id]
+        return render_template("consultant/imports/reading.html", upload=upload, job=jobs[0] if jobs else None)
     override = _changes(request.args)
     options = uploads.options_of(upload).with_changes(override)
     context = {"upload": upload, "options": options, "query": _query(override), "ambiguity": None, "error": None,
@@ -165,6 +185,14 @@ def import_confirm(upload_id: int):
     db = get_db()
     me = account()
     changes = {**_changes(request.form), "skip_invalid": request.form.get("skip_invalid") == "1"}
+    upload = get_owned(db, Upload, me.id, upload_id)
+    if uploads.queued_for_import(upload, _queue_above()) and upload.status != "imported":
+        if upload.status == "bad_rows" and not changes["skip_invalid"]:
+            flash("Some rows are bad: tick the box to import the valid ones, or fix the file and upload it again.")
+            return redirect(url_for("consultant.import_preview", upload_id=upload_id))
+        job_id = queue_job(db, me.id, "csv_confirm", {"upload_id": upload_id, "filename": upload.filename,
+                                                      "changes": changes})
+        return redirect(url_for("consultant.job_detail", job_id=job_id))
     try:
         with transaction(db):
             result = uploads.confirm(db, me, upload_id, blobs(), changes)
@@ -193,8 +221,8 @@ def import_mapping(upload_id: int):
                 profiles.save_profile(db, me, name, options.mapping or {}, options.duration_unit,
                                       options.date_order)
                 changes = {**changes, "profile": name, "mapping": None}
-            uploads.set_options(db, me, upload.id, blobs(), changes)
-        return redirect(url_for("consultant.import_preview", upload_id=upload.id))
+            upload = uploads.set_options(db, me, upload.id, blobs(), changes, read_later_above=_queue_above())
+        return _to_preview(upload)
     _, head = uploads.head_text(db, me, upload.id, blobs())
     header = sniff_header(head)
     guess = suggest(header.columns, samples_of(head, header.delimiter, header.columns))

@@ -26,7 +26,9 @@ def result_url(job: Job) -> str | None:
         return url_for("consultant.incident_pdf", incident_id=job.params["incident_id"])
     if job.kind == "demo_setup":
         return url_for("consultant.dashboard")
-    if job.kind == "csv_import" and job.result.get("upload_id"):
+    if job.kind == "csv_read":
+        return url_for("consultant.import_preview", upload_id=job.params["upload_id"])
+    if job.kind in ("csv_import", "csv_confirm") and job.result.get("upload_id"):
         return url_for("consultant.import_detail", upload_id=job.result["upload_id"])
     if job.kind == "sync_run":
         return url_for("consultant.connections")

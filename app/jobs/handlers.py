@@ -20,7 +20,7 @@ from hourtab.core.jobs import Job, create_job
 
 def register(app: Flask, queue: Queue) -> None:
     from hourtab.core.accounts import Account
-    from hourtab.timesheets.uploads import import_file
+    from hourtab.timesheets.uploads import confirm, import_file, read_staged
     from incidents.evidence import store
     from incidents.writeups import published
 
@@ -43,10 +43,23 @@ def register(app: Flask, queue: Queue) -> None:
             create_job(session, job.account_id, "alerts_check", {})
         return {"upload_id": result.upload_id, "counts": result.counts()}
 
+    def csv_read(session: Session, job: Job) -> dict[str, Any]:
+        upload = read_staged(session, session.get(Account, job.account_id), job.params["upload_id"], blobs)
+        return {"upload_id": upload.id, "status": upload.status}
+
+    def csv_confirm(session: Session, job: Job) -> dict[str, Any]:
+        p = job.params
+        result = confirm(session, session.get(Account, job.account_id), p["upload_id"], blobs, p.get("changes"))
+        if cfg.get("SMTP_URL"):
+            create_job(session, job.account_id, "alerts_check", {})
+        return {"upload_id": result.upload_id, "counts": result.counts()}
+
     def incident_pdf(session: Session, job: Job) -> dict[str, Any]:
         incident = published.prerender(session, job.account_id, job.params["incident_id"], blobs)
         return {"incident_id": incident.id}
 
     queue.register("evidence_ingest", evidence_ingest, "Storing the run", 1800)
     queue.register("csv_import", csv_import, "Importing the export", 600)
+    queue.register("csv_read", csv_read, "Reading the export", 600)
+    queue.register("csv_confirm", csv_confirm, "Importing the export", 600)
     queue.register("incident_pdf", incident_pdf, "Rendering the incident PDF", 600)

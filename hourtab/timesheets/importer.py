@@ -67,6 +67,7 @@ COMPARED = ("duration_s", "description", "client", "project", "task", "tags", "b
 
 #: What each upload status means, as the import history says it.
 UPLOAD_STATES = {"imported": "imported", "staged": "waiting for your confirmation",
+                 "reading": "being read in the background",
                  "bad_rows": "waiting: some rows are bad", "needs_date_order": "waiting for a date order",
                  "needs_mapping": "waiting for a column mapping", "refused": "refused"}
 

@@ -6,6 +6,9 @@
 2. ``preview`` (a GET: it writes nothing) and ``confirm`` read that parse. Options live on the
    upload row; ``set_options`` changes them and parses again only when the change names another
    parse (a time zone, a date order, a mapping), keeping that one too.
+3. A file above the caller's ``read_later_above`` is staged without its parse (status ``reading``):
+   a queued job reads it (``read_staged``) and confirms it, so a large export never holds a web
+   worker; both report their progress (``hourtab.core.progress``).
 
 The CLI, the web pages and the import job each call one of these; nothing here commits.
 """
@@ -18,6 +21,7 @@ from typing import Any, BinaryIO
 import pandas as pd
 from sqlalchemy.orm import Session, load_only
 
+from hourtab.core import progress
 from hourtab.core.accounts import Account
 from hourtab.core.blobs import BlobStore, joined
 from hourtab.core.errors import Conflict, NotFound
@@ -52,11 +56,13 @@ def csv_key(account_id: int, sha256: str) -> str:
 
 def stage_csv(session: Session, account: Account, stream: BinaryIO, filename: str, blobs: BlobStore, *,
               created_by: str, max_bytes: int | None = DEFAULT_MAX_BYTES,
-              options: ImportOptions | None = None, assess: bool = True) -> Upload:
+              options: ImportOptions | None = None, assess: bool = True,
+              read_later_above: int | None = None) -> Upload:
     """Keep a file for preview-then-confirm: staged, with its options; nothing is imported yet.
 
     Over ``max_bytes`` it is refused while it streams in, before anything is stored. With ``assess``
-    it is parsed once (and the parse kept) to record why it waits, if it does.
+    it is parsed once (and the parse kept) to record why it waits, if it does; a file larger than
+    ``read_later_above`` bytes is left ``reading``, for a job to parse (``read_staged``).
     """
     options = options or ImportOptions()
     staged = stage_stream(joined(session, blobs), stream, lambda sha: csv_key(account.id, sha),
@@ -68,9 +74,23 @@ def stage_csv(session: Session, account: Account, stream: BinaryIO, filename: st
                     options=options.as_dict())
     session.add(upload)
     session.flush()
-    if assess:
+    if queued_for_import(upload, read_later_above):
+        upload.status, upload.explanation = "reading", "Large file: HourTab is reading it in the background."
+    elif assess:
         _assess(session, account, upload, blobs)
     return upload
+
+
+def read_staged(session: Session, account: Account, upload_id: int, blobs: BlobStore) -> Upload:
+    """Parse an upload staged for reading later (the queued read of a large file), keeping the parse."""
+    upload = _staged(session, account, upload_id)
+    _assess(session, account, upload, blobs)
+    return upload
+
+
+def queued_for_import(upload: Upload, above: int | None) -> bool:
+    """Whether confirming this upload is work for a queued job (a file over ``above`` bytes)."""
+    return above is not None and upload.size_bytes > above
 
 
 def import_file(session: Session, account: Account, data: bytes | BinaryIO, filename: str, blobs: BlobStore, *,
@@ -92,18 +112,23 @@ def options_of(upload: Upload) -> ImportOptions:
 
 
 def set_options(session: Session, account: Account, upload_id: int, blobs: BlobStore,
-                changes: dict[str, Any]) -> Upload:
-    """Change a staged upload's options (the preview's and mapping page's forms) and assess it again."""
+                changes: dict[str, Any], read_later_above: int | None = None) -> Upload:
+    """Change a staged upload's options (the preview's and mapping page's forms) and assess it again
+    (or, for a file over ``read_later_above`` bytes, leave it ``reading`` for a job, as ``stage_csv``)."""
     upload = _staged(session, account, upload_id)
     upload.options = options_of(upload).with_changes(changes).as_dict()
-    _assess(session, account, upload, blobs)
+    if queued_for_import(upload, read_later_above):
+        upload.status, upload.explanation = "reading", "Large file: HourTab is reading it in the background."
+        session.flush()
+    else:
+        _assess(session, account, upload, blobs)
     return upload
 
 
 def _assess(session: Session, account: Account, upload: Upload, blobs: BlobStore) -> None:
     """Record why a staged upload waits (or that it was refused), for the import history."""
     try:
-        _, report = read_for_account(session, account, _source(upload, blobs, keep=True), options_of(upload))
+        _, report = _read(session, account, upload, blobs, options_of(upload))
     except UnknownFormat as e:
         upload.status, upload.explanation = "needs_mapping", str(e)
     except AmbiguousDateOrder as e:
@@ -133,10 +158,21 @@ def confirm(session: Session, account: Account, upload_id: int, blobs: BlobStore
     """Import a staged upload with its options (``changes`` saved on it first: the confirm form's own)."""
     upload = _staged(session, account, upload_id)
     options = options_of(upload).with_changes(changes or {})
-    upload.options = options.as_dict()
-    frame, report = read_for_account(session, account, _source(upload, blobs, keep=True), options)
+    frame, report = _read(session, account, upload, blobs, options)
     refuse_unless_allowed(report, options.skip_invalid)
+    # Reported before the first write: on SQLite a report (another connection) waits for the
+    # writer, so the entries are written without one.
+    progress.report("Writing entries", 0, len(frame))
+    upload.options = options.as_dict()
     return apply(session, account, upload, frame, report, options)
+
+
+def _read(session: Session, account: Account, upload: Upload, blobs: BlobStore, options: ImportOptions):
+    """The upload's entries with ``options``, from its kept parse or parsed now (and kept)."""
+    progress.report("Reading the export", 0, upload.size_bytes)
+    read = read_for_account(session, account, _source(upload, blobs, keep=True), options)
+    progress.report("Reading the export", upload.size_bytes, upload.size_bytes)
+    return read
 
 
 def original(session: Session, account: Account, upload_id: int, blobs: BlobStore) -> tuple[Upload, bytes]:

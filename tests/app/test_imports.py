@@ -146,7 +146,7 @@ def test_cli_import_json_idempotent_dry_run_and_ambiguous(app, database_url, tmp
     assert r.exit_code == 0, r.output
     assert "description: Misc updates → Misc updates (v2)" in r.output
     assert re.search(r"not in the export  2017-08-01 Client 2 / Project \w+ · .+ · \d+:\d\d:\d\d", r.output)
-    assert "1 entries" in r.output and "client Client 2" in r.output and "Client 1 /" not in r.output
+    assert "1 entry (" in r.output and "client Client 2" in r.output and "Client 1 /" not in r.output
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com"])
     assert r.exit_code == 2 and "--date-order" in r.output
     r = runner.invoke(cli, ["import", str(AMBIGUOUS), "--account", "cli@example.com", "--date-order", "mdy"])

@@ -104,7 +104,10 @@ def import_file(session: Session, account: Account, data: bytes | BinaryIO, file
     stream = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
     upload = stage_csv(session, account, stream, filename, blobs, created_by=created_by, max_bytes=max_bytes,
                        options=ImportOptions(**options), assess=False)
-    return confirm(session, account, upload.id, blobs)
+    # Staging wrote the upload row, so this transaction is a writer now: no progress reports (on
+    # SQLite each would wait for it from another connection).
+    with progress.quiet():
+        return confirm(session, account, upload.id, blobs)
 
 
 def options_of(upload: Upload) -> ImportOptions:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_until
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
 
     import requests
 
-    from tests.app.test_multihost import _csrf, _up, _wait
+    from tests.app.test_multihost import _csrf, _up
 
     db = tmp_path / "hourtab.db"
     shutil.copyfile(sqlite_template, db)
@@ -44,7 +44,7 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
                                str(port), "--workers", "1"], env=env, cwd=tmp_path, stdout=log,
                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        _wait(lambda: _up(base), 60, "hourtab serve")
+        wait_until(lambda: _up(base), 60, "hourtab serve")
         s = requests.Session()
         s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
                                        "password": "a long enough password", "display_name": "Solo"})
@@ -54,7 +54,7 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
         r = s.post(f"{base}/evidence", data={"csrf_token": _csrf(s, f"{base}/evidence")},
                    files={"file": ("bad.zip", buffer.getvalue())}, allow_redirects=False)
         job = r.headers["Location"]
-        status = _wait(lambda: (j := s.get(f"{base}{job}.json").json())["status"] == "failed" and j, 60,
+        status = wait_until(lambda: (j := s.get(f"{base}{job}.json").json())["status"] == "failed" and j, 60,
                        "the in-process consumer")
         assert "outside the archive" in status["error"]
         assert (tmp_path / "data" / "queue.db").exists()                   # the SQLite queue in the data dir
@@ -107,16 +107,16 @@ def _bad_zip() -> bytes:
 def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlite_template):
     import requests
 
-    from tests.app.test_multihost import _csrf, _up, _wait
+    from tests.app.test_multihost import _csrf, _up
 
     server, base, log, db = _serve(tmp_path, sqlite_template, HOURTAB_JOB_LEASE_S="2")
     try:
-        _wait(lambda: _up(base), 60, "hourtab serve")
+        wait_until(lambda: _up(base), 60, "hourtab serve")
         health = lambda: requests.get(f"{base}/healthz", timeout=5).json()  # noqa: E731
-        _wait(lambda: health()["queue"]["consumers"] == 1, 60, "the consumer serve started")
+        wait_until(lambda: health()["queue"]["consumers"] == 1, 60, "the consumer serve started")
         # The supervisor logs the pid once Popen returns, which can be after the child registered.
         started = lambda: re.search(r"queue consumer started \(pid (\d+)\)", log.read_text())  # noqa: E731
-        _wait(started, 60, "the supervisor's log line")
+        wait_until(started, 60, "the supervisor's log line")
         first = int(started().group(1))
         s = requests.Session()
         s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
@@ -140,7 +140,7 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
         r = s.post(f"{base}/evidence", data={"csrf_token": form}, files={"file": ("bad.zip", _bad_zip())},
                    allow_redirects=False)
         job = r.headers["Location"]
-        done = _wait(lambda: (j := s.get(f"{base}{job}.json").json())["status"] == "failed" and j, 90,
+        done = wait_until(lambda: (j := s.get(f"{base}{job}.json").json())["status"] == "failed" and j, 90,
                      "a new consumer to take the job")
         polling.set()
         poller.join(10)
@@ -149,7 +149,7 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
         assert gap, samples
         assert all(h["status"] == "degraded" and h["queue"]["stalled"] for h in gap)
         assert "outside the archive" in done["error"] and done["attempts"] == 1
-        after = _wait(lambda: (h := health())["queue"]["consumers"] == 1 and h, 30, "the new consumer")
+        after = wait_until(lambda: (h := health())["queue"]["consumers"] == 1 and h, 30, "the new consumer")
         assert after["status"] == "ok" and after["queue"]["waiting"] == 0
         with sqlite3.connect(db) as c:
             worker = c.execute("SELECT worker FROM jobs WHERE kind = 'evidence_ingest'").fetchone()[0]
@@ -161,16 +161,16 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
 
 
 def test_ctrl_c_stops_serve_and_its_consumer_without_tracebacks(tmp_path, sqlite_template):
-    from tests.app.test_multihost import _up, _wait
+    from tests.app.test_multihost import _up
 
     server, base, log, _ = _serve(tmp_path, sqlite_template)
-    _wait(lambda: _up(base), 60, "hourtab serve")
-    _wait(lambda: "HourTab worker:" in log.read_text(), 60, "the consumer")
+    wait_until(lambda: _up(base), 60, "hourtab serve")
+    wait_until(lambda: "HourTab worker:" in log.read_text(), 60, "the consumer")
     consumer = int(re.search(r"queue consumer started \(pid (\d+)\)", log.read_text()).group(1))
     _stop(server, signal.SIGINT)            # what a terminal's Ctrl-C sends to the foreground group
     output = log.read_text()
     assert "Traceback" not in output and "AssertionError" not in output, output
-    _wait(lambda: not _alive(consumer), 30, "the consumer to stop with the server")
+    wait_until(lambda: not _alive(consumer), 30, "the consumer to stop with the server")
 
 
 def _alive(pid: int) -> bool:
@@ -182,7 +182,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_two_servers_on_one_host_share_no_control_socket(tmp_path, sqlite_template):
-    from tests.app.test_multihost import _up, _wait
+    from tests.app.test_multihost import _up
 
     runtime, home = tmp_path / "run", tmp_path / "home"
     runtime.mkdir(mode=0o700)
@@ -191,7 +191,7 @@ def test_two_servers_on_one_host_share_no_control_socket(tmp_path, sqlite_templa
     a, url_a, _, _ = _serve(tmp_path, sqlite_template, "a", **shared)
     b, url_b, _, _ = _serve(tmp_path, sqlite_template, "b", **shared)
     try:
-        _wait(lambda: _up(url_a) and _up(url_b), 90, "both servers")
+        wait_until(lambda: _up(url_a) and _up(url_b), 90, "both servers")
         sockets = [p for p in (*runtime.rglob("*"), *home.rglob("*")) if p.is_socket()]
         assert sockets == []
         _stop(b)

@@ -75,7 +75,7 @@ def stage_csv(session: Session, account: Account, stream: BinaryIO, filename: st
     session.add(upload)
     session.flush()
     if queued_for_import(upload, read_later_above):
-        upload.status, upload.explanation = "reading", "Large file: HourTab is reading it in the background."
+        _leave_for_a_job(upload)
     elif assess:
         _assess(session, account, upload, blobs)
     return upload
@@ -91,6 +91,10 @@ def read_staged(session: Session, account: Account, upload_id: int, blobs: BlobS
 def queued_for_import(upload: Upload, above: int | None) -> bool:
     """Whether confirming this upload is work for a queued job (a file over ``above`` bytes)."""
     return above is not None and upload.size_bytes > above
+
+
+def _leave_for_a_job(upload: Upload) -> None:
+    upload.status, upload.explanation = "reading", "Large file: HourTab is reading it in the background."
 
 
 def import_file(session: Session, account: Account, data: bytes | BinaryIO, filename: str, blobs: BlobStore, *,
@@ -121,7 +125,7 @@ def set_options(session: Session, account: Account, upload_id: int, blobs: BlobS
     upload = _staged(session, account, upload_id)
     upload.options = options_of(upload).with_changes(changes).as_dict()
     if queued_for_import(upload, read_later_above):
-        upload.status, upload.explanation = "reading", "Large file: HourTab is reading it in the background."
+        _leave_for_a_job(upload)
         session.flush()
     else:
         _assess(session, account, upload, blobs)

@@ -39,9 +39,7 @@ def register(app: Flask, queue: Queue) -> None:
         result = import_file(session, session.get(Account, job.account_id), blobs.get_bytes(p["key"]),
                              p["filename"], blobs, created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
                              retainer_id=p.get("retainer_id"))
-        if cfg.get("SMTP_URL"):
-            create_job(session, job.account_id, "alerts_check", {})
-        return {"upload_id": result.upload_id, "counts": result.counts()}
+        return _imported(session, job, result)
 
     def csv_read(session: Session, job: Job) -> dict[str, Any]:
         upload = read_staged(session, session.get(Account, job.account_id), job.params["upload_id"], blobs)
@@ -50,6 +48,10 @@ def register(app: Flask, queue: Queue) -> None:
     def csv_confirm(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
         result = confirm(session, session.get(Account, job.account_id), p["upload_id"], blobs, p.get("changes"))
+        return _imported(session, job, result)
+
+    def _imported(session: Session, job: Job, result) -> dict[str, Any]:
+        """An import's job result; with e-mail set up, a look for the alerts it made due."""
         if cfg.get("SMTP_URL"):
             create_job(session, job.account_id, "alerts_check", {})
         return {"upload_id": result.upload_id, "counts": result.counts()}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from incidents.diagnosis import Finding, diagnose_subject, prepare, setup, signals
-from incidents.writeups.report import charts, engagement, kpis, logentry, markdown, timeline
+from incidents.writeups.report import charts, engagement, kpis, logentry, markdown, quantities, timeline
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report.environment import environment_line
 from incidents.writeups.report.inputs import ReportInput
@@ -43,6 +43,13 @@ class Attribution:
     signature: str = ""
     watch: str = ""
     different_setup: str = ""
+    #: Each mode's figures (``quantities.ModeFigures``) and what they pool ("2 rounds of 6 measured steps").
+    mode_figures: list[quantities.ModeFigures] = field(default_factory=list)
+    pooled: str = ""
+    #: "baseline 0qz1lavj, watch:all:1 hlfwibgt": the W&B run each mode's last round wrote.
+    mode_runs: str = ""
+    #: Which steps the per-tensor hook times cover ("the mode's last round, run hlfwibgt").
+    top_tensors_source: str = ""
 
 
 @dataclass
@@ -117,8 +124,18 @@ def _attribution_figures(profile) -> Attribution:
         modes = [m for m in doc["modes"] if isinstance(m, dict)]
         heavy = max((m for m in modes if m.get("kind") in ("watch", "fastwatch")),
                     key=lambda m: m.get("mean_step_s") or 0, default=None)
+        runs = [(m.get("mode"), (m.get("wandb_run") or {}).get("id")) for m in modes]
+        rounds = int((doc.get("settings") or {}).get("rounds") or 1)
+        heavy_run = ((heavy or {}).get("wandb_run") or {}).get("id")
+        tensors_source = (f"{profile.name} · mode {(heavy or {}).get('mode')} top_tensors, timed in "
+                          + ("the mode's last round" if rounds > 1 else "its measured steps")
+                          + (f" (run {heavy_run})" if heavy_run else ""))
         return Attribution(profile.name, provenance, modes, list((heavy or {}).get("top_tensors") or [])[:10],
-                           (heavy or {}).get("mode", ""), [], (heavy or {}).get("hook_share"))
+                           (heavy or {}).get("mode", ""), [], (heavy or {}).get("hook_share"),
+                           mode_figures=quantities.profile_modes(profile.name, doc),
+                           pooled=quantities.rounds_text(doc),
+                           mode_runs=", ".join(f"{mode} {rid}" for mode, rid in runs if rid),
+                           top_tensors_source=tensors_source)
     steps = (f"{doc['steps']} steps" + (f" (labelled {doc['step_label']})" if doc.get("step_label") else "")
              if doc.get("steps") else "steps not labelled")
     return Attribution(profile.name, f"{doc.get('kind', 'profile')} with {steps}",
@@ -134,6 +151,18 @@ def _config(run: Any) -> list[tuple[str, str]]:
             value = value["value"]
         items.append((str(key), str(value)[:200]))
     return items
+
+
+def _charts(inputs: ReportInput, cmp: kpis.Comparison, ordered: list[tuple[str, Any]],
+            fired: list[Finding]) -> list[charts.Chart]:
+    profile = inputs.profile
+    medians = {role: f.step for role, f in cmp.figures.items()}
+    modes = (profile.document.get("modes") or []) if profile else []
+    if profile is not None and not any(not m.missing for m in medians.values()):
+        medians = {m.mode: m.median for m in quantities.profile_modes(profile.name, profile.document)}
+    return [charts.gpu_utilisation(ordered),
+            charts.step_time_distribution(ordered, modes, profile.name if profile else None, medians),
+            charts.loss_curves(ordered), *charts.finding_metrics(ordered, fired)]
 
 
 def build_report(inputs: ReportInput) -> Report:
@@ -158,11 +187,11 @@ def build_report(inputs: ReportInput) -> Report:
     cmp = kpis.compare(inputs, subject)
     ordered = [(r.role, r.run) for r in sorted(inputs.runs, key=lambda r: ("incident", "baseline", "fixed",
                                                                               r.role).index(r.role))]
-    chart_list = [charts.gpu_utilisation(ordered),
-                  charts.step_time_distribution(ordered, (profile.document.get("modes") or []) if profile else [],
-                                                profile.name if profile else None),
-                  charts.loss_curves(ordered)]
-    missing += [c.missing for c in chart_list if c.missing]
+    chart_list = _charts(inputs, cmp, ordered, [f for f in findings if f.fired])
+    # A chart that could not be drawn is said once, in the list of what the report lacks; a drawn
+    # chart's note (a run without the series) is shown under it.
+    missing += [c.missing for c in chart_list if c.missing and not c.uri]
+    chart_list = [c for c in chart_list if c.uri]
     environment = inputs.environment or environment_line(inputs)
     generated = logentry.generate(inputs, cmp, findings, environment, subject)
     strip = kpis.kpi_strip(inputs, cmp)
@@ -175,7 +204,7 @@ def build_report(inputs: ReportInput) -> Report:
     sections = [(key, title, markdown.render(inputs.sections.get(key, "")), SECTION_PROMPTS[key])
                 for key, title in SECTION_TITLES.items()]
     runs = [{"role": r.role, "id": r.run.run_id, "name": r.run.name, "project": r.run.project,
-             "state": r.run.state, "steps": r.run.steps, "runtime": fmt.duration(r.run.runtime_s),
+             "state": r.run.state, "steps": r.run.steps, "runtime": quantities.wall_time(r.run).text,
              "warnings": list(r.run.warnings)[:5]} for r in inputs.runs]
     endings = [f"The {r.role} run {fmt.run_label(r.run)} {text}." for r in inputs.runs
                if (text := signals.ending_text(r.run))]

@@ -17,8 +17,9 @@ from typing import Any
 from incidents.diagnosis import Finding
 from incidents.writeups.report import engagement
 from incidents.writeups.report import figures as fmt
+from incidents.writeups.report import quantities as q
 from incidents.writeups.report.inputs import ReportInput
-from incidents.writeups.report.kpis import Comparison, final_metric, outcome, whole_run
+from incidents.writeups.report.kpis import Comparison, whole_run
 
 
 class _Notes:
@@ -102,8 +103,12 @@ def _watch(notes: _Notes, watch: Finding | None, usable: Any) -> None:
         split = " (" + " + ".join(f"{kind} {ms:,.1f}" for kind, ms in halves) + ")" if len(halves) > 1 else ""
         notes.add(f"costliest tensor {tensor}{size} alone {total:,.1f} ms/step{split}",
                   f"{name} · mode {mode['mode']} top_tensors")
-    if isinstance(mode.get("mean_hook_ms"), int | float):
-        notes.add(f"total hook overhead {mode['mean_hook_ms']:,.1f} ms/step", f"{name} · mode {mode['mode']} mean_hook_ms")
+    hooks = next((m for m in q.profile_modes(name, usable[1]) if m.mode == mode.get("mode")), None)
+    if hooks is not None and not hooks.hook_wall.missing:
+        cpu = f"{hooks.hook_cpu.text}/step of CPU time on the training thread" if not hooks.hook_cpu.missing \
+            else "CPU time not recorded"
+        notes.add(f"watch hooks {hooks.hook_wall.text}/step of wall-clock time ({cpu}; the verdict's share of step "
+                  "time is wall-clock)", "; ".join(f.source for f in (hooks.hook_wall, hooks.hook_cpu) if not f.missing))
 
 
 def _costliest(mode: dict[str, Any]) -> tuple[str, int | None, float, list[tuple[str, float]]] | None:
@@ -140,7 +145,8 @@ def _runtime(notes: _Notes, inputs: ReportInput, cmp: Comparison, usable: Any) -
     base = next((m for m in doc.get("modes") or [] if m.get("kind") == "baseline"), None)
     if steps and base and base.get("projected_run_s") and mode.get("projected_run_s"):
         notes.add(f"projected {steps:,}-step run: {fmt.duration(base['projected_run_s'])} without watch, "
-                  f"{fmt.duration(mode['projected_run_s'])} with it", f"{name} · projected_run_s")
+                  f"{fmt.duration(mode['projected_run_s'])} with it",
+                  f"{name} · projected_run_s: each mode's mean step ({q.rounds_text(doc)}) × {steps:,}")
 
 
 def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, usable: Any) -> None:
@@ -148,14 +154,11 @@ def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, u
     baseline = inputs.run("baseline")
     watched = subject is not None and not subject.stats.empty
     if baseline is not None and watched and cmp.comparable and len(getattr(baseline, "histograms", [])) == 0:
-        from incidents.diagnosis import signals
-
-        step, _ = signals.median_step_time(baseline)
+        figures = cmp.figures["baseline"]
         when = baseline.ended_at or baseline.started_at
         date = f" {when:%-d %B %Y}" if when else ""
-        span = signals.training_span(baseline)
-        took = f": {fmt.duration(span[0])} training span" if span else ""
-        per = f", {fmt.step_time(step)}/step median" if step else ""
+        took = f": {figures.span.text} training span" if not figures.span.missing else ""
+        per = f", {figures.step.text}/step median" if not figures.step.missing else ""
         notes.add(f"diagnosed{date} by null-hypothesis test (training without wandb.watch(){took}{per})",
                   f"baseline run {fmt.run_label(baseline)}")
     elif usable is not None and (_baseline_run_date(usable[1]) or usable[1].get("created_at")):
@@ -184,7 +187,7 @@ def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str
                          f"({cmp.before_step.text} vs {cmp.reference_figure.text}, median)")
         if ev.get("watch_share") is not None:
             estimate = "an estimated " if ev.get("share_is_estimate") else ""
-            parts.append(f"{estimate}{ev['watch_share']:.0%} of step time in watch hooks")
+            parts.append(f"{estimate}{fmt.percent(ev['watch_share'] * 100)} of step time in watch hooks")
         if ev.get("gpu_util_mean") is not None:
             parts.append(f"GPU utilisation {ev['gpu_util_mean']:.1f} %")
         cause = (f'wandb.watch(log="{ev["log"]}", log_freq={ev.get("histogram_interval_steps")}) computing '
@@ -213,21 +216,22 @@ def _fix(inputs: ReportInput, fired: list[Finding]) -> str:
 
 
 def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
-    fixed = cmp.after if cmp.after_role == "fixed" else None
-    if fixed is not None and not cmp.after_step.missing:
-        from incidents.diagnosis import signals
-
-        span = signals.training_span(fixed)
-        runtime = f"{fmt.duration(span[0])} training span, " if span else ""
-        util = signals.gpu_utilisation(getattr(fixed, "system", None))
-        gpu = f", GPU {util:.0f}%" if util is not None else ""
-        notes.add(f"fixed run: {runtime}{cmp.after_step.text}/step{gpu}", cmp.after_step.source)
-        before, after = outcome(cmp.before, fixed, final_metric(None))
-        if not before.missing and not after.missing:
-            same = abs(before.value - after.value) <= 0.01 * max(abs(before.value), abs(after.value), 1e-12)
-            notes.add(f"{'same' if same else 'changed'} final {after.text.split(' ')[0]}: "
-                      f"{before.text.split(' ')[-1]} before, {after.text.split(' ')[-1]} after",
-                      f"{before.source}; {after.source}")
+    fixed = cmp.figures.get("fixed") if cmp.after_role == "fixed" else None
+    if fixed is not None and not fixed.step.missing:
+        parts = ([f"{fixed.span.text} training span"] if not fixed.span.missing else []) + \
+            [f"{fixed.step.text}/step median"] + ([f"GPU {fixed.gpu.text}"] if not fixed.gpu.missing else [])
+        head, sources = "fixed run", [fixed.step.source]
+        if fixed.logging is not None and fixed.logging.value == 0:
+            head = (f"fixed run, which {fixed.logging.text}, so its step time leaves out the histograms the fix "
+                    "still logs")
+            sources.append(fixed.logging.source)
+        notes.add(f"{head}: {', '.join(parts)}", "; ".join(sources))
+        result = q.outcome(cmp.before, fixed.run)
+        if result is not None and result.same is not None:
+            what = f"final {result.metric} (held out)" if result.held_out else \
+                f"{result.metric} at the last step (a training-loss point, not a held-out metric)"
+            notes.add(f"{'same' if result.same else 'changed'} {what}: {result.before.text} before, "
+                      f"{result.after.text} after", f"{result.before.source}; {result.after.source}")
         return
     watch = next((f for f in fired if f.rule == "watch_overhead"), None)
     predicted = watch.evidence.get("predicted_step_s") if watch else None

@@ -7,22 +7,27 @@ role, no GPU metrics or a profile of another model still renders and says what i
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
 from incidents.diagnosis import Finding, diagnose_subject, prepare, setup, signals
 from incidents.writeups.report import charts, engagement, kpis, logentry, markdown, quantities, timeline
 from incidents.writeups.report import figures as fmt
+from incidents.writeups.report import postmortem as pm
 from incidents.writeups.report.environment import environment_line
 from incidents.writeups.report.inputs import ReportInput
 
 SECTION_TITLES = {"summary": "Summary", "impact": "Impact", "detection": "Detection",
-                  "root_cause": "Root cause", "lessons": "Lessons"}
+                  "root_cause": "Root cause", "went_well": "What went well", "went_wrong": "What went wrong",
+                  "lessons": "Lessons"}
 SECTION_PROMPTS = {
     "summary": "What happened, in two sentences a manager can forward.",
     "impact": "Who was affected and what it cost (time, money, a missed deadline).",
     "detection": "How the problem was noticed, and how it could have been noticed sooner.",
     "root_cause": "Why it happened, in the terms of the evidence below.",
+    "went_well": "What helped: what was caught early, what was ready, what worked as planned.",
+    "went_wrong": "What hurt: what was missed, what was slow, where luck played a part.",
     "lessons": "What to keep doing, what to change.",
 }
 
@@ -72,6 +77,7 @@ class Report:
     config: list[tuple[str, str]]
     missing: list[str]
     sources: dict[str, int]
+    postmortem: pm.Postmortem | None = None
     #: How each attached run that ended early ended ("incident run abc was interrupted (Ctrl-C) at step …"),
     #: shown on the first page.
     endings: list[str] = field(default_factory=list)
@@ -90,6 +96,9 @@ class Report:
 
     def ref(self, source: str) -> int | None:
         return self.sources.get(source) if source else None
+
+    def section(self, key: str) -> tuple[str, str, str, str]:
+        return next(s for s in self.sections if s[0] == key)
 
 
 def _attribution(profile, run: Any) -> Attribution:
@@ -153,6 +162,16 @@ def _config(run: Any) -> list[tuple[str, str]]:
     return items
 
 
+def _timeline(inputs: ReportInput, header: pm.Postmortem) -> list[timeline.Event]:
+    """The events, and a row for each milestone that is no event of its own (set by hand, an entry's end)."""
+    events = timeline.merged(inputs)
+    keys = {e.key for e in events}
+    extra = [timeline.Event(f"milestone:{m.name}", m.at, f"{m.name.capitalize()}", m.figure.source.split(": ", 1)[-1])
+             for m in header.milestones if m.at is not None and m.event_key not in keys]
+    far = dt.datetime.max.replace(tzinfo=dt.UTC)
+    return sorted(events + extra, key=lambda e: (e.at or far, e.key))
+
+
 def _charts(inputs: ReportInput, cmp: kpis.Comparison, ordered: list[tuple[str, Any]],
             fired: list[Finding]) -> list[charts.Chart]:
     profile = inputs.profile
@@ -193,11 +212,12 @@ def build_report(inputs: ReportInput) -> Report:
     missing += [c.missing for c in chart_list if c.missing and not c.uri]
     chart_list = [c for c in chart_list if c.uri]
     environment = inputs.environment or environment_line(inputs)
-    generated = logentry.generate(inputs, cmp, findings, environment, subject)
     strip = kpis.kpi_strip(inputs, cmp)
+    header = pm.postmortem(inputs, next((k for k in strip if "lost" in k.label), None))
+    generated = logentry.generate(inputs, cmp, findings, environment, subject, header.milestone("diagnosed"))
     verification = kpis.verification(cmp)
     sources: dict[str, int] = {}
-    for fig in [f for k in strip for f in (k.before, k.after) if f] + \
+    for fig in header.figures + [f for k in strip for f in (k.before, k.after) if f] + \
                [f for row in verification for f in (row.before, row.after)]:
         if fig.source and fig.source not in sources:
             sources[fig.source] = len(sources) + 1
@@ -209,7 +229,7 @@ def build_report(inputs: ReportInput) -> Report:
     endings = [f"The {r.role} run {fmt.run_label(r.run)} {text}." for r in inputs.runs
                if (text := signals.ending_text(r.run))]
     return Report(inputs, environment, strip, verification, cmp, findings,
-                  fmt.run_label(subject_run) if subject_run is not None else "", timeline.merged(inputs),
+                  fmt.run_label(subject_run) if subject_run is not None else "", _timeline(inputs, header),
                   chart_list, [_attribution(p, subject_run) for p in inputs.profiles], engagement.phases(inputs),
                   inputs.log_entry.strip() or generated, generated, sections, runs,
-                  _config(subject_run) if subject_run is not None else [], missing, sources, endings)
+                  _config(subject_run) if subject_run is not None else [], missing, sources, header, endings)

@@ -9,8 +9,6 @@ and the diagnosis computed for the report, so the entry and the report never dis
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from collections import Counter
 from typing import Any
 
@@ -149,32 +147,25 @@ def _runtime(notes: _Notes, inputs: ReportInput, cmp: Comparison, usable: Any) -
                   f"{name} · projected_run_s: each mode's mean step ({q.rounds_text(doc)}) × {steps:,}")
 
 
-def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, usable: Any) -> None:
-    """A run without watch, otherwise the same, is the null-hypothesis test; its date is the diagnosis date."""
+def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, usable: Any,
+            diagnosed: Any = None) -> None:
+    """A run without watch, otherwise the same, is the null-hypothesis test; the date is the postmortem's
+    *diagnosed* milestone (the same figure the report's header shows)."""
     baseline = inputs.run("baseline")
     watched = subject is not None and not subject.stats.empty
+    at = getattr(diagnosed, "at", None)
+    date = f" {at:%-d %B %Y}" if at else ""
+    when = diagnosed.figure.source if at else ""
     if baseline is not None and watched and cmp.comparable and len(getattr(baseline, "histograms", [])) == 0:
         figures = cmp.figures["baseline"]
-        when = baseline.ended_at or baseline.started_at
-        date = f" {when:%-d %B %Y}" if when else ""
         took = f": {figures.span.text} training span" if not figures.span.missing else ""
         per = f", {figures.step.text}/step median" if not figures.step.missing else ""
         notes.add(f"diagnosed{date} by null-hypothesis test (training without wandb.watch(){took}{per})",
-                  f"baseline run {fmt.run_label(baseline)}")
-    elif usable is not None and (_baseline_run_date(usable[1]) or usable[1].get("created_at")):
-        when = _baseline_run_date(usable[1])
-        date, source = (f"{when:%-d %B %Y}", f"{usable[0]} · mode baseline wandb_run") if when else \
-            (str(usable[1]["created_at"])[:10], f"{usable[0]} · created_at")
-        notes.add(f"diagnosed {date} by null-hypothesis test (reproducer modes with and without wandb.watch())",
-                  source)
-
-
-def _baseline_run_date(document: dict[str, Any]) -> dt.datetime | None:
-    """When the profile's run without watch was made: the date in its W&B run folder's name."""
-    base = next((m for m in document.get("modes") or [] if isinstance(m, dict) and m.get("kind") == "baseline"), {})
-    folder = str((base.get("wandb_run") or {}).get("dir") or "")
-    match = re.search(r"run-(\d{8})_(\d{6})", folder)
-    return dt.datetime.strptime("".join(match.groups()), "%Y%m%d%H%M%S") if match else None
+                  "; ".join(x for x in (f"baseline run {fmt.run_label(baseline)}", when) if x))
+    elif usable is not None and at:
+        notes.add(f"diagnosed{date} by null-hypothesis test (reproducer modes with and without wandb.watch())", when)
+    elif at:
+        notes.add(f"diagnosed{date}", when)
 
 
 def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str]:
@@ -244,7 +235,7 @@ def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
 
 
 def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], environment: str = "",
-             subject: Any = None) -> str:
+             subject: Any = None, diagnosed: Any = None) -> str:
     """The paragraph, the per-phase lines and the footnotes, as plain text (the consultant may edit it)."""
     fired = [f for f in findings if f.fired]
     watch = next((f for f in fired if f.rule == "watch_overhead"), None)
@@ -261,7 +252,7 @@ def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], envi
     if differences:
         notes.add(f"incident and {cmp.reference_role} runs differ ({differences})")
     _runtime(notes, inputs, cmp, usable)
-    _method(notes, inputs, cmp, subject, usable)
+    _method(notes, inputs, cmp, subject, usable, diagnosed)
     notes.add(cause)
     notes.add(_fix(inputs, fired))
     _result(notes, cmp, fired)

@@ -177,8 +177,6 @@ def _charts(inputs: ReportInput, cmp: kpis.Comparison, ordered: list[tuple[str, 
     profile = inputs.profile
     medians = {role: f.step for role, f in cmp.figures.items()}
     modes = (profile.document.get("modes") or []) if profile else []
-    if profile is not None and not any(not m.missing for m in medians.values()):
-        medians = {m.mode: m.median for m in quantities.profile_modes(profile.name, profile.document)}
     return [charts.gpu_utilisation(ordered),
             charts.step_time_distribution(ordered, modes, profile.name if profile else None, medians),
             charts.loss_curves(ordered), *charts.finding_metrics(ordered, fired)]

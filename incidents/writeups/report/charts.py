@@ -58,7 +58,7 @@ class Chart:
 #: Inches of the plot's own labels below the axes (tick labels and the axis label), and per legend line.
 AXIS_LABELS_IN, LEGEND_LINE_IN = 0.5, 0.17
 #: A legend line's characters at 8.5 pt across the printed width: longer run names wrap, never cut.
-LEGEND_CHARS = 110
+LEGEND_CHARS = 80
 
 
 def _figure(legend_lines: int = 0, width: float = PRINTED_WIDTH_IN, height: float = 2.4):

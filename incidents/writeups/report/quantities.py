@@ -201,10 +201,11 @@ class RunFigures:
 
 @dataclass(frozen=True)
 class ModeFigures:
-    """A profile mode's figures: over all its rounds, so named apart from any one run's."""
+    """A profile mode's figures: means over all its rounds, as the reproducer states them (its console,
+    profile.md and the projected run use the mean step), so named apart from any run's median step."""
 
     mode: str
-    median: Figure
+    mean: Figure
     ratio: Figure | None
     hook_wall: Figure
     hook_cpu: Figure
@@ -230,27 +231,25 @@ def rounds_text(document: dict[str, Any]) -> str:
 
 
 def profile_modes(name: str, document: dict[str, Any]) -> list[ModeFigures]:
-    """Each mode's median step over its rounds, its ratio to the baseline mode's (the same statistic
-    as the report's slowdown), and its hook time per step as wall-clock and as CPU time."""
+    """Each mode's mean step over its rounds and its ratio to the baseline mode's mean (the profile's
+    ``ratio_to_baseline``), and its hook time per step as wall-clock and as CPU time."""
     modes = [m for m in (document.get("modes") or []) if isinstance(m, dict)]
     pooled = rounds_text(document)
+    base_mode = next((m for m in modes if m.get("kind") == "baseline"), None)
+    base = _ms(base_mode.get("mean_step_s"), f"{name} · mode {base_mode.get('mode')} ({pooled}) mean_step_s") \
+        if base_mode else None
     out: list[ModeFigures] = []
-    base: Figure | None = None
-    for mode in sorted(modes, key=lambda m: m.get("kind") != "baseline"):
+    for mode in modes:
         label = str(mode.get("mode"))
         source = f"{name} · mode {label} ({pooled})"
-        median = _ms(mode.get("median_step_s"), f"{source} median_step_s")
-        if mode.get("kind") == "baseline" and base is None:
-            base = median
+        mean = _ms(mode.get("mean_step_s"), f"{source} mean_step_s")
         share = mode.get("hook_share")
         out.append(ModeFigures(
-            label, median,
-            ratio(median, base) if base is not None else None,
+            label, mean, ratio(mean, base) if base is not None else None,
             _ms(mode.get("mean_hook_ms"), f"{source} mean_hook_ms (wall clock)", per_step=True),
             _ms(mode.get("mean_hook_cpu_ms"), f"{source} mean_hook_cpu_ms (training thread)", per_step=True)
             if mode.get("kind") != "baseline" else missing("—"),
             Figure(fmt.percent(share * 100), f"{source} hook_share (wall clock)", share)
             if isinstance(share, int | float) else missing("not recorded"),
             mode.get("histograms_logged"), str(mode.get("note") or "")))
-    order = {str(m.get("mode")): i for i, m in enumerate(modes)}
-    return sorted(out, key=lambda m: order.get(m.mode, 0))
+    return out

@@ -143,6 +143,7 @@ def test_the_pdf_shows_each_quantity_once_with_its_runs_named(incident, pdf_flow
     assert "Mean ÷ baseline mode's mean" in flat and "Training span before → after" in flat
     assert "Hooks per step, wall clock" in flat and "Hooks per step, CPU" in flat
     assert "Wall time (whole run)" in flat and "Runtime" not in flat
+    assert "Severity SEV3 Status resolved" in flat and "Cost of the GPU-hours lost" in flat
     # Each step time the key figures state is the one the log entry states.
     step = _kpi(report, "Median step time")
     assert f"({step.before.text} vs {report.comparison.reference_figure.text}, median)" in flat
@@ -202,3 +203,46 @@ def test_no_gpu_frame_for_a_single_sample():
                       history=pd.DataFrame({"loss": np.linspace(1, 0, 5)}))
     chart = charts.gpu_utilisation([("incident", run)])
     assert chart.uri is None and "(1 GPU sample)" in chart.missing
+
+
+# --- the postmortem header -------------------------------------------------------------------------------
+
+
+def test_milestones_come_from_the_runs_and_entries_in_order_and_each_names_its_source(incident):
+    runs, _, report = incident
+    header = report.postmortem
+    at = {m.name: m for m in header.milestones}
+    assert at["began"].at == runs["hlfwibgt"].started_at and at["began"].event_key == "run:hlfwibgt:start"
+    assert at["detected"].at == START and "time entry 1 (investigation) started" in at["detected"].figure.source
+    # The baseline run ended before anyone was called in: the diagnosis is the investigation's end.
+    assert runs["0qz1lavj"].ended_at < START
+    assert at["diagnosed"].at == START + dt.timedelta(hours=1.5)
+    assert at["resolved"].at == START + dt.timedelta(hours=20.5) and "validation" in at["resolved"].figure.source
+    assert header.status.text == "resolved" and "derived from the milestones" in header.status.source
+    stages = dict(header.stages)
+    assert stages["Time to resolve"].value == pytest.approx((at["resolved"].at - at["began"].at).total_seconds())
+    # A CPU run has no GPU-hours to price; the log entry's diagnosis date is the diagnosed milestone's.
+    assert header.cost.missing and "CPU run" in header.cost.text
+    assert "diagnosed 4 December 2026 by null-hypothesis test" in report.log_entry
+    assert "time entry 1 (investigation) ended" in report.log_entry
+
+
+def test_set_milestones_status_and_price_win_and_the_cost_prices_the_hours_lost(incident):
+    from dataclasses import replace
+
+    runs, _, report = incident
+    # The same runs, as if each had trained on 8 GPUs: the hours lost are GPU-hours, and have a price.
+    on_gpus = {k: replace(r, environment={**r.environment, "gpu_count": 8}) for k, r in runs.items()}
+    inputs = replace(report.inputs, runs=tuple(replace(r, run=on_gpus[r.run.run_id]) for r in report.inputs.runs),
+                     milestones={"detected": dt.datetime(2026, 12, 4, 18, 20, tzinfo=dt.UTC)},
+                     incident_status="monitoring", gpu_hour_price=Decimal("3.20"), currency="EUR")
+    rebuilt = build_report(inputs)
+    lost = next(k for k in rebuilt.kpis if "lost" in k.label)
+    assert lost.label == "GPU-hours lost" and lost.before.value > 0
+    header = rebuilt.postmortem
+    assert header.cost.value == pytest.approx(lost.before.value * 3.20)
+    assert header.cost.text == f"EUR {lost.before.value * 3.20:,.2f}" and "set by the consultant" in header.cost.source
+    assert header.milestone("detected").figure.text == "2026-12-04 18:20 UTC"
+    assert header.milestone("detected").figure.source == "detected: set by the consultant"
+    assert header.status.text == "monitoring" and header.status.source == ""
+    assert any(e.key == "milestone:detected" for e in rebuilt.timeline)

@@ -119,8 +119,8 @@ def test_runtime_ratios_and_hook_time_are_each_one_named_figure(incident):
     modes = {m.mode: m for m in report.attributions[0].mode_figures}
     for mode in profile["modes"]:
         assert modes[mode["mode"]].ratio.text == f"{mode['ratio_to_baseline']:.2f}×"
-    fixes = watch_fixes = next(f for f in report.fired if f.rule == "watch_overhead").evidence["fixes"]
-    assert f"{watch_fixes[0]['ratio_to_baseline']:.2f}×" == modes["watch:gradients:100"].ratio.text
+    fixes = next(f for f in report.fired if f.rule == "watch_overhead").evidence["fixes"]
+    assert f"{fixes[0]['ratio_to_baseline']:.2f}×" == modes["watch:gradients:100"].ratio.text
     assert fixes[0]["source"].endswith("watch:gradients:100")
     # Hook time: wall clock and CPU time, both given, and which one the verdict uses.
     watch = next(m for m in profile["modes"] if m["mode"] == "watch:all:1")

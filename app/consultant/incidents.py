@@ -25,8 +25,16 @@ from hourtab.core.db import transaction
 from hourtab.core.scoping import select_owned
 from incidents.errors import InvalidEvidence
 from incidents.evidence import store
-from incidents.writeups import service
-from incidents.writeups.models import ACTION_KINDS, PHASES, SECTIONS, Incident
+from incidents.writeups import postmortem, service
+from incidents.writeups.models import (
+    ACTION_KINDS,
+    INCIDENT_STATUSES,
+    MILESTONES,
+    PHASES,
+    SECTIONS,
+    SEVERITIES,
+    Incident,
+)
 
 
 def _incident(incident_id: int):
@@ -70,7 +78,8 @@ def incident_edit(incident_id: int):
     names = {e.id: e for e in evidence}
     return render_template("consultant/incidents/edit.html", incident=incident, evidence=evidence, names=names,
                            entries=entries, assigned=assigned, events=events, sections=SECTIONS,
-                           phases=PHASES, action_kinds=ACTION_KINDS)
+                           phases=PHASES, action_kinds=ACTION_KINDS, severities=SEVERITIES,
+                           statuses=INCIDENT_STATUSES, milestones=MILESTONES)
 
 
 def _edit(rule: str, anchor: str = "", saved: str = ""):
@@ -154,6 +163,24 @@ def incident_timeline(db: Session, incident: Incident) -> None:
 def incident_actions(db: Session, incident: Incident) -> None:
     service.add_action(db, incident, request.form.get("text", ""), request.form.get("owner", ""),
                        form_date("due"), request.form.get("kind", "prevent"))
+
+
+@_edit("/actions/<int:action_id>", "actions", saved="Saved.")
+def incident_action_edit(db: Session, incident: Incident, action_id: int) -> None:
+    if request.form.get("action") == "remove":
+        postmortem.remove_action(db, incident, action_id)
+    else:
+        postmortem.update_action(db, incident, action_id, request.form.get("text", ""),
+                                 request.form.get("owner", ""), form_date("due"), request.form.get("kind", "prevent"))
+
+
+@_edit("/postmortem", "postmortem", saved="Saved.")
+def incident_postmortem(db: Session, incident: Incident) -> None:
+    form = request.form
+    postmortem.update_postmortem(db, incident, postmortem.PostmortemEdits(
+        severity=form.get("severity", ""), incident_status=form.get("incident_status", ""),
+        milestones={name: form_datetime(f"{name}_at") for name in MILESTONES},
+        gpu_hour_price=form.get("gpu_hour_price", ""), currency=form.get("currency", "USD")))
 
 
 @bp.route("/incidents/<int:incident_id>/publish", methods=["POST"])

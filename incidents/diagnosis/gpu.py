@@ -233,7 +233,7 @@ def _watch_work(subject: Subject) -> str | None:
     if interval is not None and interval <= FREQUENT_STEPS:
         return f"watch histograms every {interval} step{'s' if interval != 1 else ''}"
     share = subject.profile.watch_share if subject.profile else None
-    summary = getattr(subject.run, "summary", {}) or {}
+    summary = signals.repro_summary(subject.run)
     if share is None and isinstance(summary.get("repro/hook_share"), int | float):
         share = float(summary["repro/hook_share"])
     if share is not None and share > HEAVY_SHARE:

@@ -163,7 +163,7 @@ def _mode_step(mode: dict[str, Any]) -> float:
 
 def _share(subject: Subject, facts: Any, step_s: float | None) -> tuple[float | None, str | None, bool]:
     """Watch share of step time: the run's own figure, the profile's when it matches, else scaled."""
-    summary = getattr(subject.run, "summary", {}) or {}
+    summary = signals.repro_summary(subject.run)
     if isinstance(summary.get("repro/hook_share"), int | float):
         return float(summary["repro/hook_share"]), f"{subject.run_label} summary repro/hook_share", False
     if facts is None:

@@ -164,8 +164,24 @@ def mean_step_time(run: Any) -> tuple[float | None, str]:
     return _step_time(run, "mean")
 
 
-def _step_time(run: Any, statistic: Literal["median", "mean"]) -> tuple[float | None, str]:
+def repro_summary(run: Any) -> dict[str, Any]:
+    """The run's summary when its ``repro/*`` figures describe this run alone, else ``{}``.
+
+    A reproducer run with ``--rounds`` wrote into each round's run the figures pooled over every
+    round so far (more ``repro/steps_measured`` than the run logged steps): they describe the mode,
+    not this run, so a figure cited to this run is taken from its own history instead.
+    """
     summary = getattr(run, "summary", {}) or {}
+    measured = summary.get("repro/steps_measured")
+    history = getattr(run, "history", None)
+    logged = len(history.index) if history is not None else 0
+    if isinstance(measured, int | float) and logged and measured > logged:
+        return {}
+    return summary
+
+
+def _step_time(run: Any, statistic: Literal["median", "mean"]) -> tuple[float | None, str]:
+    summary = repro_summary(run)
     value = summary.get(f"repro/{statistic}_step_s")
     if isinstance(value, int | float) and value > 0:
         return float(value), f"summary repro/{statistic}_step_s"

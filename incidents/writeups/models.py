@@ -8,9 +8,10 @@ phases, action items, manual timeline events and which automatic events to hide.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Date, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, Date, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
 
 from hourtab.core.db import Base, UTCDateTime, utcnow
@@ -19,7 +20,13 @@ from hourtab.core.scoping import AccountOwned
 PHASES = ("investigation", "fix", "validation")
 ACTION_KINDS = ("prevent", "detect", "mitigate")
 #: Markdown sections a person writes, in report order (the keys of ``Incident.sections``).
-SECTIONS = ("summary", "impact", "detection", "root_cause", "lessons")
+SECTIONS = ("summary", "impact", "detection", "root_cause", "went_well", "went_wrong", "lessons")
+#: Severity as postmortem templates grade it: SEV1 (worst) to SEV4; "" is not graded yet.
+SEVERITIES = ("SEV1", "SEV2", "SEV3", "SEV4")
+#: Where the incident stands; "" lets the report derive it from the milestones it finds.
+INCIDENT_STATUSES = ("investigating", "identified", "monitoring", "resolved")
+#: The postmortem timeline's milestones, in order; each may be set by hand or found in the evidence.
+MILESTONES = ("began", "detected", "diagnosed", "resolved")
 
 
 class Incident(AccountOwned, Base):
@@ -41,6 +48,16 @@ class Incident(AccountOwned, Base):
     #: Generated from the evidence; once the consultant edits it, ``log_entry_edited`` keeps it.
     log_entry: Mapped[str] = mapped_column(Text, nullable=False, default="")
     log_entry_edited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    severity: Mapped[str] = mapped_column(String(8), nullable=False, default="")
+    incident_status: Mapped[str] = mapped_column(String(16), nullable=False, default="")
+    #: Milestones the consultant set; a ``None`` one is found in the runs' times and time entries.
+    began_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    detected_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    diagnosed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    resolved_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    #: What one GPU-hour costs the client (the consultant's figure), for the impact in money.
+    gpu_hour_price: Mapped[Decimal | None] = mapped_column(Numeric(10, 2), nullable=True)
+    price_currency: Mapped[str] = mapped_column(String(3), nullable=False, default="USD")
     #: Bumped on every change, so caches keyed on it (the rendered PDF) never serve stale bytes.
     revision: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)

@@ -32,6 +32,7 @@ from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.document import Kind, writeup_document
 from incidents.writeups.models import (
     ACTION_KINDS,
+    MILESTONES,
     SECTIONS,
     ActionItem,
     Incident,
@@ -344,7 +345,9 @@ def report_input(session: Session, incident: Incident, blobs: BlobStore, author:
         runs=tuple(runs), profiles=tuple(profiles), entries=tuple(_entries(session, incident)),
         actions=tuple(ActionInput(a.text, a.owner, a.due, a.kind) for a in incident.actions),
         events=tuple(EventInput(e.key, e.at, e.text, e.manual, e.hidden) for e in incident.events),
-        created=incident.created_at)
+        created=incident.created_at, severity=incident.severity or "", incident_status=incident.incident_status or "",
+        milestones={name: at for name in MILESTONES if (at := getattr(incident, f"{name}_at")) is not None},
+        gpu_hour_price=incident.gpu_hour_price, currency=incident.price_currency or "USD")
 
 
 def refresh_generated(session: Session, incident: Incident, blobs: BlobStore, author: str = "",

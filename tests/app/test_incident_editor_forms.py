@@ -90,3 +90,47 @@ def test_another_accounts_incident_is_not_found_and_unchanged(logged_in, app):
     r = post_form(other, f"/incidents/{incident_id}/timeline", {"at": "", "text": "mine now"}, page="/incidents")
     assert r.status_code == 404
     assert _count(app, TimelineEvent, incident_id=incident_id) == 0
+
+
+def test_postmortem_and_action_items_are_edited_kept_and_refused_whole(logged_in, app):
+    from decimal import Decimal
+
+    from incidents.writeups.models import ActionItem, Incident
+
+    incident_id, edit_url = _new_incident(logged_in)
+    form = {"severity": "SEV2", "incident_status": "monitoring", "began_at": "2026-03-01T08:00",
+            "detected_at": "", "diagnosed_at": "", "resolved_at": "", "gpu_hour_price": "1,250.50", "currency": "eur"}
+    r = post_form(logged_in, f"/incidents/{incident_id}/postmortem", form, page=edit_url, follow_redirects=True)
+    assert "Saved." in r.get_data(as_text=True)
+    with app.app_context():
+        row = get_db().get(Incident, incident_id)
+        assert (row.severity, row.incident_status, row.price_currency) == ("SEV2", "monitoring", "EUR")
+        assert row.gpu_hour_price == Decimal("1250.50") and row.detected_at is None
+        assert row.began_at.isoformat() == "2026-03-01T08:00:00+00:00"
+    # A bad status or price is refused with the field's rule, and nothing of the form is written.
+    for bad, says in (({"incident_status": "mitigated"}, "investigating, identified, monitoring, resolved"),
+                      ({"gpu_hour_price": "-3"}, "between 0 and"), ({"gpu_hour_price": "abc"}, "such as 2.50")):
+        r = post_form(logged_in, f"/incidents/{incident_id}/postmortem", {**form, "severity": "SEV1", **bad},
+                      page=edit_url)
+        assert r.status_code == 400 and says in r.get_data(as_text=True)
+    with app.app_context():
+        assert get_db().get(Incident, incident_id).severity == "SEV2"
+
+    post_form(logged_in, f"/incidents/{incident_id}/actions", {"text": "Alert on step time", "kind": "detect"},
+              page=edit_url)
+    with app.app_context():
+        action_id = get_db().scalar(select(ActionItem.id).where(ActionItem.incident_id == incident_id))
+    r = post_form(logged_in, f"/incidents/{incident_id}/actions/{action_id}",
+                  {"text": "Alert when step time doubles", "owner": "ML platform", "due": "2026-04-01",
+                   "kind": "detect", "action": "save"}, page=edit_url)
+    assert r.headers["Location"].endswith("#actions")
+    post_form(logged_in, f"/incidents/{incident_id}/text", {"section_went_well": "The baseline was *ready*."},
+              page=edit_url)
+    preview = logged_in.get(f"/incidents/{incident_id}/preview").get_data(as_text=True)
+    assert "SEV2" in preview and "monitoring" in preview and "Alert when step time doubles" in preview
+    assert "ML platform" in preview and "2026-04-01" in preview
+    assert "What went well" in preview and "<em>ready</em>" in preview
+    editor = logged_in.get(edit_url).get_data(as_text=True)
+    assert 'value="2026-03-01T08:00"' in editor and 'value="1250.50"' in editor
+    post_form(logged_in, f"/incidents/{incident_id}/actions/{action_id}", {"action": "remove"}, page=edit_url)
+    assert _count(app, ActionItem, incident_id=incident_id) == 0

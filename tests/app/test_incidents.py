@@ -251,7 +251,7 @@ def test_hostile_names_config_and_markdown_are_inert_in_page_and_pdf(hours_app, 
     assert "&lt;script&gt;" in html
     assert "no baseline run attached" in html and "no fixed run attached" in html
     assert "profiles a different model" in html
-    assert "No GPU utilisation metrics" in html
+    assert "No GPU utilisation series" in html
     page = client.get(f"/h/{token}").get_data(as_text=True)
     assert "<script" not in page.lower()
     pdf = client.get(f"/h/{token}/incidents/{slug}.pdf")
@@ -295,7 +295,8 @@ def test_consultant_pages_create_attach_edit_and_publish(logged_in, app, tmp_pat
     assert logged_in.get(f"/incidents/{incident_id}.pdf").data.startswith(b"%PDF")
     assert post_form(logged_in, f"/incidents/{incident_id}/publish", {}, page=edit_url).status_code == 302
     after = logged_in.get(edit_url).get_data(as_text=True)
-    assert "Empty sections (left out of the published writeup): Impact, Detection, Root cause, Lessons." in after
+    assert ("Empty sections (left out of the published writeup): Impact, Detection, Root cause, What went well, "
+            "What went wrong, Lessons.") in after
 
 
 def test_sample_is_shipped_with_provenance():

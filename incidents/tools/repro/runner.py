@@ -206,7 +206,7 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
         if isinstance(timer, measure.FastwatchHookTimer):
             result.watch_thread_cpu_s = timer.worker_seconds()
         result.complete = True
-        run.summary.update(_run_summary(result))
+        run.summary.update(_run_summary(result, first))
         if settings.profile_steps and profile:
             result.profile_files = _profile_steps(torch, settings, device, mode, model, optimizer, batches,
                                                   run, clock, scratch, bar)
@@ -232,13 +232,16 @@ def _histograms_logged(timer: measure.HookTimer) -> int | None:
     return timer.calls
 
 
-def _run_summary(result: ModeResult) -> dict[str, Any]:
-    stats = measure.summarise(result.step_s)
-    total = sum(result.step_s)
+def _run_summary(result: ModeResult, first: int) -> dict[str, Any]:
+    """This run's own figures: the steps measured from ``first`` on (one round), not the mode's so far,
+    since a report cites a run's summary as that run's."""
+    steps, hooks = result.step_s[first:], result.hook_s[first:]
+    stats = measure.summarise(steps)
+    total = sum(steps)
     return {"repro/mode": str(result.mode), "repro/mean_step_s": stats["mean_step_s"],
             "repro/median_step_s": stats["median_step_s"], "repro/p90_step_s": stats["p90_step_s"],
-            "repro/hook_share": sum(result.hook_s) / total if total else None,
-            "repro/steps_measured": len(result.step_s)}
+            "repro/hook_share": sum(hooks) / total if total else None,
+            "repro/steps_measured": len(steps)}
 
 
 def _attach(torch: Any, run: Any, model: Any, mode: Mode) -> tuple[measure.HookTimer, Callable[[], None]]:

@@ -6,12 +6,17 @@ bytes. Charts are drawn once, at the size they are printed (the PDF's text width
 the same SVG): long series are cut to one min/max pair per point (1/72 in) of the printed plot
 (about 900 points), so no spike disappears and the line stays vector. A series still denser than that
 would be rasterised, because thousands of vector points make WeasyPrint slow.
+
+Legends sit below the plot, one run per line with its whole name, so they never cover data. A chart
+names no figure of its own: the step-time chart marks each run's median step (the key figure) with a
+line, and every chart's caption names the runs and series drawn.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +26,13 @@ import pandas as pd
 from incidents.diagnosis import signals
 from incidents.evidence.wandb.downsample import minmax
 from incidents.writeups.report import figures as fmt
+from incidents.writeups.report.figures import Figure
 
 DENSE = 1500
 #: The printed width of a chart: A4's text width (210 mm less 2 × 16 mm of margins), in inches.
 PRINTED_WIDTH_IN = 178 / 25.4
 #: The plot's share of the figure's width (``subplots_adjust`` below).
-LEFT, RIGHT = 0.08, 0.98
+LEFT, RIGHT = 0.11, 0.98
 #: One min/max pair per point (1/72 in) of the plot as printed: narrower than the lines drawn
 #: (0.9–1.6 pt), so a finer cut could not show; about 900 points, drawn as vectors.
 SERIES_POINTS = 2 * round(PRINTED_WIDTH_IN * (RIGHT - LEFT) * 72)
@@ -49,7 +55,13 @@ class Chart:
     missing: str = ""        # why a chart (or a series) is absent
 
 
-def _figure(width: float = PRINTED_WIDTH_IN, height: float = 2.6):
+#: Inches of the plot's own labels below the axes (tick labels and the axis label), and per legend line.
+AXIS_LABELS_IN, LEGEND_LINE_IN = 0.5, 0.17
+#: A legend line's characters at 8.5 pt across the printed width: longer run names wrap, never cut.
+LEGEND_CHARS = 80
+
+
+def _figure(legend_lines: int = 0, width: float = PRINTED_WIDTH_IN, height: float = 2.4):
     import matplotlib
 
     matplotlib.rcParams["svg.hashsalt"] = "hourtab"
@@ -57,15 +69,25 @@ def _figure(width: float = PRINTED_WIDTH_IN, height: float = 2.6):
     matplotlib.rcParams["font.size"] = 8.5
     # Run names and metric keys are the user's text: "$\\frac{$" must be drawn, never parsed as TeX.
     matplotlib.rcParams["text.parse_math"] = False
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure as PlotFigure
 
-    fig = Figure(figsize=(width, height))
+    legend = LEGEND_LINE_IN * legend_lines + (0.08 if legend_lines else 0.0)
+    total = height + legend
+    fig = PlotFigure(figsize=(width, total))
     # Fixed margins instead of tight_layout: measuring every label's extent cost more than drawing.
-    fig.subplots_adjust(left=LEFT, right=RIGHT, top=0.95, bottom=0.2)
+    fig.subplots_adjust(left=LEFT, right=RIGHT, top=1 - 0.1 / total, bottom=(AXIS_LABELS_IN + legend) / total)
     ax = fig.add_subplot()
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(alpha=0.25, linewidth=0.5)
     return fig, ax
+
+
+def _legend(fig, ax) -> None:
+    """The legend below the plot, left-aligned with it: outside the data, whatever the data's shape."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="lower left", bbox_to_anchor=(LEFT, 0.0), frameon=False,
+                   borderaxespad=0.2, handlelength=2.5)
 
 
 def _uri(fig) -> str:
@@ -81,30 +103,53 @@ def _plot(ax, x: np.ndarray, y: np.ndarray, role: str, label: str) -> None:
 
 
 def _label(role: str, run: Any) -> str:
-    return f"{role}: {(getattr(run, 'name', '') or run.run_id)[:40]}"
+    """The legend line of a run: its role and whole name (wrapped, not cut)."""
+    name = getattr(run, "name", "") or run.run_id
+    text = f"{role}: {name}" + (f" ({run.run_id})" if name != run.run_id else "")
+    return "\n".join(textwrap.wrap(text, LEGEND_CHARS)) or role
 
 
-def gpu_utilisation(runs: list[tuple[str, Any]]) -> Chart:
-    fig, ax = _figure()
-    sources, absent = [], []
+def _lines(labels: list[str]) -> int:
+    return sum(label.count("\n") + 1 for label in labels)
+
+
+def _finite_points(values: np.ndarray) -> int:
+    return int(np.isfinite(values).sum())
+
+
+def draw_gpu_utilisation(runs: list[tuple[str, Any]]):
+    """(figure or None, sources, runs without a drawable series): a line needs two samples or more."""
+    series, sources, absent = [], [], []
     for role, run in runs:
         cols = signals.gpu_columns(getattr(run, "system", None))
-        if not cols:
-            absent.append(f"{role} run {fmt.run_label(run)}")
+        frame = run.system if cols else None
+        values = frame[cols].mean(axis=1).to_numpy(dtype="float64") if cols else np.array([])
+        if _finite_points(values) < 2:
+            absent.append(f"{role} run {fmt.run_label(run)}" + (f" ({_finite_points(values)} GPU sample)"
+                                                                 if cols else ""))
             continue
-        frame = run.system
         t = frame["_runtime"].to_numpy(dtype="float64") if "_runtime" in frame.columns else \
             frame.index.to_numpy(dtype="float64") - float(frame.index.min())
-        _plot(ax, t / 60, frame[cols].mean(axis=1).to_numpy(dtype="float64"), role, _label(role, run))
+        series.append((role, t / 60, values, _label(role, run)))
         sources.append(f"{fmt.run_label(run)} · {', '.join(cols)}")
-    note = ("No GPU utilisation metrics in " + "; ".join(absent) + " (CPU run, or system metrics not exported).") \
-        if absent else ""
-    if not sources:
-        return Chart("GPU utilisation over time", None, "", note)
+    if not series:
+        return None, sources, absent
+    fig, ax = _figure(_lines([s[3] for s in series]))
+    for role, t, values, label in series:
+        _plot(ax, t, values, role, label)
     ax.set_xlabel("minutes since start")
     ax.set_ylabel("GPU utilisation %")
     ax.set_ylim(0, 100)
-    ax.legend(loc="best", frameon=False)
+    _legend(fig, ax)
+    return fig, sources, absent
+
+
+def gpu_utilisation(runs: list[tuple[str, Any]]) -> Chart:
+    fig, sources, absent = draw_gpu_utilisation(runs)
+    note = ("No GPU utilisation series (two samples or more) in " + "; ".join(absent) +
+            " (CPU run, or system metrics not exported).") if absent else ""
+    if fig is None:
+        return Chart("GPU utilisation over time", None, "", note)
     return Chart("GPU utilisation over time", _uri(fig), "; ".join(sources), note)
 
 
@@ -116,34 +161,45 @@ def _step_times(run: Any) -> np.ndarray:
     return values[np.isfinite(values) & (values > 0)]
 
 
-def step_time_distribution(runs: list[tuple[str, Any]], profile_modes: list[dict[str, Any]],
-                           profile_name: str | None) -> Chart:
-    series: list[tuple[str, str, np.ndarray, str]] = []
+def _step_series(runs: list[tuple[str, Any]], profile_modes: list[dict[str, Any]], profile_name: str | None,
+                 medians: dict[str, Figure]) -> list[tuple[str, str, np.ndarray, str, Figure | None]]:
+    series = []
     for role, run in runs:
         values = _step_times(run)
         if values.size:
-            series.append((role, _label(role, run), values, f"{fmt.run_label(run)} · history step_time_s"))
+            series.append((role, _label(role, run), values, f"{fmt.run_label(run)} · history step_time_s",
+                           medians.get(role)))
+    if series:
+        return series
+    for mode in profile_modes:
+        values = np.asarray(mode.get("step_times_s") or [], dtype="float64")
+        if values.size:
+            role = "baseline" if mode.get("kind") == "baseline" else "fixed" if mode.get("kind") == "fastwatch" \
+                else "incident"
+            series.append((role, f"mode {mode.get('mode')}", values,
+                           f"{profile_name} · {mode.get('mode')} step_times_s", medians.get(str(mode.get("mode")))))
+    return series
+
+
+def draw_step_times(runs: list[tuple[str, Any]], profile_modes: list[dict[str, Any]], profile_name: str | None,
+                    medians: dict[str, Figure] | None = None):
+    """(figure or None, sources): each run's step times, and a vertical line at its median step figure."""
+    series = _step_series(runs, profile_modes, profile_name, medians or {})
     if not series:
-        for mode in profile_modes:
-            values = np.asarray(mode.get("step_times_s") or [], dtype="float64")
-            if values.size:
-                role = "baseline" if mode.get("kind") == "baseline" else "fixed" if mode.get("kind") == "fastwatch" \
-                    else "incident"
-                series.append((role, f"mode {mode.get('mode')}", values, f"{profile_name} · {mode.get('mode')} "
-                                                                          "step_times_s"))
-    if not series:
-        return Chart("Step-time distribution", None, "", "No per-step times in the attached runs or profile.")
-    fig, ax = _figure()
+        return None, []
+    fig, ax = _figure(_lines([s[1] for s in series]))
     seconds = np.concatenate([s[2] for s in series])
     unit, factor = fmt.time_unit(float(np.median(seconds)))
     everything = seconds * factor
     lo, hi = np.percentile(everything, 0.5), np.percentile(everything, 99.5)
     floor = 1e-3 * factor
     bins = np.geomspace(max(lo, floor), max(hi, lo * 1.01, floor * 1.01), 60)
-    for role, label, values, _ in series:
+    for role, label, values, _, median in series:
         ax.hist(values * factor, bins=bins, histtype="step" if role != "incident" else "stepfilled",
                 alpha=0.9 if role != "incident" else 0.35, linestyle=STYLES.get(role, "-"), linewidth=1.2,
-                color=COLOURS.get(role), label=_plain(f"{label} (median {fmt.step_time(float(np.median(values)))})"))
+                color=COLOURS.get(role), label=_plain(label))
+        if median is not None and not median.missing:
+            ax.axvline(median.value * factor, color=COLOURS.get(role), linestyle=(0, (2, 2)), linewidth=1.0)
     ax.set_xscale("log")
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
@@ -154,27 +210,74 @@ def step_time_distribution(runs: list[tuple[str, Any]], profile_modes: list[dict
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel(f"step time ({unit}, log scale)")
     ax.set_ylabel("steps")
-    ax.legend(loc="best", frameon=False)
-    return Chart("Step-time distribution", _uri(fig), "; ".join(s[3] for s in series))
+    _legend(fig, ax)
+    marked = [s for s in series if s[4] is not None and not s[4].missing]
+    sources = [s[3] for s in series]
+    if marked:
+        # A median read from elsewhere than the series drawn (a summary, a profile) is cited as such.
+        elsewhere = [s[4].source for s in marked if s[3].split(" · ")[-1] not in s[4].source]
+        sources.append("dotted lines: each run's median step time, as in the key figures"
+                       + (" (" + "; ".join(elsewhere) + ")" if elsewhere else ""))
+    return fig, sources
+
+
+def step_time_distribution(runs: list[tuple[str, Any]], profile_modes: list[dict[str, Any]],
+                           profile_name: str | None, medians: dict[str, Figure] | None = None) -> Chart:
+    fig, sources = draw_step_times(runs, profile_modes, profile_name, medians)
+    if fig is None:
+        return Chart("Step-time distribution", None, "", "No per-step times in the attached runs or profile.")
+    return Chart("Step-time distribution", _uri(fig), "; ".join(sources))
+
+
+def draw_metric(runs: list[tuple[str, Any]], column: str | None = None, ylabel: str = "loss"):
+    """(figure or None, sources, runs without the series): one metric of every run that logged it
+    (``column=None``: each run's training loss)."""
+    series, absent = [], []
+    for role, run in runs:
+        history = getattr(run, "history", None)
+        name = column if column is not None else signals.loss_column(history)
+        if name is None or history is None or name not in history.columns:
+            absent.append(f"{role} run {fmt.run_label(run)}")
+            continue
+        values = pd.to_numeric(history[name], errors="coerce")
+        keep = values.notna().to_numpy()
+        series.append((role, history.index.to_numpy(dtype="float64")[keep], values.to_numpy(dtype="float64")[keep],
+                       _label(role, run), f"{fmt.run_label(run)} · history {name}"))
+    if not series:
+        return None, [], absent
+    fig, ax = _figure(_lines([s[3] for s in series]))
+    for role, x, y, label, _ in series:
+        _plot(ax, x, y, role, label)
+        if x.size < 20:      # a few points (evaluation rows): each one marked, not only joined
+            ax.plot(x, y, linestyle="none", marker="o", markersize=2.5, color=COLOURS.get(role))
+    ax.set_xlabel("step")
+    ax.set_ylabel(_plain(ylabel))
+    _legend(fig, ax)
+    return fig, [s[4] for s in series], absent
 
 
 def loss_curves(runs: list[tuple[str, Any]]) -> Chart:
-    fig, ax = _figure()
-    sources, absent = [], []
-    for role, run in runs:
-        history = getattr(run, "history", None)
-        column = signals.loss_column(history)
-        if column is None:
-            absent.append(f"{role} run {fmt.run_label(run)}")
-            continue
-        values = pd.to_numeric(history[column], errors="coerce")
-        _plot(ax, history.index.to_numpy(dtype="float64"), values.to_numpy(dtype="float64"), role,
-              _label(role, run))
-        sources.append(f"{fmt.run_label(run)} · history {column}")
+    fig, sources, absent = draw_metric(runs)
     note = ("No loss metric in " + "; ".join(absent) + ".") if absent else ""
-    if not sources:
+    if fig is None:
         return Chart("Loss curves", None, "", note)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss")
-    ax.legend(loc="best", frameon=False)
-    return Chart("Loss curves (overlaid: the fix must not change training)", _uri(fig), "; ".join(sources), note)
+    if len(sources) == 1:
+        return Chart("Loss curve", _uri(fig), sources[0], note)
+    return Chart(f"Loss curves of {len(sources)} runs, overlaid (a fix to instrumentation alone leaves them on top "
+                 "of each other)", _uri(fig), "; ".join(sources), note)
+
+
+def finding_metrics(runs: list[tuple[str, Any]], fired: list[Any]) -> list[Chart]:
+    """The metric each fired finding is about (a collapsed accuracy, a stalled loss), when it is not the
+    training loss already charted: a verdict's evidence is drawn, not only told."""
+    charts, seen = [], set()
+    losses = {signals.loss_column(getattr(run, "history", None)) for _, run in runs}
+    for finding in fired:
+        column = (finding.evidence or {}).get("metric")
+        if not isinstance(column, str) or column in seen or column in losses:
+            continue
+        seen.add(column)
+        fig, sources, _ = draw_metric(runs, column, column)
+        if fig is not None:
+            charts.append(Chart(f"{column} ({finding.title.lower()})", _uri(fig), "; ".join(sources)))
+    return charts

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 
@@ -75,6 +76,14 @@ class ReportInput:
     actions: tuple[ActionInput, ...] = ()
     events: tuple[EventInput, ...] = ()
     created: dt.datetime | None = None
+    #: The postmortem's human parts: severity (SEV1–SEV4 or ""), status ("" = derived), the
+    #: milestones set by hand (name → time; the others are found in the evidence), and the price of
+    #: a GPU-hour with its currency (``None``: no cost is stated).
+    severity: str = ""
+    incident_status: str = ""
+    milestones: dict[str, dt.datetime] = field(default_factory=dict)
+    gpu_hour_price: Decimal | None = None
+    currency: str = "USD"
 
     def run(self, role: str) -> Any | None:
         return next((r.run for r in self.runs if r.role == role), None)

@@ -9,16 +9,15 @@ and the diagnosis computed for the report, so the entry and the report never dis
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from collections import Counter
 from typing import Any
 
 from incidents.diagnosis import Finding
 from incidents.writeups.report import engagement
 from incidents.writeups.report import figures as fmt
+from incidents.writeups.report import quantities as q
 from incidents.writeups.report.inputs import ReportInput
-from incidents.writeups.report.kpis import Comparison, final_metric, outcome, whole_run
+from incidents.writeups.report.kpis import Comparison, whole_run
 
 
 class _Notes:
@@ -102,8 +101,12 @@ def _watch(notes: _Notes, watch: Finding | None, usable: Any) -> None:
         split = " (" + " + ".join(f"{kind} {ms:,.1f}" for kind, ms in halves) + ")" if len(halves) > 1 else ""
         notes.add(f"costliest tensor {tensor}{size} alone {total:,.1f} ms/step{split}",
                   f"{name} · mode {mode['mode']} top_tensors")
-    if isinstance(mode.get("mean_hook_ms"), int | float):
-        notes.add(f"total hook overhead {mode['mean_hook_ms']:,.1f} ms/step", f"{name} · mode {mode['mode']} mean_hook_ms")
+    hooks = next((m for m in q.profile_modes(name, usable[1]) if m.mode == mode.get("mode")), None)
+    if hooks is not None and not hooks.hook_wall.missing:
+        cpu = f"{hooks.hook_cpu.text}/step of CPU time on the training thread" if not hooks.hook_cpu.missing \
+            else "CPU time not recorded"
+        notes.add(f"watch hooks {hooks.hook_wall.text}/step of wall-clock time ({cpu}; the verdict's share of step "
+                  "time is wall-clock)", "; ".join(f.source for f in (hooks.hook_wall, hooks.hook_cpu) if not f.missing))
 
 
 def _costliest(mode: dict[str, Any]) -> tuple[str, int | None, float, list[tuple[str, float]]] | None:
@@ -140,38 +143,29 @@ def _runtime(notes: _Notes, inputs: ReportInput, cmp: Comparison, usable: Any) -
     base = next((m for m in doc.get("modes") or [] if m.get("kind") == "baseline"), None)
     if steps and base and base.get("projected_run_s") and mode.get("projected_run_s"):
         notes.add(f"projected {steps:,}-step run: {fmt.duration(base['projected_run_s'])} without watch, "
-                  f"{fmt.duration(mode['projected_run_s'])} with it", f"{name} · projected_run_s")
+                  f"{fmt.duration(mode['projected_run_s'])} with it",
+                  f"{name} · projected_run_s: each mode's mean step ({q.rounds_text(doc)}) × {steps:,}")
 
 
-def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, usable: Any) -> None:
-    """A run without watch, otherwise the same, is the null-hypothesis test; its date is the diagnosis date."""
+def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, usable: Any,
+            diagnosed: Any = None) -> None:
+    """A run without watch, otherwise the same, is the null-hypothesis test; the date is the postmortem's
+    *diagnosed* milestone (the same figure the report's header shows)."""
     baseline = inputs.run("baseline")
     watched = subject is not None and not subject.stats.empty
+    at = getattr(diagnosed, "at", None)
+    date = f" {at:%-d %B %Y}" if at else ""
+    when = diagnosed.figure.source if at else ""
     if baseline is not None and watched and cmp.comparable and len(getattr(baseline, "histograms", [])) == 0:
-        from incidents.diagnosis import signals
-
-        step, _ = signals.median_step_time(baseline)
-        when = baseline.ended_at or baseline.started_at
-        date = f" {when:%-d %B %Y}" if when else ""
-        span = signals.training_span(baseline)
-        took = f": {fmt.duration(span[0])} training span" if span else ""
-        per = f", {fmt.step_time(step)}/step median" if step else ""
+        figures = cmp.figures["baseline"]
+        took = f": {figures.span.text} training span" if not figures.span.missing else ""
+        per = f", {figures.step.text}/step median" if not figures.step.missing else ""
         notes.add(f"diagnosed{date} by null-hypothesis test (training without wandb.watch(){took}{per})",
-                  f"baseline run {fmt.run_label(baseline)}")
-    elif usable is not None and (_baseline_run_date(usable[1]) or usable[1].get("created_at")):
-        when = _baseline_run_date(usable[1])
-        date, source = (f"{when:%-d %B %Y}", f"{usable[0]} · mode baseline wandb_run") if when else \
-            (str(usable[1]["created_at"])[:10], f"{usable[0]} · created_at")
-        notes.add(f"diagnosed {date} by null-hypothesis test (reproducer modes with and without wandb.watch())",
-                  source)
-
-
-def _baseline_run_date(document: dict[str, Any]) -> dt.datetime | None:
-    """When the profile's run without watch was made: the date in its W&B run folder's name."""
-    base = next((m for m in document.get("modes") or [] if isinstance(m, dict) and m.get("kind") == "baseline"), {})
-    folder = str((base.get("wandb_run") or {}).get("dir") or "")
-    match = re.search(r"run-(\d{8})_(\d{6})", folder)
-    return dt.datetime.strptime("".join(match.groups()), "%Y%m%d%H%M%S") if match else None
+                  "; ".join(x for x in (f"baseline run {fmt.run_label(baseline)}", when) if x))
+    elif usable is not None and at:
+        notes.add(f"diagnosed{date} by null-hypothesis test (reproducer modes with and without wandb.watch())", when)
+    elif at:
+        notes.add(f"diagnosed{date}", when)
 
 
 def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str]:
@@ -184,7 +178,7 @@ def _evidence_and_cause(cmp: Comparison, fired: list[Finding]) -> tuple[str, str
                          f"({cmp.before_step.text} vs {cmp.reference_figure.text}, median)")
         if ev.get("watch_share") is not None:
             estimate = "an estimated " if ev.get("share_is_estimate") else ""
-            parts.append(f"{estimate}{ev['watch_share']:.0%} of step time in watch hooks")
+            parts.append(f"{estimate}{fmt.percent(ev['watch_share'] * 100)} of step time in watch hooks")
         if ev.get("gpu_util_mean") is not None:
             parts.append(f"GPU utilisation {ev['gpu_util_mean']:.1f} %")
         cause = (f'wandb.watch(log="{ev["log"]}", log_freq={ev.get("histogram_interval_steps")}) computing '
@@ -213,21 +207,22 @@ def _fix(inputs: ReportInput, fired: list[Finding]) -> str:
 
 
 def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
-    fixed = cmp.after if cmp.after_role == "fixed" else None
-    if fixed is not None and not cmp.after_step.missing:
-        from incidents.diagnosis import signals
-
-        span = signals.training_span(fixed)
-        runtime = f"{fmt.duration(span[0])} training span, " if span else ""
-        util = signals.gpu_utilisation(getattr(fixed, "system", None))
-        gpu = f", GPU {util:.0f}%" if util is not None else ""
-        notes.add(f"fixed run: {runtime}{cmp.after_step.text}/step{gpu}", cmp.after_step.source)
-        before, after = outcome(cmp.before, fixed, final_metric(None))
-        if not before.missing and not after.missing:
-            same = abs(before.value - after.value) <= 0.01 * max(abs(before.value), abs(after.value), 1e-12)
-            notes.add(f"{'same' if same else 'changed'} final {after.text.split(' ')[0]}: "
-                      f"{before.text.split(' ')[-1]} before, {after.text.split(' ')[-1]} after",
-                      f"{before.source}; {after.source}")
+    fixed = cmp.figures.get("fixed") if cmp.after_role == "fixed" else None
+    if fixed is not None and not fixed.step.missing:
+        parts = ([f"{fixed.span.text} training span"] if not fixed.span.missing else []) + \
+            [f"{fixed.step.text}/step median"] + ([f"GPU {fixed.gpu.text}"] if not fixed.gpu.missing else [])
+        head, sources = "fixed run", [fixed.step.source]
+        if fixed.logging is not None and fixed.logging.value == 0:
+            head = (f"fixed run, which {fixed.logging.text}, so its step time leaves out the histograms the fix "
+                    "still logs")
+            sources.append(fixed.logging.source)
+        notes.add(f"{head}: {', '.join(parts)}", "; ".join(sources))
+        result = q.outcome(cmp.before, fixed.run)
+        if result is not None and result.same is not None:
+            what = f"final {result.metric} (held out)" if result.held_out else \
+                f"{result.metric} at the last step (a training-loss point, not a held-out metric)"
+            notes.add(f"{'same' if result.same else 'changed'} {what}: {result.before.text} before, "
+                      f"{result.after.text} after", f"{result.before.source}; {result.after.source}")
         return
     watch = next((f for f in fired if f.rule == "watch_overhead"), None)
     predicted = watch.evidence.get("predicted_step_s") if watch else None
@@ -240,7 +235,7 @@ def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
 
 
 def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], environment: str = "",
-             subject: Any = None) -> str:
+             subject: Any = None, diagnosed: Any = None) -> str:
     """The paragraph, the per-phase lines and the footnotes, as plain text (the consultant may edit it)."""
     fired = [f for f in findings if f.fired]
     watch = next((f for f in fired if f.rule == "watch_overhead"), None)
@@ -257,7 +252,7 @@ def generate(inputs: ReportInput, cmp: Comparison, findings: list[Finding], envi
     if differences:
         notes.add(f"incident and {cmp.reference_role} runs differ ({differences})")
     _runtime(notes, inputs, cmp, usable)
-    _method(notes, inputs, cmp, subject, usable)
+    _method(notes, inputs, cmp, subject, usable, diagnosed)
     notes.add(cause)
     notes.add(_fix(inputs, fired))
     _result(notes, cmp, fired)

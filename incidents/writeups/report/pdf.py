@@ -20,7 +20,7 @@ from incidents.writeups.report.html import render_html
 from incidents.writeups.report.inputs import ReportInput
 
 #: Bump when the report's layout or computations change, so old cached PDFs are not served.
-REPORT_VERSION = "1"
+REPORT_VERSION = "2"
 
 
 def pdf_html(report: Report) -> str:
@@ -62,7 +62,9 @@ def cache_key(inputs: ReportInput) -> str:
     """
     human = {k: _jsonable(getattr(inputs, k)) for k in ("title", "slug", "status", "author", "environment",
                                                          "sections", "fix_before", "fix_after", "log_entry",
-                                                         "entries", "actions", "events", "created")}
+                                                         "entries", "actions", "events", "created",
+                                                         "severity", "incident_status", "milestones",
+                                                         "gpu_hour_price", "currency")}
     refs = {"runs": [(r.role, r.ref or getattr(r.run, "run_id", "")) for r in inputs.runs],
             "profiles": [(p.name, p.ref or hashlib.sha256(json.dumps(p.document, sort_keys=True, default=str)
                                                            .encode()).hexdigest()) for p in inputs.profiles]}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report.inputs import ReportInput
+from incidents.writeups.report.quantities import wall_time
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def automatic(inputs: ReportInput) -> list[Event]:
         if run.ended_at:
             events.append(Event(f"run:{run.run_id}:end", _parse(run.ended_at),
                                 f"{label} {'finished' if run.state == 'finished' else 'ended (' + run.state + ')'}"
-                                f" after {fmt.duration(run.runtime_s)}", f"run {fmt.run_label(run)}"))
+                                f" after {wall_time(run).text} (wall time)", f"run {fmt.run_label(run)}"))
     for profile in inputs.profiles:
         at = _parse(profile.document.get("created_at"))
         modes = ", ".join(m.get("mode", "?") for m in profile.document.get("modes") or [])

@@ -286,3 +286,8 @@ def test_interleaved_rounds_report_median_spread_cpu_time_and_load(wandb_offline
     assert fast["cpu_ratio_to_baseline"] == pytest.approx(fast["cpu_s"] / base["cpu_s"])
     assert "needs a spare CPU core" in result.output and "CPU time" in result.output
     assert "× baseline (CPU time)" in (out / "profile.md").read_text()
+    # Each round's W&B run states its own steps, not the mode's pooled so far (a report cites it as that run's).
+    from incidents.evidence.wandb import load_run
+
+    summaries = [load_run(folder).summary for folder in sorted((out / "wandb").glob("offline-run-*"))]
+    assert len(summaries) == 4 and {s["repro/steps_measured"] for s in summaries} == {2}

@@ -45,7 +45,7 @@ def test_step_times_switch_units_and_log_ticks_are_labelled():
     slow = _run("slow", 328.4983)
     chart = charts.step_time_distribution([("incident", slow)], [], None)
     svg = _svg(chart)
-    assert "step time (min, log scale)" in svg and "median 5.5 min" in svg
+    assert "step time (min, log scale)" in svg
     assert "328498" not in svg
 
 

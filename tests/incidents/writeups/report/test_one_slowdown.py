@@ -78,7 +78,7 @@ def test_the_fixed_run_is_not_a_second_slowdown():
     # Whole-run time is the history's training span (49 step intervals), not the runtime with start-up.
     assert "training span 19.6 s for 49 steps against 9.8 s at the baseline's median step (whole-run ratio 2.0×)" \
         in paragraph
-    runtime = next(k for k in report.kpis if k.label.startswith("Runtime"))
+    runtime = next(k for k in report.kpis if k.label.startswith("Training span"))
     assert runtime.before.text == "19.6 s" and "training span" in runtime.before.source
 
 
@@ -100,10 +100,11 @@ def test_outcome_clause_prefers_the_held_out_metric():
     report = build_report(ReportInput(title="t", runs=(RunInput("incident", _run("slow", 0.4, **val)),
                                                        RunInput("fixed", _run("quick", 0.1, **fixed_val)))))
     paragraph = report.log_entry.splitlines()[0]
-    assert "changed final val/accuracy: 0.91 before, 0.92 after" in paragraph
-    assert "final loss" not in paragraph
-    row = next(r for r in report.verification if r.label == "Final metric")
-    assert row.before.text == "val/accuracy 0.91" and row.after.text == "val/accuracy 0.92"
+    assert "changed final val/accuracy (held out): 0.91 at step 49 before, 0.92 at step 49 after" in paragraph
+    assert "loss" not in paragraph.split("[3]")[-1]
+    row = next(r for r in report.verification if r.label.startswith("Final"))
+    assert row.label == "Final val/accuracy (held-out metric)"
+    assert row.before.text == "0.91 at step 49" and row.after.text == "0.92 at step 49"
 
 
 def test_diagnosis_date_is_the_run_without_watch_not_when_the_profile_was_built(sample):

@@ -8,6 +8,8 @@ tests hold to the routes and to real responses.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -37,7 +39,7 @@ from hourtab.timesheets.normalise import DATE_ORDERS
 PREFIX = "/api/v1"
 
 
-def _iso(value) -> str | None:
+def _iso(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
@@ -76,7 +78,7 @@ def v1_ledger(retainer_id: int):
     return _no_store(jsonify({"retainer": retainer_json(retainer), "ledger": report_json(report)}))
 
 
-def _import_options(form) -> tuple[ImportOptions, bool]:
+def _import_options(form: Mapping[str, str]) -> tuple[ImportOptions, bool]:
     """The options a client may send with its CSV, checked before anything is stored."""
     changes: dict[str, Any] = {}
     if form.get("format"):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -165,7 +165,8 @@ def _date(day: dt.date) -> str:
     return day.strftime("%Y%m%d")
 
 
-def _describe(event: CalendarEvent, header: CalendarHeader, text: Mapping[str, str], hours) -> tuple[str, str]:
+def _describe(event: CalendarEvent, header: CalendarHeader, text: Mapping[str, str],
+              hours: Callable[[int], str]) -> tuple[str, str]:
     fields = {"name": header.name, "zone": header.timezone, "label": event.period.label,
               "hours": hours(event.allotment_s)}
     if event.kind is EventKind.STATEMENT:

@@ -43,6 +43,8 @@ SETTINGS: tuple[Setting, ...] = (
             "smaller ones within the request."),
     Setting("HOURTAB_LOGIN_LIMIT", "10",
             "Failed log-ins allowed per e-mail and per client address in a minute (HTTP 429 above)."),
+    Setting("HOURTAB_API_RATE_LIMIT", "120",
+            "Calls allowed per API token in a minute (HTTP 429 above, with Retry-After)."),
     Setting("HOURTAB_SESSION_MAX_DAYS", "14",
             "Days a log-in session lives at most; log-out, a password change and \"log out everywhere\" "
             "end it sooner."),
@@ -138,6 +140,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "CSV_MAX_BYTES": int(float(env.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024),
         "CSV_QUEUE_ABOVE_BYTES": int(_number(env, "HOURTAB_CSV_QUEUE_ABOVE_KB", "1024") * 1024),
         "LOGIN_LIMIT": int(env.get("HOURTAB_LOGIN_LIMIT", "10")),
+        "API_RATE_LIMIT": int(_positive(env, "HOURTAB_API_RATE_LIMIT", "120")),
         "SESSION_MAX_DAYS": float(env.get("HOURTAB_SESSION_MAX_DAYS", "14")),
         "SESSION_IDLE_HOURS": float(env.get("HOURTAB_SESSION_IDLE_HOURS", "48")),
         "BLOB_URL": env.get("HOURTAB_BLOB_URL", ""),

@@ -56,6 +56,16 @@ def retry_headers(error: Exception) -> dict[str, str]:
     return {"Retry-After": str(retry)} if retry else {}
 
 
+def error_headers(error: Exception) -> dict[str, str]:
+    """What an error asks the response to say: when to retry, and how to authenticate (a refused
+    API token's ``challenge``, RFC 6750)."""
+    headers = retry_headers(error)
+    challenge = getattr(error, "challenge", None)
+    if challenge:
+        headers["WWW-Authenticate"] = challenge
+    return headers
+
+
 def form_status(error: Exception | None = None) -> tuple[int, dict[str, str]]:
     """Status and headers of a re-rendered form page: the domain error's own, 400 for a POST
     whose fields were refused, 200 for a GET (a successful POST redirects before this)."""
@@ -96,11 +106,11 @@ def init_app(app: Flask) -> None:
         if status is None:
             log.exception("unhandled error on %s", request.path)
             return render_error(500, "Server error", "Something went wrong on our side; nothing was saved.")
-        return render_error(status, _title(status), str(error), retry_headers(error))
+        return render_error(status, _title(status), str(error), error_headers(error))
 
 
 def _title(status: int) -> str:
-    return {400: "Bad request", 404: "Not found", 409: "Conflict", 413: "Too large",
+    return {400: "Bad request", 401: "Unauthorized", 404: "Not found", 409: "Conflict", 413: "Too large",
             429: "Too many requests", 501: "Not available"}.get(status, "Error")
 
 

@@ -3,6 +3,7 @@
 from hourtab.alerts import models as alert_models  # noqa: F401
 from hourtab.core import (  # noqa: F401
     accounts,
+    apitokens,
     jobs,  # noqa: F401
     ratelimit,
     sessions,

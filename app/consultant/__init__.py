@@ -14,4 +14,5 @@ from app.consultant import (  # noqa: E402,F401  (registers the views)
     incidents,  # noqa: E402,F401
     jobs,  # noqa: E402,F401
     retainers,
+    tokens,  # noqa: E402,F401
 )

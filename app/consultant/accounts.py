@@ -181,7 +181,9 @@ def account_settings():
             flash("Settings saved; your clients' pages show them now.")
             return redirect(url_for("consultant.account_settings"))
         form.form_errors.append(str(error))
-    return render_template("consultant/settings.html", form=form, me=me), *form_status(error)
+    from app.consultant.tokens import tokens_context
+
+    return render_template("consultant/settings.html", form=form, me=me, **tokens_context()), *form_status(error)
 
 
 def _billing() -> billing.Billing:

@@ -1,4 +1,4 @@
-"""The client's public hours page ``/h/<token>`` and its exports (.json, .csv, statement PDF, Atom).
+"""The client's public hours page ``/h/<token>`` and its exports (.json, .csv, .ics, statement PDF, Atom).
 
 Hot path: one indexed read of the retainer's id, revision and time zone by token; the rendered
 bytes are cached on the app under that revision and the client's local date, and served with a
@@ -219,6 +219,27 @@ def hours_statement(token: str, month: str):
         rendered = statement_guard.closed_statement(key, lambda: render(stamp))
         return Response(rendered.body, mimetype=rendered.mimetype, headers=list(rendered.headers))
     return _serve(token, f"pdf:{month}", render)
+
+
+@bp.route("/h/<token>.ics")
+def hours_calendar(token: str):
+    """The period resets and statement dates, for a calendar app to subscribe to."""
+    from app.public.links import public_base
+    from hourtab.retainers.calendar import retainer_calendar
+
+    base = public_base()
+
+    def render(stamp: Stamp) -> Rendered:
+        db = get_db()
+        retainer = db.get(Retainer, stamp.retainer_id)
+        today = now().astimezone(ZoneInfo(stamp.timezone)).date()
+        body = retainer_calendar(db, retainer, today, f"{base}/h/{token}")
+        name = f"hours-{_slug(retainer.name)}.ics"
+        return Rendered(body.encode("utf-8"), "text/calendar",
+                        (("Content-Disposition", f'inline; filename="{name}"'),))
+
+    # The events link to the page, so the bytes differ by base URL, as the feed's do.
+    return _serve(token, f"ics:{base}", render)
 
 
 def _atom_time(at: dt.datetime) -> str:

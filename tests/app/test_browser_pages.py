@@ -49,7 +49,7 @@ def _data(app, tmp_path: Path) -> dict:
     from app.db import get_db
     from app.jobs.broker import start
     from hourtab.alerts import service as alerts
-    from hourtab.core import accounts
+    from hourtab.core import accounts, apitokens
     from hourtab.core.blobs import blob_store
     from hourtab.core.db import transaction
     from hourtab.retainers import service
@@ -88,6 +88,7 @@ def _data(app, tmp_path: Path) -> dict:
             incidents.publish(db, incident)
         with transaction(db):
             sub = alerts.subscribe(db, retainer, "client@example.org")
+            apitokens.create(db, me.id, "Invoicing script")  # the settings page lists it
         job = start(db, me.id, "alerts_check", {})
         from sqlalchemy import select
 

@@ -52,6 +52,9 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("sync", "connect"): ["--account", "ada@example.com", "--tracker", "kimai", "--token-stdin"],  # stdin: no token
     ("sync", "run"): ["--connection", "999999"],
     ("sync", "list"): ["--account", "nobody@example.com"],
+    ("token", "create"): ["--account", "ada@example.com", "--name", "   "],
+    ("token", "list"): ["--account", "nobody@example.com"],
+    ("token", "revoke"): ["999999", "--account", "ada@example.com"],
 }
 
 

@@ -36,7 +36,7 @@ def import_into(app, account_id: int, rows) -> None:
             import_file(db, db.get(Account, account_id), toggl_csv(rows), "more.csv")
 
 
-@pytest.mark.parametrize("suffix", ["", ".json", ".csv", "/feed.atom", "/statement/2017-08.pdf"])
+@pytest.mark.parametrize("suffix", ["", ".json", ".csv", ".ics", "/feed.atom", "/statement/2017-08.pdf"])
 def test_if_none_match_gives_304_without_a_body(hours_app, suffix):
     _, token = setup(hours_app)
     client = hours_app.test_client()

@@ -1,15 +1,15 @@
 """api tokens: personal access tokens for the consultant's own tools (stored as SHA-256 digests)
 
-Revision ID: 0017a
-Revises: 0016
+Revision ID: 0018
+Revises: 0017r
 """
 import sqlalchemy as sa
 from alembic import op
 
 import hourtab.core.db
 
-revision = "0017a"
-down_revision = "0016"
+revision = "0018"
+down_revision = "0017r"
 branch_labels = None
 depends_on = None
 

@@ -123,9 +123,6 @@ def _print_routing(routing: dict) -> None:
         groups = ", ".join(f"{g['client'] or '(no client)'} / {g['project'] or '(no project)'} {g['hours']} h"
                            for g in nowhere["groups"])
         click.echo(f"matching no retainer: {_entries(nowhere['entries'])}, {nowhere['hours']} h ({groups})")
-    if len(routing["zones"]) > 1:
-        click.echo("times read per retainer: " + "; ".join(f"{z['zone']} for {z['entries']} entries ({z['why']})"
-                                                            for z in routing["zones"]))
 
 
 @click.group("csv")
@@ -203,6 +200,8 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                f"{c['unchanged']} unchanged, {c['changed']} changed, {c['missing']} missing upstream, "
                f"{c['skipped']} skipped.")
     click.echo(f"Times read as {result.report.timezone} ({result.report.timezone_why}).")
+    if result.report.zone_warning:
+        click.echo(f"warning: {result.report.zone_warning}")
     if result.routing:
         _print_routing(result.routing)
     if result.diff:

@@ -105,7 +105,7 @@ def _data(app, tmp_path: Path) -> dict:
 def _pages(d: dict) -> dict[str, list[str]]:
     t = f"/h/{d['token']}"
     return {
-        "public": [t, f"{t}/incidents/{d['slug']}", f"{t}/alerts/confirm/{d['sub']}",
+        "public": [t, f"{t}/incidents/{d['slug']}", f"/alerts/confirm/{d['sub']}",
                    f"/alerts/unsubscribe/{d['sub']}", "/h/no-such-page", "/login", "/signup"],
         "consultant": [
             "/dashboard", "/retainers", f"/retainers/{d['retainer']}", f"/retainers/{d['retainer']}/edit",

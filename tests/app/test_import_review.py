@@ -66,6 +66,25 @@ def test_without_a_choice_the_account_zone_is_used_and_said(app, logged_in):
     assert "<td>2024-10-31 22:30:00</td>" in html
 
 
+def test_a_toggl_export_is_read_in_the_toggl_profiles_zone_and_the_preview_warns(app, logged_in):
+    with app.app_context():
+        from app.db import get_db
+        from hourtab.core import accounts
+        from hourtab.core.db import transaction
+        from hourtab.timesheets.zone import remember_tracker_zone
+
+        db = get_db()
+        with transaction(db):
+            me = accounts.get_account(db, "consultant@example.com")
+            remember_tracker_zone(db, me.id, "toggl", "Europe/Berlin", "Toggl Track", "Ada")
+    _, html = preview_of(logged_in, ISTANBUL)
+    assert re.search(r'read as <strong id="upload-timezone">Europe/Berlin</strong> time \(the zone of your '
+                     r"Toggl Track profile \(Ada\)", html)
+    warning = re.search(r'<p class="warning" id="zone-warning">(.*?)</p>', html).group(1)
+    assert "Your account&#39;s time zone (UTC) is not your Toggl Track profile&#39;s (Europe/Berlin)" in warning
+    assert '<option value="" selected>Europe/Berlin: the zone of your Toggl Track profile' in html
+
+
 def test_the_summary_line_names_the_zone_every_row_was_read_in(app, logged_in):
     """A retainer in New York takes Client 1's rows; the summary's zone is the one the rows carry."""
     make_retainer(app, "Client 1", "America/New_York")

@@ -6,6 +6,7 @@ import datetime as dt
 import re
 from html import unescape
 
+import pytest
 from sqlalchemy import func, select
 
 from app.demo import BERT_CLIENT, DEMO_FILES, SAMPLES, load_demo, shifted_export
@@ -45,6 +46,8 @@ PLACEHOLDERS = re.compile(r"Client \d|Project [A-H]\b|Recurring activity|Lorem i
                           r"floresf|Fernando Flores")
 
 
+# One backend: the loader's writes are checked on both by the tests above and in test_imports.
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_visitor_sees_what_hourtab_is_and_the_demo_page_an_ml_consultants_month(app):
     """``/`` says what HourTab is and links to the demo's public page, which reads as an ML consultant's
     month: a BERT fine-tuning client, the incident's work sessions and its log entry, no placeholders."""

@@ -60,7 +60,7 @@ def init_app(app: Flask) -> None:
 
 
 class RenderBudget:
-    """Expensive public renders per client address in a sliding window, counted in this worker's
+    """Expensive public renders per public link in a sliding window, counted in this worker's
     memory: a GET must not write to the database, and a lost count only errs towards rendering."""
 
     def __init__(self, window_s: float = 60.0, addresses: int = 10_000) -> None:
@@ -69,7 +69,7 @@ class RenderBudget:
         self._lock = threading.Lock()
 
     def charge(self, address: str, limit: int) -> None:
-        """Count one render for ``address``; ``LimitReached`` (with ``retry_after``) past ``limit``."""
+        """Count one render for ``address`` (a link); ``LimitReached`` (with ``retry_after``) past ``limit``."""
         now = time.monotonic()
         with self._lock:
             recent = [t for t in self._times.get(address, ()) if now - t < self.window_s]

@@ -56,6 +56,12 @@ def plan_terms(plan: str) -> str:
     return plan_summary(plan).split(": ", 1)[1]
 
 
+def plan_phrase(plan: str) -> str:
+    """The plan as a sentence names it: ``the Pro plan (up to 10 active retainers, $9 a month)``."""
+    p = Plan(plan)
+    return f"the {p.value.capitalize()} plan ({plan_terms(p.value).replace('/month', ' a month')})"
+
+
 class ManualBilling:
     """Requests the operator confirms by hand once the customer has paid (invoice, transfer)."""
 
@@ -77,5 +83,5 @@ class ManualBilling:
             request = PlanRequest(account_id=account.id, plan=wanted.value, provider=self.name, status="pending")
             session.add(request)
             session.flush()
-        return UpgradeStep(request, f"Your request for the {plan_summary(wanted.value)} is recorded. The operator "
-                                    "confirms it once payment is arranged; the new limit applies at once then.")
+        return UpgradeStep(request, f"Thank you: we have your request to move to {plan_phrase(wanted.value)}. "
+                                    "It takes effect as soon as the operator confirms your payment.")

@@ -96,7 +96,8 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     return render(
         "statement.html", meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
         h=hours_formatter(info.hours_unit), unit=unit_label(info.hours_unit), total_s=sum(e.duration_s for e in lines),
-        total_rounded_s=sum(e.rounded_s for e in lines), revised=revised, as_of=stamp)
+        total_rounded_s=sum(e.rounded_s for e in lines), revised=revised, as_of=stamp,
+        team=len({e.person for e in lines if e.person}) > 1)
 
 
 def statement_pdf(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime,

@@ -168,7 +168,8 @@ PASSWORD = "correct horse battery"
 
 
 def signup(client, email: str = "consultant@example.com", password: str = PASSWORD):
-    return post_form(client, "/signup", {"email": email, "password": password, "display_name": "Ada"})
+    return post_form(client, "/signup", {"email": email, "password": password, "display_name": "Ada",
+                                         "timezone": "UTC"})
 
 
 @pytest.fixture

@@ -85,15 +85,18 @@ def user_group() -> None:
 @click.option("--plan", type=click.Choice([p.value for p in accounts.Plan]), default="free", show_default=True)
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
 @click.option("--name", default="", help="Display name shown to clients.")
-def user_create(email: str, plan: str, password_stdin: bool, name: str) -> None:
+@click.option("--timezone", default="UTC", show_default=True,
+              help="IANA zone where the consultant works (exports are read on this clock).")
+def user_create(email: str, plan: str, password_stdin: bool, name: str, timezone: str) -> None:
     """Create an account (the password is prompted for unless --password-stdin)."""
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     with cli_session() as cx, transaction(cx.session):
-        account = accounts.create_account(cx.session, email, password, plan=plan, display_name=name)
-        click.echo(f"Created {account.email} ({account.plan} plan, id {account.id}).")
+        account = accounts.create_account(cx.session, email, password, plan=plan, display_name=name,
+                                          timezone=timezone)
+        click.echo(f"Created {account.email} ({account.plan} plan, {account.timezone}, id {account.id}).")
 
 
 @user_group.command("set-plan")

@@ -83,8 +83,9 @@ def _entries(n: int) -> str:
 def _print_report(report) -> None:
     click.echo(f"{report.explanation}")
     rows = f"{report.rows} row{'' if report.rows == 1 else 's'}"
-    click.echo(f"{_entries(report.entries)} of {rows}, {report.total_seconds} s "
-               f"({report.total_hours} h), {report.first_date} to {report.last_date}")
+    dates = (f"{report.first_date} to {report.last_date}" if report.first_date and report.last_date
+             else "no dates (no row could be read as an entry)")
+    click.echo(f"{_entries(report.entries)} of {rows}, {report.total_seconds} s ({report.total_hours} h), {dates}")
     if report.clients:
         click.echo("Clients: " + ", ".join(report.clients))
     if report.projects:
@@ -123,9 +124,6 @@ def _print_routing(routing: dict) -> None:
         groups = ", ".join(f"{g['client'] or '(no client)'} / {g['project'] or '(no project)'} {g['hours']} h"
                            for g in nowhere["groups"])
         click.echo(f"matching no retainer: {_entries(nowhere['entries'])}, {nowhere['hours']} h ({groups})")
-    if len(routing["zones"]) > 1:
-        click.echo("times read per retainer: " + "; ".join(f"{z['zone']} for {z['entries']} entries ({z['why']})"
-                                                            for z in routing["zones"]))
 
 
 @click.group("csv")
@@ -161,13 +159,15 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--account", "email", required=True, help="E-mail of the account to import into.")
 @click.option("--retainer", "retainer_id", type=int, default=None,
-              help="Retainer the upload is for: its time zone, and the home of entries with no client or project.")
+              help="Retainer that entries with no client and no project count against.")
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True)
 @click.option("--date-order", type=click.Choice(DATE_ORDERS), default=None,
               help="Day/month order when the file cannot tell.")
-@click.option("--timezone", default=None, help="IANA time zone of the export (default: the account's).")
+@click.option("--timezone", default=None,
+              help="IANA time zone of the export's clock (default: the tracker profile's from a connection, "
+                   "else the account's).")
 @click.option("--profile", default=None, help="Saved import profile (column mapping) to read the file with.")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid rows; keep the bad ones in the report.")
 def import_command(file: Path, email: str, retainer_id: int | None, dry_run: bool, as_json: bool, fmt: str,
@@ -203,6 +203,8 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                f"{c['unchanged']} unchanged, {c['changed']} changed, {c['missing']} missing upstream, "
                f"{c['skipped']} skipped.")
     click.echo(f"Times read as {result.report.timezone} ({result.report.timezone_why}).")
+    if result.report.zone_warning:
+        click.echo(f"warning: {result.report.zone_warning}")
     if result.routing:
         _print_routing(result.routing)
     if result.diff:

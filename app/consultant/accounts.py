@@ -89,11 +89,14 @@ def _commit_or_refuse(change: Callable[[Session], T],
 @bp.route("/signup", methods=["GET", "POST"])
 def signup():
     form = SignupForm()
+    form.timezone.choices = zone_choices()
+    if request.method == "GET":
+        form.timezone.data = "UTC"  # until the page's script puts the browser's zone there
     error = None
     if form.validate_on_submit():
         new, error = _commit_or_refuse(lambda db: accounts.create_account(
-            db, form.email.data, form.password.data, display_name=form.display_name.data or ""),
-            (InvalidInput, Conflict))
+            db, form.email.data, form.password.data, display_name=form.display_name.data or "",
+            timezone=form.timezone.data), (InvalidInput, Conflict))
         if error is None:
             log_in(new)
             flash("Welcome to HourTab.")

@@ -1,4 +1,4 @@
-"""/ and /dashboard: the consultant's home, listing every retainer with its live balance."""
+"""/ (what HourTab is, for a visitor) and /dashboard: the consultant's home, every retainer with its balance."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from hourtab.retainers import plans, service
 def home():
     if current_user.is_authenticated:
         return redirect(url_for("consultant.dashboard"))
-    return redirect(url_for("consultant.login"))
+    from app.demo import demo_page
+
+    return render_template("home.html", demo_page=demo_page(get_db()))
 
 
 @bp.route("/dashboard")

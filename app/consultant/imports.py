@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.auth import account
 from app.consultant import bp
+from app.consultant.accounts import zone_choices
 from app.db import get_db
 from app.errors import form_status
 from app.extensions import blobs
@@ -39,6 +40,7 @@ from hourtab.timesheets.models import Upload
 from hourtab.timesheets.report import totals
 from hourtab.timesheets.spec import DURATION_UNITS, FIELDS
 from hourtab.timesheets.suggest import samples_of, suggest
+from hourtab.timesheets.zone import upload_zone
 
 PREVIEW_ROWS = 20
 FIELD_LABELS = {
@@ -167,8 +169,10 @@ def import_preview(upload_id: int):
         context["error"] = str(e)
         error = e
     else:
+        auto = upload_zone(db, me, None, report.format)
         context.update(report=report, rows=_local_rows(frame.head(PREVIEW_ROWS), report.timezone),
-                       totals=totals(frame), diff=diff)
+                       totals=totals(frame), diff=diff, automatic=f"{auto.name}: {auto.why}",
+                       zones=zone_choices(options.timezone))
     return render_template("consultant/imports/preview.html", **context), *form_status(error)
 
 

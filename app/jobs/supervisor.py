@@ -5,6 +5,12 @@ reaches it only through the server, which stops it), leaving by itself if the se
 When it dies, the supervisor forgets its consumer row at once, so ``/healthz`` shows the gap
 while it lasts, and starts a new one: after 1 s, doubling up to a minute while they keep dying
 young.
+
+Only the process that started it stops it. gunicorn forks its workers from ``hourtab serve``'s own
+stack, and a worker leaves by raising ``SystemExit`` through that stack: it runs ``serve``'s
+``finally`` too, with a copy of this object. Stopping from there terminated the real consumer (so
+the supervisor started another on the way out) and waited on a child that was not the worker's,
+under a lock copied held, until gunicorn killed it 10 s later.
 """
 
 from __future__ import annotations
@@ -38,11 +44,15 @@ class Supervisor:
         self.process: subprocess.Popen | None = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True, name="hourtab-supervisor")
+        self._owner = os.getpid()
 
     def start(self) -> None:
+        self._owner = os.getpid()
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
+        if os.getpid() != self._owner:   # a forked copy (a gunicorn worker leaving): not ours to stop
+            return
         self._stopping.set()
         process = self.process
         if process is not None and process.poll() is None:

@@ -1,8 +1,9 @@
 """Alert subscriptions from the client's page: subscribe, confirm (double opt-in), one-click unsubscribe.
 
-Unsubscribe links name the subscription only (``/alerts/unsubscribe/<token>``), so rotating or
-disabling the page's link never strands an address; links sent before that change, under
-``/h/<page token>/…``, are answered by the subscription token too. No page here shows the address.
+Confirmation and unsubscribe links name the subscription only (``/alerts/confirm/<token>``,
+``/alerts/unsubscribe/<token>``), so rotating or disabling the page's link neither breaks a
+confirmation already sent nor strands an address; links sent under ``/h/<page token>/…`` are
+answered by the subscription token too. No page here shows the address, nor the page's link.
 
 These forms carry no CSRF token: the pages are cached and cookie-free, a forged subscription only
 sends a confirmation request, and RFC 8058 one-click unsubscribes are POSTed by mail clients that
@@ -75,28 +76,29 @@ def alerts_subscribe(token: str):
                  "Nothing else is sent until you confirm.")
 
 
-def _subscription_step(token: str, sub: str, step, ask: tuple[str, str, str], done: tuple[str, str]):
-    """GET only shows ``ask`` (title, text, button); POST applies ``step`` and shows ``done``."""
+@bp.route("/alerts/confirm/<sub>", methods=["GET", "POST"])
+@csrf.exempt
+def alerts_confirm(sub: str):
+    """GET shows the button; POST confirms the subscription the link names."""
     db = get_db()
-    retainer = _retainer(token)
     try:
-        if request.method == "GET":
-            alerts.by_token(db, retainer, sub)
-            title, message, button = ask
-            return _page(retainer, token, title, message, action=request.path, button=button)
-        with transaction(db):
-            step(db, retainer, sub)
+        subscription = alerts.by_subscription_token(db, sub)
     except NotFound as e:
-        return _page(retainer, token, "E-mail alerts", str(e), status=404, error=True)
-    return _page(retainer, token, *done)
+        return _page(None, "", "E-mail alerts", str(e), status=404, error=True)
+    retainer = db.get(Retainer, subscription.retainer_id)
+    if request.method == "GET":
+        return _page(retainer, "", "Confirm e-mail alerts", "Press the button to start the alerts.",
+                     action=request.path, button="Confirm")
+    with transaction(db):
+        alerts.confirm(db, sub)
+    return _page(retainer, "", "Alerts confirmed", "You will get this retainer's hour alerts by e-mail.")
 
 
 @bp.route("/h/<token>/alerts/confirm/<sub>", methods=["GET", "POST"])
 @csrf.exempt
-def alerts_confirm(token: str, sub: str):
-    return _subscription_step(token, sub, alerts.confirm,
-                              ask=("Confirm e-mail alerts", "Press the button to start the alerts.", "Confirm"),
-                              done=("Alerts confirmed", "You will get this retainer's hour alerts by e-mail."))
+def alerts_confirm_under_page(token: str, sub: str):
+    """Links sent before confirmations had their own address: the page token no longer matters."""
+    return alerts_confirm(sub)
 
 
 @bp.route("/alerts/unsubscribe/<sub>", methods=["GET", "POST"])

@@ -205,7 +205,7 @@ def hours_statement(token: str, month: str):
         raise _miss()
 
     def render(stamp: Stamp) -> Rendered:
-        statement_guard.charge_render()
+        statement_guard.charge_render(f"retainer:{stamp.retainer_id}")
         report = _report(stamp, all_text=True)
         try:
             pdf = statement_pdf(report.info, report.ledger, month, report.as_of, report.revisions)

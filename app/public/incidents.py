@@ -25,12 +25,14 @@ HEADERS = {"Content-Security-Policy": PUBLIC_CSP, "Referrer-Policy": "no-referre
 def _render(token: str, slug: str, kind: str) -> tuple[bytes, str]:
     db = get_db()
     try:
-        incident = published_by_slug(db, retainers.by_token(db, token).id, slug)
+        retainer_id = retainers.by_token(db, token).id
+        incident = published_by_slug(db, retainer_id, slug)
     except (NotFound, EvidenceNotFound):
         raise _miss() from None
     pdf_url = f"/h/{token}/incidents/{slug}.pdf"
     return service.incident_document(db, incident, blobs(), kind, pdf_url=pdf_url,
-                                     before_render=statement_guard.charge_render), incident.slug
+                                     before_render=lambda: statement_guard.charge_render(f"retainer:{retainer_id}")
+                                     ), incident.slug
 
 
 @bp.route("/h/<token>/incidents/<slug>")

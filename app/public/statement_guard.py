@@ -8,26 +8,31 @@ away from everyone else:
   as a miss against the address like an unknown token;
 * statements of closed periods cannot change until the retainer's revision or entries do, so they
   are kept (per worker) for a day rather than re-rendered with the page cache's short lifetime;
-* actual renders (never cached hits) are limited per client address, with HTTP 429 and
-  ``Retry-After`` past the limit. The count is kept in this worker's memory, not the database, so
-  that a GET never writes; with N workers an address can get up to N times the limit.
+* actual renders (never cached hits) are limited per public link, with HTTP 429 and ``Retry-After``
+  past the limit. A link is one client's, and a client's bookkeeping script fetches a few years of
+  statements in a row: the limit lets a burst of that size through, and a link (only its owner
+  and whoever it was shared with know it) cannot take more. The count is kept in this worker's
+  memory, not the database, so that a GET never writes; with N workers a link can get up to N
+  times the limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import current_app, request
+from flask import current_app
 
 from app.extensions import closed_statements, render_budget
 
-DEFAULT_RENDER_LIMIT = 20
+#: Renders a minute per public link: five years of monthly statements downloaded at once fit.
+DEFAULT_RENDER_LIMIT = 60
 
 
-def charge_render() -> None:
-    """Count one expensive render for this address; ``LimitReached`` (429) past the limit."""
+def charge_render(link: str) -> None:
+    """Count one expensive render for the public link ``link`` (a retainer's id, never its token);
+    ``LimitReached`` (429) past the limit."""
     limit = int(current_app.config.get("PUBLIC_RENDER_LIMIT", DEFAULT_RENDER_LIMIT))
-    render_budget().charge(request.remote_addr or "", limit)
+    render_budget().charge(link, limit)
 
 
 def closed_statement(key: tuple, render: Callable[[], object]):

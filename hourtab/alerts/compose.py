@@ -104,10 +104,10 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
 def confirmation(session: Session, sub: AlertSubscription, retainer: Retainer, public_url: str,
                  alerts_when: str) -> Mail:
     """The double opt-in e-mail: nothing else is sent to the address until its link is used."""
-    page_url = f"{public_url}/h/{retainer.public_token}"
     info = retainers.retainer_info(session, retainer)
     title = f"Confirm hour alerts for {info.name}"
     return Mail(to=sub.email, subject=title, template="confirm",
                 context={"info": info, "subject": title, "alerts_when": alerts_when,
-                         "confirm_url": f"{page_url}/alerts/confirm/{sub.token}"},
+                         # The subscription's own address: rotating the page's link must not break it.
+                         "confirm_url": f"{public_url}/alerts/confirm/{sub.token}"},
                 unsubscribe_url=unsubscribe_url(public_url, sub.token), **from_consultant(session, retainer, info))

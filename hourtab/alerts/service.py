@@ -106,19 +106,11 @@ def subscribe(session: Session, retainer: Retainer, email: str) -> AlertSubscrip
     return row
 
 
-def by_token(session: Session, retainer: Retainer, token: str) -> AlertSubscription:
-    row = session.scalar(select(AlertSubscription).where(AlertSubscription.retainer_id == retainer.id,
-                                                         AlertSubscription.token == token))
-    if row is None:
-        raise NotFound("This link is no longer valid (already unsubscribed, or the link was changed).")
-    return row
-
-
 def by_subscription_token(session: Session, token: str) -> AlertSubscription:
     """The subscription a link names, whatever the retainer's page token is now.
 
-    Unsubscribe links belong to the subscription: rotating or disabling the public link must not
-    leave an address subscribed with no way out.
+    Confirmation and unsubscribe links belong to the subscription: rotating or disabling the public
+    link must neither break a confirmation already sent nor leave an address subscribed with no way out.
     """
     row = session.scalar(select(AlertSubscription).where(AlertSubscription.token == token)) if token else None
     if row is None:
@@ -132,8 +124,9 @@ def unsubscribe_by_token(session: Session, token: str) -> None:
     session.flush()
 
 
-def confirm(session: Session, retainer: Retainer, token: str) -> AlertSubscription:
-    row = by_token(session, retainer, token)
+def confirm(session: Session, token: str) -> AlertSubscription:
+    """Confirm the subscription the link names (double opt-in); confirming twice changes nothing."""
+    row = by_subscription_token(session, token)
     if row.confirmed_at is None:
         row.confirmed_at = utcnow()
         session.flush()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import unicodedata
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -115,10 +116,21 @@ def get_account(session: Session, email: str) -> Account:
     return account
 
 
+def check_zone(name: str | None) -> str:
+    """An IANA zone name as given (``UTC`` when empty); an unknown one is refused."""
+    name = (name or "").strip() or "UTC"
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise InvalidInput(f"Unknown time zone {name!r}; use an IANA name such as Europe/Berlin.") from e
+    return name
+
+
 def create_account(session: Session, email: str, password: str, plan: str = Plan.FREE.value,
-                   display_name: str = "") -> Account:
+                   display_name: str = "", timezone: str = "UTC") -> Account:
     """Create an account; the caller commits. Refuses duplicates before the unique index does."""
     email = normalize_email(email)
+    timezone = check_zone(timezone)
     check_password_strength(password)
     try:
         plan = Plan(plan).value
@@ -127,7 +139,7 @@ def create_account(session: Session, email: str, password: str, plan: str = Plan
     if find_account(session, email) is not None:
         raise Conflict("An account with that e-mail already exists.")
     account = Account(email=email, password_hash=_hasher.hash(password), plan=plan,
-                      display_name=single_line(display_name))
+                      display_name=single_line(display_name), timezone=timezone)
     session.add(account)
     session.flush()
     return account

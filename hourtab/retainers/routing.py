@@ -1,10 +1,10 @@
-"""Which retainer an entry counts against, and which time zone its times are read in: the rules decide.
+"""Which retainer an entry counts against: the rules decide.
 
 * Among the account's active retainers whose match rules accept the entry, the oldest wins.
 * An entry that carries no client and no project at all, and that no rule accepts, counts against
   the retainer its upload was imported for (when that one is active): the consultant said where
   the file belongs, and the entry says nothing against it. That is the only thing choosing a
-  retainer for an upload does, besides setting the upload's time zone.
+  retainer for an upload does (the zone a file is read in is the exporter's, ``timesheets.zone``).
 * Every other entry counts nowhere ("unassigned") until a rule accepts it. A chosen retainer never
   takes another client's rows: that would bill one client for another's work and show them its
   project names.
@@ -16,7 +16,7 @@ retainers with explicit columns only (the data migration runs it on an older sch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -99,58 +99,8 @@ def settle(frame: pd.DataFrame, routes: Sequence[Route], archived: Sequence[Rout
     return target, by_default
 
 
-@dataclass(frozen=True)
-class ZoneGroup:
-    """Rows of one file read in one zone, and why (for the preview)."""
-
-    zone: str
-    why: str
-    entries: int
-    retainers: tuple[str, ...]
-
-    def as_dict(self) -> dict:
-        return {"zone": self.zone, "why": self.why, "entries": self.entries, "retainers": list(self.retainers)}
-
-
 def row_zones(frame: pd.DataFrame, routes: Sequence[Route], fallback: str) -> pd.Series:
-    """The zone each row's wall-clock times mean: its retainer's, else ``fallback`` (the upload's)."""
+    """The zone each row is dated in: its retainer's, else ``fallback`` (a synced entry's connection's)."""
     target, _ = targets(frame.drop(columns=["chosen"], errors="ignore"), routes)
     zone_of = {r.id: r.timezone for r in routes}
     return target.map(lambda t: fallback if pd.isna(t) else zone_of[int(t)]).astype("str")
-
-
-def read_in_row_zones(session: Session, account_id: int, frame: pd.DataFrame, fallback: str, fallback_why: str,
-                      read: Callable[[str], pd.DataFrame]) -> tuple[pd.DataFrame, list[ZoneGroup]]:
-    """Re-read the rows whose retainer keeps another zone than ``fallback`` in that zone.
-
-    ``frame`` was read in ``fallback``; ``read(zone)`` reads the same file in ``zone``. Reading
-    again (rather than shifting the UTC times) keeps daylight-saving gaps and repeats exactly as a
-    read in that zone treats them. Rows are matched by their line in the file.
-    """
-    routes = active_routes(session, account_id)
-    if not routes or not len(frame):
-        return frame, [ZoneGroup(fallback, fallback_why, len(frame), ())]
-    zones = row_zones(frame, routes, fallback)
-    target, _ = targets(frame.drop(columns=["chosen"], errors="ignore"), routes)
-    names = {r.id: r.name for r in routes}
-    groups = []
-    pieces = [frame.loc[zones == fallback]]
-    for zone in sorted(set(zones)):
-        mask = zones == zone
-        held = sorted({names[int(t)] for t in target[mask].dropna()})
-        why = fallback_why if zone == fallback and not held else (
-            "the time zone of " + ", ".join(f"retainer “{n}”" for n in held)
-            + (f"; rows that match no retainer: {fallback_why}" if zone == fallback and target[mask].isna().any()
-               else ""))
-        groups.append(ZoneGroup(zone, why, int(mask.sum()), tuple(held)))
-        if zone != fallback:
-            other = read(zone)
-            found = other.loc[other["line"].isin(frame.loc[mask, "line"])]
-            # A row the second read left out (it never should: no row check depends on the zone) stays as read.
-            pieces += [found, frame.loc[mask & ~frame["line"].isin(found["line"])]]
-    if len(pieces) == 1:
-        return frame, groups
-    combined = pd.concat(pieces, ignore_index=True)
-    # Keep the file's order (the preview lists the first rows as read, the diff lists by line).
-    combined = combined.sort_values("line", kind="stable").reset_index(drop=True)
-    return combined.astype({c: frame[c].dtype for c in frame.columns if c in combined}), groups

@@ -34,6 +34,7 @@ from hourtab.sync.models import Connection
 from hourtab.sync.tokens import TokenBox, clean_token, hint
 from hourtab.sync.transport import Api
 from hourtab.timesheets.models import Upload
+from hourtab.timesheets.zone import forget_tracker_zone, remember_tracker_zone
 
 #: Hours between full re-reads (deletions and edits outside the window, retainers created later).
 FULL_EVERY = dt.timedelta(hours=24)
@@ -135,6 +136,9 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
                             upload_id=upload.id, next_sync_at=None if choices else utcnow())
     session.add(connection)
     session.flush()
+    profile_zone = _zone(identity.timezone, "")
+    if profile_zone:  # the zone its CSV exports are written in (``timesheets.zone``)
+        remember_tracker_zone(session, account.id, chosen.csv_format, profile_zone, chosen.label, identity.user_name)
     return connection
 
 
@@ -217,6 +221,9 @@ def remove(session: Session, account: Account, connection_id: int) -> None:
     connection = get_connection(session, account.id, connection_id)
     session.execute(delete(Connection).where(Connection.id == connection.id))
     session.expunge(connection)
+    if not session.scalar(select_owned(Connection, account.id).where(Connection.tracker == connection.tracker)
+                          .limit(1)):
+        forget_tracker_zone(session, account.id, tracker(connection.tracker).csv_format)
     session.flush()
 
 

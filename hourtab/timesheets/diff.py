@@ -45,7 +45,7 @@ def _show(field: str, value: Any, zone: ZoneInfo) -> str:
 
 
 def _row(values: dict[str, Any], zone: ZoneInfo) -> dict[str, str]:
-    # Rows of one file can be read in different zones (the zone of the retainer each matches).
+    # Shown in the zone the row was read in (uploads imported before kept one per retainer zone).
     own = values.get("timezone")
     zone = ZoneInfo(own) if own and own != zone.key else zone
     return {"date": _show("local_date", values["local_date"], zone), "start": _show("start_at", values["start_at"], zone),
@@ -71,10 +71,24 @@ def build_diff(session: Session, new: pd.DataFrame, changed_new: pd.DataFrame, c
     removal = [{"entry_id": i, **_row({f: getattr(stored[i], f) for f in SHOWN_FIELDS}, zone)}
                for i in removal_ids[:MAX_LISTED]]
     removal_seconds = sum(stored[i].duration_s for i in removal_ids[:MAX_LISTED])
-    return {"timezone": zone_name, "scope": scope,
-            "new": new_rows, "new_count": len(new), "new_seconds": int(new["duration_s"].sum()) if len(new) else 0,
+    return {"timezone": zone_name, "zones": shown_zones(zone_name, new, changed_new, len(removal_ids)),
+            "scope": scope, "new": new_rows, "new_count": len(new), "new_seconds": int(new["duration_s"].sum()) if len(new) else 0,
             "changed": changed, "changed_count": len(changed_ids),
             "removal": removal, "removal_count": len(removal_ids), "removal_hours": hmm(removal_seconds)}
+
+
+def shown_zones(zone_name: str, new: pd.DataFrame, changed_new: pd.DataFrame, removals: int
+                ) -> list[dict[str, Any]]:
+    """The zones the diff's rows are shown in (each read row in its own, removals in the upload's),
+    with how many rows each, most first: what the summary line says."""
+    counts: dict[str, int] = {}
+    for frame in (new, changed_new):
+        zones = frame["timezone"] if "timezone" in frame else pd.Series(zone_name, index=frame.index)
+        for zone, n in zones.fillna(zone_name).value_counts().items():
+            counts[str(zone)] = counts.get(str(zone), 0) + int(n)
+    if removals:
+        counts[zone_name] = counts.get(zone_name, 0) + removals
+    return [{"zone": z, "entries": n} for z, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def _entries(session: Session, ids: list[int]) -> dict[int, TimeEntry]:

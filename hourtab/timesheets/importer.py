@@ -41,7 +41,6 @@ from hourtab.core.staging import read_limited
 from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.destinations import upload_destinations
 from hourtab.retainers.revisions import watch_closed_periods
-from hourtab.retainers.routing import read_in_row_zones
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
 from hourtab.timesheets.coverage import coverage_of, covered_ids
 from hourtab.timesheets.diff import build_diff
@@ -57,7 +56,7 @@ from hourtab.timesheets.parsed import BytesSource, Source
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES
 from hourtab.timesheets.removal import confirm_removal as confirm_removal  # kept importable from here
-from hourtab.timesheets.report import ReadReport, describe
+from hourtab.timesheets.report import ReadReport
 from hourtab.timesheets.zone import upload_zone
 
 #: Fields whose difference makes a stored entry "changed" (identity fields are in the fingerprint).
@@ -123,28 +122,28 @@ class ImportOptions:
 
 def read_for_account(session: Session, account: Account, source: Source, options: ImportOptions):
     """The file's entries through ``source`` (parsed, or loaded from the staged parse), with the
-    upload's time zone (see ``zone``) and saved profile filled in."""
+    upload's time zone (see ``zone``) and saved profile filled in. Every row is read in that one
+    zone: the exporting person's clock, whichever retainer a row counts against."""
     _check_retainer(session, account, options.retainer_id)
     mapping, unit, order = options.mapping, options.duration_unit, options.date_order
     if options.profile:
         profile = get_profile(session, account, options.profile)
         mapping, unit, order = profile.mapping, profile.duration_unit, order or profile.date_order
-    zone = upload_zone(session, account, options.timezone, options.retainer_id)
+    known_format = None if mapping or options.format in ("", "auto") else options.format
+    zone = upload_zone(session, account, options.timezone, known_format)
 
     def read(name: str):
         return source.read(format=options.format, date_order=order, timezone=name, mapping=mapping,
                            duration_unit=unit)
 
     frame, report = read(zone.name)
-    report.timezone_why = zone.why
+    if known_format is None and not options.timezone:  # the tracker is known once the file is read
+        found = upload_zone(session, account, None, report.format)
+        if found.name != zone.name:
+            frame, report = read(found.name)
+        zone = found
+    report.timezone, report.timezone_why, report.zone_warning = zone.name, zone.why, zone.warning
     report.zones = [{"zone": zone.name, "why": zone.why, "entries": len(frame), "retainers": []}]
-    if not zone.chosen:  # each row in the zone of the retainer its rules match (issue 19)
-        frame, groups = read_in_row_zones(session, account.id, frame, zone.name, zone.why,
-                                          lambda name: read(name)[0])
-        report.zones = [g.as_dict() for g in groups]
-        if len(groups) == 1:  # every row in one zone: that is the upload's zone
-            report.timezone, report.timezone_why = groups[0].zone, groups[0].why
-        describe(frame, report)
     return frame, report
 
 

@@ -126,3 +126,23 @@ class ImportProfile(AccountOwned, Base):
     duration_unit: Mapped[str] = mapped_column(String(16), nullable=False, default="auto")
     date_order: Mapped[str | None] = mapped_column(String(3), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+
+
+class TrackerZone(AccountOwned, Base):
+    """The zone a tracker writes this account's exports in: the tracker profile's, as a connection reported it.
+
+    A tracker's CSV export writes wall-clock times in the exporting person's profile zone, whatever
+    the client's, so an upload of that tracker's export is read in it unless another zone is chosen.
+    """
+
+    __tablename__ = "tracker_zones"
+    __table_args__ = (UniqueConstraint("account_id", "tracker", name="uq_tracker_zones_account_id_tracker"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: The export format the tracker writes (``FormatSpec.name``: "toggl", "clockify", "kimai").
+    tracker: Mapped[str] = mapped_column(String(32), nullable=False)
+    timezone: Mapped[str] = mapped_column(String(64), nullable=False)
+    #: How pages name the tracker ("Toggl Track"), and whose profile it is.
+    label: Mapped[str] = mapped_column(String(100), nullable=False, default="")
+    user_name: Mapped[str] = mapped_column(String(200), nullable=False, default="")
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)

@@ -39,10 +39,13 @@ class ReadReport:
     errors: list[RowIssue] = field(default_factory=list)
     date_order: str | None = None
     blank_rows: int = 0
-    #: Why the times were read in ``timezone`` (chosen, the retainer's, the account's).
+    #: Why the times were read in ``timezone`` (chosen, the tracker profile's, the account's).
     timezone_why: str = ""
-    #: The zones the rows were read in, per group of rows (``routing.ZoneGroup.as_dict``): one
-    #: group unless rows match retainers kept in other zones than ``timezone``.
+    #: Said when the account's zone is not the tracker profile's (``zone.UploadZone.warning``).
+    zone_warning: str = ""
+    #: The zones the rows were read in, with how many rows each (``zone``, ``why``, ``entries``):
+    #: one since every row of a file is read in the exporter's zone; uploads imported before kept
+    #: one per retainer zone.
     zones: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -68,7 +71,7 @@ class ReadReport:
         """Everything, for storing with the upload and for the preview page."""
         return {**self.as_json(), "format_label": self.format_label, "explanation": self.explanation,
                 "columns": self.columns, "timezone": self.timezone, "timezone_why": self.timezone_why,
-                "zones": self.zones,
+                "zone_warning": self.zone_warning, "zones": self.zones,
                 "date_order": self.date_order,
                 "error_count": len(self.errors), "blank_rows": self.blank_rows}
 

@@ -46,6 +46,24 @@ def test_signup_rejects_bad_input_and_changes_nothing(app, client):
     assert _accounts(app) == 1
 
 
+def test_signup_asks_for_the_time_zone_and_keeps_it(app, client):
+    page = client.get("/signup").get_data(as_text=True)
+    assert 'data-browser-zone="preselect" id="timezone"' in page and '<option selected value="UTC">' in page
+    assert "zone.js" in page
+    base = {"email": "berlin@example.com", "password": PASSWORD}
+    r = post_form(client, "/signup", base, page="/signup")
+    assert r.status_code == 400 and "Choose your time zone." in r.get_data(as_text=True)
+    r = post_form(client, "/signup", {**base, "timezone": "Mars/Olympus"}, page="/signup")
+    assert r.status_code == 400 and _accounts(app) == 0
+    r = post_form(client, "/signup", {**base, "timezone": "Europe/Berlin"}, page="/signup")
+    assert r.status_code == 302
+    with app.app_context():
+        from app.db import get_db
+        from hourtab.core.accounts import find_account
+
+        assert find_account(get_db(), "berlin@example.com").timezone == "Europe/Berlin"
+
+
 def test_post_without_csrf_token_is_400_and_creates_nothing(app, client):
     r = client.post("/signup", data={"email": "x@example.com", "password": PASSWORD})
     assert r.status_code == 400

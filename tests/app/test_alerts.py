@@ -81,6 +81,23 @@ def _subscribe(public, sink, token: str, address: str) -> str:
     return re.search(r"Forget this address now: (\S+)", text).group(1)
 
 
+def test_a_confirmation_sent_before_the_link_was_rotated_still_confirms(app, logged_in, smtp):
+    sink, _ = smtp
+    retainer_id, token = _retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
+    public = app.test_client()
+    assert public.post(f"/h/{token}/alerts", data={"email": "client@example.org"}).status_code == 200
+    text = sink.to("client@example.org")[-1].get_body(("plain",)).get_content()
+    confirm_url = re.search(r"Confirm here: (\S+)", text).group(1)
+    assert token not in confirm_url
+    r = post_form(logged_in, f"/retainers/{retainer_id}/token/rotate", {}, page=f"/retainers/{retainer_id}")
+    assert r.status_code == 302
+    assert public.get(f"/h/{token}").status_code == 404                 # the old page link is gone
+    page = public.get(_path(confirm_url)).get_data(as_text=True)
+    assert "Confirm e-mail alerts" in page and "/h/" not in page         # the new link is not given away
+    assert "Alerts confirmed" in public.post(_path(confirm_url)).get_data(as_text=True)
+    assert "1 confirmed subscriber" in logged_in.get(f"/retainers/{retainer_id}").get_data(as_text=True)
+
+
 def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, smtp):
     sink, _ = smtp
     _settings(logged_in, "Ada Lovelace", "hours@ada.example")
@@ -101,7 +118,7 @@ def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, s
     text = confirmation.get_body(("plain",)).get_content()
     assert "over the period" not in text and "when more hours are worked than the period holds" in text
     confirm_url = re.search(r"Confirm here: (\S+)", text).group(1)
-    assert confirm_url.startswith(f"https://hours.example.com/h/{token}/alerts/confirm/")
+    assert confirm_url.startswith("https://hours.example.com/alerts/confirm/") and token not in text
     assert public.get(_path(confirm_url)).status_code == 200          # a GET only shows the button
     assert "waiting for confirmation" in logged_in.get(f"/retainers/{retainer_id}").get_data(as_text=True)
     assert "Alerts confirmed" in public.post(_path(confirm_url)).get_data(as_text=True)

@@ -196,7 +196,7 @@ def test_settings_page_tokens_and_the_cookie_authenticates_nothing_under_v1(app,
 
     revoke = f"/account/tokens/{token_id}/revoke"
     other = app.test_client()  # nobody else can revoke it: the same answer as no such token
-    post_form(other, "/signup", {"email": "bob@example.com", "password": PASSWORD})
+    post_form(other, "/signup", {"email": "bob@example.com", "password": PASSWORD, "timezone": "UTC"})
     assert other.post(revoke, data={"csrf_token": csrf_token(other, "/account/settings")}).status_code == 404
     assert app.test_client().get("/api/v1/retainers", headers=auth).status_code == 200
     assert logged_in.post(revoke, data={"csrf_token": csrf_token(logged_in, "/account/settings")}).status_code == 302

@@ -105,8 +105,8 @@ def _data(app, tmp_path: Path) -> dict:
 def _pages(d: dict) -> dict[str, list[str]]:
     t = f"/h/{d['token']}"
     return {
-        "public": [t, f"{t}/incidents/{d['slug']}", f"{t}/alerts/confirm/{d['sub']}",
-                   f"/alerts/unsubscribe/{d['sub']}", "/h/no-such-page", "/login", "/signup"],
+        "public": [t, f"{t}/incidents/{d['slug']}", f"/alerts/confirm/{d['sub']}",
+                   f"/alerts/unsubscribe/{d['sub']}", "/h/no-such-page", "/", "/login", "/signup"],
         "consultant": [
             "/dashboard", "/retainers", f"/retainers/{d['retainer']}", f"/retainers/{d['retainer']}/edit",
             "/retainers/new", f"/retainers/{d['retainer']}/token/rotate", f"/retainers/{d['retainer']}/token/disable",

@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import io
 import re
+import subprocess
 from html import unescape
 
 import pytest
@@ -50,7 +51,7 @@ def _table(html: str, table_id: str) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def test_a_team_export_names_who_did_each_entry_on_the_page_and_in_the_csv(hours_app):
+def test_a_team_export_names_who_did_each_entry_on_the_page_the_csv_and_the_statement(hours_app, tmp_path):
     token = _setup(hours_app, team_export())
     client = hours_app.test_client()
     html = client.get(f"/h/{token}").get_data(as_text=True)
@@ -71,6 +72,16 @@ def test_a_team_export_names_who_did_each_entry_on_the_page_and_in_the_csv(hours
     assert len(got) == len(mine)
     assert sorted((r["date"], r["start"], r["person"]) for r in got) == sorted(
         (r["Start date"], r["Start time"][:5], r["User"]) for r in mine)
+
+    # The statement lists who did each entry too, as the CSV does.
+    pdf = tmp_path / "statement.pdf"
+    pdf.write_bytes(client.get(f"/h/{token}/statement/2017-10.pdf").data)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"Date\s+Start\s+Project\s+Description\s+Person\s+Time", text)
+    october = sorted((r["date"], r["start"], r["person"]) for r in got if r["date"].startswith("2017-10"))
+    listed = sorted((m.group(1), m.group(2), next(p for p in PEOPLE if p.split()[0] in m.group(0)))
+                    for m in re.finditer(r"^\s*(2017-10-\d\d)\s+(\d\d:\d\d)\s.*$", text, re.M))
+    assert listed == october and len(listed) > 3
 
 
 def test_one_persons_export_has_no_person_column_and_the_csv_still_names_them(hours_app):

@@ -35,14 +35,23 @@ def preview_of(client, data: bytes, **fields) -> tuple[str, str]:
     return url, client.get(url).get_data(as_text=True)
 
 
-def test_upload_for_an_istanbul_retainer_reads_its_times_there(app, logged_in):
+def test_the_zone_chosen_on_the_preview_reads_the_times_there(app, logged_in):
+    """The file is read in the account's zone (UTC here) until the preview's one zone control says
+    otherwise; a retainer chosen for the upload does not change the clock the file was written on."""
     retainer = make_retainer(app, "Baykar", "Europe/Istanbul")
     url, html = preview_of(logged_in, ISTANBUL, retainer=str(retainer))
-    assert re.search(r'Times in this file are read as <strong id="upload-timezone">Europe/Istanbul</strong> time '
-                     r"\(the time zone of retainer “Baykar retainer”\)", html)
+    assert re.search(r'read as <strong id="upload-timezone">UTC</strong> time \(your account&#39;s time zone\)', html)
     assert "<td>2024-10-31 22:30:00</td>" in html  # shown as the export wrote it
     upload_id = int(re.search(r"/imports/(\d+)/preview", url).group(1))
-    post_form(logged_in, f"/imports/{upload_id}/confirm", {"retainer": str(retainer)}, page=url)
+    assert len(re.findall(r'<select id="timezone" name="timezone">', html)) == 1
+    r = post_form(logged_in, f"/imports/{upload_id}/options", {"timezone": "Europe/Istanbul", "retainer": str(retainer)},
+                  page=url)
+    html = logged_in.get(r.headers["Location"]).get_data(as_text=True)
+    assert re.search(r'read as <strong id="upload-timezone">Europe/Istanbul</strong> time \(chosen for this upload\)',
+                     html)
+    assert '<option value="Europe/Istanbul" selected>' in html
+    assert "<td>2024-10-31 22:30:00</td>" in html
+    post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=url)
     with app.app_context():
         from app.db import get_db
 
@@ -51,10 +60,43 @@ def test_upload_for_an_istanbul_retainer_reads_its_times_there(app, logged_in):
         assert entry.local_date.isoformat() == "2024-10-31" and entry.timezone == "Europe/Istanbul"
 
 
-def test_without_a_retainer_the_account_zone_is_used_and_said(app, logged_in):
+def test_without_a_choice_the_account_zone_is_used_and_said(app, logged_in):
     _, html = preview_of(logged_in, ISTANBUL)
-    assert "read as <strong id=\"upload-timezone\">UTC</strong> time (your account&#39;s default time zone)" in html
+    assert "read as <strong id=\"upload-timezone\">UTC</strong> time (your account&#39;s time zone)" in html
     assert "<td>2024-10-31 22:30:00</td>" in html
+
+
+def test_a_toggl_export_is_read_in_the_toggl_profiles_zone_and_the_preview_warns(app, logged_in):
+    with app.app_context():
+        from app.db import get_db
+        from hourtab.core import accounts
+        from hourtab.core.db import transaction
+        from hourtab.timesheets.zone import remember_tracker_zone
+
+        db = get_db()
+        with transaction(db):
+            me = accounts.get_account(db, "consultant@example.com")
+            remember_tracker_zone(db, me.id, "toggl", "Europe/Berlin", "Toggl Track", "Ada")
+    _, html = preview_of(logged_in, ISTANBUL)
+    assert re.search(r'read as <strong id="upload-timezone">Europe/Berlin</strong> time \(the zone of your '
+                     r"Toggl Track profile \(Ada\)", html)
+    warning = re.search(r'<p class="warning" id="zone-warning">(.*?)</p>', html).group(1)
+    assert "Your account&#39;s time zone (UTC) is not your Toggl Track profile&#39;s (Europe/Berlin)" in warning
+    assert '<option value="" selected>Europe/Berlin: the zone of your Toggl Track profile' in html
+
+
+def test_the_summary_line_names_the_zone_every_row_was_read_in(app, logged_in):
+    """A retainer in New York takes Client 1's rows; the summary's zone is the one the rows carry."""
+    make_retainer(app, "Client 1", "America/New_York")
+    url, html = preview_of(logged_in, FLORES)
+    summary = re.search(r"· times in ([^<]*)</p>", html).group(1).strip()
+    upload_id = int(re.search(r"/imports/(\d+)/preview", url).group(1))
+    post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=url)
+    with app.app_context():
+        from app.db import get_db
+
+        read_in = sorted({e.timezone for e in get_db().scalars(select(TimeEntry))})
+    assert summary == ", ".join(read_in) == "UTC"
 
 
 def test_waiting_and_refused_uploads_are_in_the_history(app, logged_in):

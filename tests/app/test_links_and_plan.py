@@ -76,7 +76,9 @@ def test_upgrade_request_is_confirmed_by_the_operator(app, logged_in):
     assert current == "You are on the free plan (up to 1 active retainer, no charge). Active retainers: 1 of 1."
     assert page.count('id="csrf_token"') == 0
     r = post_form(logged_in, "/account/plan/pro", {}, page="/account/plan", follow_redirects=True)
-    assert "request for the pro: up to 10 active retainers, $9/month is recorded" in r.get_data(as_text=True)
+    said = re.search(r'<p class="flash" role="status">(.*?)</p>', r.get_data(as_text=True)).group(1)
+    assert said == ("Thank you: we have your request to move to the Pro plan (up to 10 active retainers, "
+                    "$9 a month). It takes effect as soon as the operator confirms your payment.")
     assert 'id="pending-request"' in r.get_data(as_text=True)
     assert _create(logged_in, name="Second", client="Client 2").status_code == 403  # not yet confirmed
     with app.app_context():

@@ -155,7 +155,7 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
     browser = requests.Session()                     # one consultant, whose cookie both hosts accept
     r = browser.post(f"{a}/signup", data={"csrf_token": _csrf(browser, f"{a}/signup"),
                                           "email": "consultant@example.com", "password": PASSWORD,
-                                          "display_name": "Ada"})
+                                          "display_name": "Ada", "timezone": "UTC"})
     assert r.url.endswith("/dashboard")
     first = dt.datetime.now(dt.UTC).date().replace(day=1)
     made = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "retainer", "create",

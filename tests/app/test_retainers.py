@@ -89,7 +89,8 @@ def test_edit_terms_rotate_disable_and_credits(app, logged_in):
 def test_other_accounts_retainer_is_not_found(app, logged_in):
     location = _create(logged_in).headers["Location"]
     other = app.test_client()
-    post_form(other, "/signup", {"email": "eve@example.com", "password": "correct horse battery"})
+    post_form(other, "/signup", {"email": "eve@example.com", "password": "correct horse battery",
+                                 "timezone": "UTC"})
     assert other.get(location).status_code == 404
     assert post_form(other, location + "/token/rotate", {}, page="/dashboard").status_code == 404
 

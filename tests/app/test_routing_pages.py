@@ -15,6 +15,7 @@ import json
 import re
 import subprocess
 from html import unescape
+from zoneinfo import ZoneInfo
 
 import pytest
 from click.testing import CliRunner
@@ -171,9 +172,9 @@ def test_cli_import_for_a_retainer_keeps_its_json_and_counts_only_that_client(ap
         assert _leaks(leaks, text) == [], surface
 
 
-def test_no_retainer_chosen_reads_each_clients_rows_in_its_retainers_zone(app, logged_in, tmp_path):
-    """Item 2: the account's zone is Istanbul; Zenvo's retainer is in New York. The client's page and
-    CSV show each session at the local time the export says."""
+def test_the_client_sees_the_exporters_clock_on_its_own_retainers_clock(app, logged_in, tmp_path):
+    """The account (the exporter) is in Istanbul; Zenvo's retainer is in New York. The file is read on
+    Istanbul's clock, and the client's page and CSV show each session on New York's, 7 h earlier in March."""
     from app.db import get_db
     from hourtab.core.accounts import find_account
 
@@ -186,18 +187,20 @@ def test_no_retainer_chosen_reads_each_clients_rows_in_its_retainers_zone(app, l
     preview, upload_id = _upload(logged_in, CLOCKIFY.read_bytes(), CLOCKIFY.name)
     html = logged_in.get(preview).get_data(as_text=True)
     zones = _text(re.search(r'id="timezone-line".*?</p>', html, re.S).group(0))
-    assert "America/New_York for 21 entries" in zones and "Europe/Istanbul for 21 entries" in zones
-    assert "Read in more than one time zone" in html
+    assert "read as Europe/Istanbul time (your account's time zone)" in zones
+    assert "Read in more than one time zone" not in html
     post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=preview)
-    export = sorted((dt.datetime.strptime(d, "%d/%m/%Y").date().isoformat(), t)
-                    for d, t in by_client(CLOCKIFY)["Zenvo Automotive"].starts)
+    istanbul, new_york = ZoneInfo("Europe/Istanbul"), ZoneInfo("America/New_York")
+    starts = [dt.datetime.strptime(f"{d} {t}", "%d/%m/%Y %H:%M").replace(tzinfo=istanbul)
+              for d, t in by_client(CLOCKIFY)["Zenvo Automotive"].starts]
+    export = sorted(f"{s.astimezone(new_york):%Y-%m-%d %H:%M}" for s in starts)
     public = app.test_client()
     counted = list(csv.DictReader(io.StringIO(public.get(f"/h/{token}.csv").get_data(as_text=True).lstrip("\ufeff"))))
-    assert sorted((r["date"], r["start"]) for r in counted) == export
+    assert sorted(f"{r['date']} {r['start']}" for r in counted) == export
     # The page lists the current period's sessions: March 2026, seen on its last export day.
     app.config["HOURS_CLOCK"] = lambda: dt.datetime(2026, 3, 9, 23, 0, tzinfo=dt.UTC)
     page = public.get(f"/h/{token}").get_data(as_text=True)
-    march = [t for d, t in export if d.startswith("2026-03")]
+    march = [t[-5:] for t in export if t.startswith("2026-03")]
     shown = re.findall(r'<tr><td class="muted">(\d\d:\d\d)</td>', page)
     assert sorted(shown) == sorted(march) and march
 

@@ -47,7 +47,8 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
         wait_until(lambda: _up(base), 60, "hourtab serve")
         s = requests.Session()
         s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
-                                       "password": "a long enough password", "display_name": "Solo"})
+                                       "password": "a long enough password", "display_name": "Solo",
+                                       "timezone": "UTC"})
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as z:
             z.writestr("../escape.txt", "refused by the worker, after the request returned")
@@ -120,7 +121,8 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
         first = int(started().group(1))
         s = requests.Session()
         s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
-                                       "password": "a long enough password", "display_name": "Solo"})
+                                       "password": "a long enough password", "display_name": "Solo",
+                                       "timezone": "UTC"})
         form = _csrf(s, f"{base}/evidence")
 
         os.kill(first, signal.SIGKILL)
@@ -160,16 +162,22 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
         _stop(server)
 
 
-def test_ctrl_c_stops_serve_and_its_consumer_without_tracebacks(tmp_path, sqlite_template):
+def test_ctrl_c_stops_serve_and_its_consumer_promptly_without_tracebacks(tmp_path, sqlite_template):
     from tests.app.test_multihost import _up
 
     server, base, log, _ = _serve(tmp_path, sqlite_template)
     wait_until(lambda: _up(base), 60, "hourtab serve")
     wait_until(lambda: "HourTab worker:" in log.read_text(), 60, "the consumer")
     consumer = int(re.search(r"queue consumer started \(pid (\d+)\)", log.read_text()).group(1))
+    began = time.monotonic()
     _stop(server, signal.SIGINT)            # what a terminal's Ctrl-C sends to the foreground group
+    took = time.monotonic() - began
     output = log.read_text()
     assert "Traceback" not in output and "AssertionError" not in output, output
+    # Well inside gunicorn's 10 s grace: no worker hangs until it is killed, no consumer starts on the way out.
+    assert took < 8, (took, output)
+    assert "SIGKILL" not in output and "starting another" not in output, output
+    assert len(re.findall(r"queue consumer started", output)) == 1, output
     wait_until(lambda: not _alive(consumer), 30, "the consumer to stop with the server")
 
 

@@ -1,5 +1,5 @@
 """Statement PDFs: a month with no period is a fast, counted miss; closed periods are cached;
-renders are limited per client address."""
+renders are limited per public link, with room for a client's script to fetch years at once."""
 
 from __future__ import annotations
 
@@ -26,8 +26,12 @@ def public(app):
 
 
 def _renders(app) -> int:
-    """Statement renders counted against the test client's address (kept in the worker's memory)."""
-    return app.extensions["hourtab.render_budget"].count("127.0.0.1")
+    """Statement renders counted against the test's one public link (kept in the worker's memory)."""
+    from hourtab.retainers.models import Retainer
+
+    with app.app_context():
+        link = get_db().scalar(select(Retainer.id))
+    return app.extensions["hourtab.render_budget"].count(f"retainer:{link}")
 
 
 def _events(app, bucket: str) -> int:
@@ -79,7 +83,7 @@ def test_the_open_periods_statement_is_not_kept_past_the_page_cache(public):
     assert _renders(app) == 2
 
 
-def test_renders_are_limited_per_address_and_cached_statements_still_served(public):
+def test_renders_are_limited_per_link_and_cached_statements_still_served(public):
     app, base, _ = public
     client = app.test_client()
     for month in ("2017-01", "2017-02", "2017-03", "2017-04"):
@@ -89,4 +93,24 @@ def test_renders_are_limited_per_address_and_cached_statements_still_served(publ
     assert client.get(f"{base}/2017-02.pdf").status_code == 200       # cached: no render, no limit
     other = app.test_client()
     other.environ_base["REMOTE_ADDR"] = "198.51.100.9"
-    assert other.get(f"{base}/2017-05.pdf").status_code == 200        # another address renders
+    assert other.get(f"{base}/2017-05.pdf").status_code == 429        # the same link from elsewhere
+    with app.app_context():
+        _, second = setup_retainer(get_db(), email="grace@example.com", start="2017-01-01")
+    assert client.get(f"/h/{second.public_token}/statement/2017-05.pdf").status_code == 200   # another link
+
+
+def test_a_bookkeeping_script_may_fetch_fifty_statements_of_one_link_in_a_row(app):
+    """The default budget, charged as fifty renders of one link would charge it (rendering fifty PDFs
+    here would cost seconds): none is refused; the link's next burst past the limit is."""
+    from app.public.statement_guard import DEFAULT_RENDER_LIMIT, charge_render
+    from hourtab.core.errors import LimitReached
+
+    assert DEFAULT_RENDER_LIMIT >= 50
+    with app.test_request_context("/h/x/statement/2017-01.pdf"):
+        for _ in range(50):
+            charge_render("retainer:1")
+        charge_render("retainer:2")
+        for _ in range(DEFAULT_RENDER_LIMIT - 50):
+            charge_render("retainer:1")
+        with pytest.raises(LimitReached):
+            charge_render("retainer:1")

@@ -27,7 +27,7 @@ def test_xml_safe_keeps_what_xml_allows():
 
 
 def test_feed_parses_with_hostile_names_from_the_web_forms(app, client):
-    r = post_form(client, "/signup", {"email": "ada@example.com", "password": PASSWORD,
+    r = post_form(client, "/signup", {"email": "ada@example.com", "password": PASSWORD, "timezone": "UTC",
                                       "display_name": f"Ada{BAD} Lovelace"})
     assert r.status_code == 302
     r = post_form(client, "/retainers/new", {**FORM, "name": f"Retainer{BAD} one", "client": f"Client{BAD} 1"})

@@ -143,30 +143,34 @@ def test_archived_retainer_keeps_its_history_but_takes_nothing_new(db_session, p
     assert _held(db_session, baykar)[0] == 20
 
 
-def test_without_a_chosen_retainer_each_row_is_read_in_its_retainers_zone(db_session, pro):
-    """Item 2: account in Tokyo, retainers in Istanbul and New York; the file's wall-clock times mean
-    local time where each client is, and unmatched rows use the account's zone."""
+def test_every_row_is_read_on_the_exporters_clock_whatever_retainer_it_counts_on(db_session, pro):
+    """Account in Tokyo, retainers in Istanbul and New York: the export's clock is the exporter's
+    (here the account's), for every row; each retainer then dates the same instants in its own zone."""
     with transaction(db_session):
         pro.timezone = "Asia/Tokyo"
-    _retainer(db_session, pro, "Baykar Teknoloji", timezone="Europe/Istanbul")
+    baykar = _retainer(db_session, pro, "Baykar Teknoloji", timezone="Europe/Istanbul")
     _retainer(db_session, pro, "Zenvo Automotive", timezone="America/New_York")
     with transaction(db_session):
         result = import_file(db_session, pro, CLOCKIFY.read_bytes(), CLOCKIFY.name)
-    zones = {z["zone"]: z["entries"] for z in result.report.zones}
-    assert zones == {"Europe/Istanbul": 20, "America/New_York": 21, "Asia/Tokyo": 1}
-    assert result.routing["mixed_zones"] is True
+    assert [(z["zone"], z["entries"]) for z in result.report.zones] == [("Asia/Tokyo", 42)]
+    assert result.routing["mixed_zones"] is False
     from hourtab.timesheets.models import TimeEntry
 
     stored = pd.DataFrame([(e.client, e.start_at, e.timezone, e.local_date) for e in
                            db_session.scalars(select(TimeEntry).order_by(TimeEntry.source_line))],
                           columns=["client", "start_at", "timezone", "local_date"])
-    for client, zone in (("Baykar Teknoloji", "Europe/Istanbul"), ("Zenvo Automotive", "America/New_York"),
-                         ("BMC Power", "Asia/Tokyo")):
+    assert set(stored["timezone"]) == {"Asia/Tokyo"}
+    tokyo = ZoneInfo("Asia/Tokyo")
+    for client in ("Baykar Teknoloji", "Zenvo Automotive", "BMC Power"):
         mine = stored[stored["client"] == client]
-        assert set(mine["timezone"]) == {zone}
-        shown = sorted((f"{s.astimezone(ZoneInfo(zone)):%d/%m/%Y}", f"{s.astimezone(ZoneInfo(zone)):%H:%M}")
-                       for s in mine["start_at"])
+        shown = sorted((f"{s.astimezone(tokyo):%d/%m/%Y}", f"{s.astimezone(tokyo):%H:%M}") for s in mine["start_at"])
         assert shown == sorted(by_client(CLOCKIFY)[client].starts)
+    # Istanbul's retainer counts each instant on Istanbul's day: a Tokyo morning is the evening before there.
+    db_session.expire_all()
+    ledger = service.retainer_ledger(db_session, baykar)
+    mine = stored[stored["client"] == "Baykar Teknoloji"]
+    istanbul = sorted(s.astimezone(ZoneInfo("Europe/Istanbul")).date() for s in mine["start_at"])
+    assert sorted(ledger.entries["day"].dt.date) == istanbul
     # Importing again changes nothing: the same rows are read in the same zones.
     with transaction(db_session):
         again = import_file(db_session, pro, CLOCKIFY.read_bytes(), CLOCKIFY.name)

@@ -141,3 +141,11 @@ def test_cli_inspect_counts_in_the_singular_and_the_plural(tmp_path):
     two = tmp_path / "two.csv"
     two.write_bytes((TOGGL_HEADER + GOOD * 2).encode())
     assert "2 entries of 2 rows," in CliRunner().invoke(cli, ["csv", "inspect", str(two)]).output
+
+
+def test_cli_inspect_of_a_file_without_entries_says_so_instead_of_none_to_none(tmp_path):
+    path = tmp_path / "all-bad.csv"
+    path.write_bytes((TOGGL_HEADER + toggl_row("2024-01-03", "09:00:00", "10:00:00", "1:7x")).encode())
+    result = CliRunner().invoke(cli, ["csv", "inspect", str(path)])
+    assert result.exit_code == 2 and "None" not in result.output
+    assert "0 entries of 1 row, 0 s (0.0 h), no dates" in result.output

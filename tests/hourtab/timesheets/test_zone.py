@@ -139,7 +139,7 @@ def test_migration_copies_the_profile_zone_of_toggl_and_clockify_connections(emp
     from app.migrate import upgrade
     from hourtab.core.db import UTCDateTime, make_engine
 
-    upgrade(empty_url, "0016")
+    upgrade(empty_url, "0018")
     at = bindparam("at", type_=UTCDateTime())
     engine = make_engine(empty_url)
     with engine.begin() as c:

@@ -1,7 +1,7 @@
 """tracker_zones: the zone a tracker writes an account's exports in (its profile's, from a connection)
 
-Revision ID: 0017z
-Revises: 0016
+Revision ID: 0019
+Revises: 0018
 
 A CSV export's clock times are in the exporting person's tracker profile zone, so an upload is read
 in it (``hourtab.timesheets.zone``). Connections made before kept that zone in
@@ -17,8 +17,8 @@ from alembic import op
 
 import hourtab.core.db
 
-revision = "0017z"
-down_revision = "0016"
+revision = "0019"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

@@ -2,10 +2,12 @@
 
 Records are decoded one at a time and each history value is written straight into its metric's
 float64 buffer (``columns.py``), so a run of a million steps never exists as Python objects per
-row or per value. Per item, the hot path reads the key and the JSON value once and parses the
-number; everything else (new metrics, text, nested histograms, media) takes the general path. Record kinds we use: ``run``,
-``environment``, ``telemetry``, ``config``, ``history``, ``summary``, ``stats``, ``exit``; the rest
-(console output, files, requests) are counted past.
+row or per value. A row of plain numeric metrics, the common case, is read through ``views.py``:
+protobuf lists its keys and values in C and the values go into the buffers in one pass; any
+other row (nested keys, histograms, media, text, typed values) is decoded with the SDK's classes
+and read item by item. Record kinds we use: ``run``, ``environment``, ``telemetry``, ``config``,
+``history``, ``summary``, ``stats``, ``exit``, ``output_raw``; the rest (files, requests) are
+decoded and counted past.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter, deque
 from collections.abc import Iterator
+from itertools import repeat
+from operator import setitem
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +24,7 @@ import numpy as np
 import pandas as pd
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
-from wandb.proto.wandb_internal_pb2 import Record
+from wandb.proto.wandb_internal_pb2 import HistoryStep, Record
 
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
@@ -29,6 +33,14 @@ from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms, histogram_role
 from incidents.evidence.wandb.facts import environment, nested_values, parse_time, summary_values
 from incidents.evidence.wandb.framing import Cursor, iter_records
+from incidents.evidence.wandb.views import (
+    BODY_CLASSES,
+    RECORD_METADATA,
+    HistoryView,
+    RecordView,
+    SummaryView,
+    flat_items,
+)
 
 HIST_PARTS = frozenset({"_type", "bins", "values"})
 #: Parts the SDK writes for a logged media file (``wandb.Image`` and the like) under ``[key…, part]``.
@@ -50,7 +62,21 @@ def iter_decoded(path: str | Path, warnings: list[str], cursor: Cursor | None = 
         try:
             yield offset, from_string(payload)
         except DecodeError:
-            warnings.append(f"record at byte {offset} passed its checksum but is not a W&B record; skipped")
+            warnings.append(_undecodable(offset))
+
+
+def fold_records(fold: _Fold, path: str | Path, warnings: list[str], cursor: Cursor | None = None) -> None:
+    """Feed ``fold`` every record of ``path`` that passes its checksum and decodes (from ``cursor`` on)."""
+    feed = fold.feed_payload
+    for offset, payload in iter_records(path, warnings, cursor):
+        try:
+            feed(payload)
+        except DecodeError:
+            warnings.append(_undecodable(offset))
+
+
+def _undecodable(offset: int) -> str:
+    return f"record at byte {offset} passed its checksum but is not a W&B record; skipped"
 
 
 class NoReadableRecord(InvalidEvidence):
@@ -66,8 +92,7 @@ def read_wandb_file(path: str | Path, *, histogram_limit: int = DEFAULT_HISTOGRA
     """
     folder = _Fold(histogram_limit)
     warnings: list[str] = []
-    for _offset, record in iter_decoded(path, warnings):
-        folder.feed(record)
+    fold_records(folder, path, warnings)
     if folder.empty:
         why = f": {warnings[0]}" if warnings else " (it holds the header and nothing else)"
         raise NoReadableRecord(f"{Path(path).name} has no readable run, history or system record{why}; "
@@ -116,6 +141,71 @@ class _Fold:
         handler = self._handlers.get(kind)
         if handler is not None:
             handler(getattr(record, kind))
+
+    def feed_payload(self, payload: bytes) -> None:
+        """Fold one encoded record; on ``DecodeError`` nothing of it has been folded.
+
+        Everything the SDK's ``Record`` would decode is decoded here too (so a record is refused
+        exactly when ``Record.FromString`` would refuse it), but a plain row is read without
+        building the SDK's message for it.
+        """
+        view = RecordView.FromString(payload)
+        for name in RECORD_METADATA:
+            body = getattr(view, name)
+            if body:
+                BODY_CLASSES[name].FromString(body)
+        kind = view.WhichOneof("record_type")
+        if kind is None:
+            self.counts[kind] += 1
+            return
+        body = getattr(view, kind)
+        if kind == "history" and self._history_row(body) or kind == "summary" and self._summary_row(body):
+            self.counts[kind] += 1
+            return
+        message = BODY_CLASSES[kind].FromString(body)
+        self.counts[kind] += 1
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            handler(message)
+
+    def _history_row(self, body: bytes) -> bool:
+        """Fold a row of plain numeric metrics (keys and values listed by protobuf); False for any other row."""
+        view = HistoryView.FromString(body)
+        flat = flat_items(view.item)
+        if flat is None:
+            return False
+        keys, texts = flat
+        try:
+            values = list(map(float, texts))
+        except ValueError:
+            return False                        # text, JSON or null among the values
+        step = HistoryStep.FromString(view.step).num
+        if view._info:
+            BODY_CLASSES["_info"].FromString(view._info)
+        cols = self.history
+        row = cols.new_row(step)
+        try:
+            deque(map(setitem, map(cols.current.__getitem__, keys), repeat(row), values), 0)
+        except KeyError:                        # a metric not yet written in this block: write the row again
+            for key, value in zip(keys, values, strict=True):
+                if key == "_step":
+                    cols.ignore(key)
+                else:
+                    cols.set(key, row, value)
+        return True
+
+    def _summary_row(self, body: bytes) -> bool:
+        """Fold an update of plain keys (listed by protobuf); False for removals or nested keys."""
+        view = SummaryView.FromString(body)
+        if view.remove:
+            return False
+        flat = flat_items(view.update)
+        if flat is None:
+            return False
+        if view._info:
+            BODY_CLASSES["_info"].FromString(view._info)
+        self.summary.update(zip(*flat, strict=True))
+        return True
 
     # -- the hot paths: one call per logged step ------------------------------------------------
     def _history(self, h) -> None:

@@ -2,10 +2,11 @@
 
 300 steps (so the column buffers grow several times) of: a metric at every step, one every 7th step,
 one that first appears at step 150, one that is a number, a string or a boolean by turns, one that is
-sometimes ``None``, one that logs NaN and ±inf, a nested dict, an integer, a text key, and
-``wandb.Histogram`` values plain and nested (``{"Gradients": {"fc": …}}``). The script records
-what it logged (``logged.json``, NaN and inf kept) so the test compares the reading with the
-truth, not with another reading.
+sometimes ``None``, one that logs NaN and ±inf, an integer, and now and then a nested dict, a text
+key and ``wandb.Histogram`` values plain and nested (``{"Gradients": {"fc": …}}``), so plain
+numeric rows (read through the protobuf views) and the other rows (read item by item) interleave.
+The script records what it logged (``logged.json``, NaN and inf kept) so the test compares the
+reading with the truth, not with another reading.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ import numpy as np, wandb
 run = wandb.init(project="hourtab-tests", name="shapes")
 rows, hists = [], []
 for step in range(steps):
-    row = {"train/loss": 1.0 / (step + 1) + 1e-9 * step, "count": step * 3, "phase": "warmup" if step < 10 else "train"}
+    row = {"train/loss": 1.0 / (step + 1) + 1e-9 * step, "count": step * 3}
+    if step < 10 or step % 40 == 0:
+        row["phase"] = "warmup" if step < 10 else "train"
     if step % 7 == 0:
         row["eval/acc"] = 0.5 + step / 1000
     if step >= 150:
@@ -39,7 +42,8 @@ for step in range(steps):
         row["diverge"] = [math.nan, math.inf, -math.inf][step - 100]
     elif step % 2 == 0:
         row["diverge"] = float(step)
-    row["opt"] = {"lr": 0.1 / (step + 1), "moments": {"beta1": 0.9}}
+    if step % 25 == 0:
+        row["opt"] = {"lr": 0.1 / (step + 1), "moments": {"beta1": 0.9}}
     if step % 50 == 49:
         counts = np.arange(1, 9) * (step + 1)
         bins = np.linspace(-1.0, 1.0, 9) * (step + 1)

@@ -12,8 +12,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from wandb.proto import wandb_internal_pb2 as pb
 
-from incidents.evidence.wandb import columns, load_run
+from incidents.evidence.wandb import columns, load_run, records, views
 from incidents.evidence.wandb.columns import Columns
 from incidents.evidence.wandb.tail import LogTail
 from tests.incidents.evidence.wandb.shapes_run import STEPS, ensure_shapes_run
@@ -57,8 +58,14 @@ def block_sizes(request, monkeypatch):
     return request.param
 
 
-def test_history_is_what_was_logged_key_by_key(shapes, block_sizes):
+def test_history_is_what_was_logged_key_by_key(shapes, block_sizes, monkeypatch):
+    taken = []
+    plain_row = records._Fold._history_row
+    monkeypatch.setattr(records._Fold, "_history_row", lambda fold, body: taken.append(plain_row(fold, body))
+                        or taken[-1])
     run = load_run(shapes["file"])
+    # plain numeric rows went through the protobuf views, the others (text, None, nested) item by item
+    assert 100 < taken.count(True) < STEPS - 50 and taken.count(False) == STEPS - taken.count(True)
     history = run.history
     expected = expected_history(shapes["rows"])
     assert list(history.index) == list(range(STEPS)) and history.index.name == "_step"
@@ -88,10 +95,17 @@ def test_mixed_types_keep_their_numbers_and_say_which_keys_held_text(shapes):
     assert mixed[6] == 1.0 and math.isnan(mixed[5]) and mixed[4] == 1.0 and mixed[7] == 1.75  # True; "n/a"; 4 × 0.25
     assert "phase" not in run.history
     assert any("non-numeric" in w and "mixed" in w and "phase" in w for w in run.warnings)
-    last = shapes["rows"][-1]
-    assert run.summary["phase"] == "train" and run.summary["mixed"] == last["mixed"]
-    assert run.summary["train/loss"] == last["train/loss"] and run.summary["opt.lr"] == last["opt"]["lr"]
-    assert run.summary["maybe"] == STEPS - 5 and run.summary["manual"] == 42 and run.summary["_step"] == STEPS - 1
+
+
+def test_summary_holds_each_keys_last_logged_value(shapes):
+    summary = load_run(shapes["file"]).summary
+    last: dict = {}
+    for row in shapes["rows"]:
+        last.update(_flat(row))
+    for key, value in last.items():
+        assert summary[key] == value or (value != value and summary[key] != summary[key]), key
+    assert summary["maybe"] == STEPS - 5 and summary["phase"] == "train" and summary["opt.lr"] == 0.1 / 276
+    assert summary["manual"] == 42 and summary["_step"] == STEPS - 1
 
 
 def test_histograms_plain_and_nested_come_back_exactly(shapes):
@@ -141,3 +155,26 @@ def test_columns_keep_the_last_write_in_a_row_and_missing_cells_missing():
     assert copied["every"].tolist() == [s + 0.5 for s in range(10)]
     np.testing.assert_array_equal(handed["late"], [math.nan] * 7 + [-7, -8, -9, math.nan])
     assert handed["every"][-1] == 99.0 and len(copied["every"]) == 10
+
+
+def _items(*items: dict) -> list[bytes]:
+    record = pb.HistoryRecord()
+    for fields in items:
+        record.item.add(**fields)
+    return list(views.HistoryView.FromString(record.SerializeToString()).item)
+
+
+def test_flat_items_lists_plain_rows_and_refuses_every_other_shape():
+    plain = _items({"nested_key": ["a"], "value_json": "1"}, {"nested_key": ["b/c"], "value_json": '"x"'})
+    assert views.flat_items(plain) == (["a", "b/c"], ["1", '"x"'])
+    assert views.flat_items([]) == ([], [])
+    refused = {
+        "nested key": _items({"nested_key": ["opt", "lr"], "value_json": "1"}),
+        # one item with two key parts and one with none: the counts alone would pair them wrongly
+        "two parts and none": _items({"nested_key": ["x", "y"], "value_json": "1"}, {"value_json": "2"}),
+        "old key field": _items({"key": "old", "value_json": "1"}),
+        "typed value": _items({"nested_key": ["t"], "number": 1.5}),
+        "empty value": _items({"nested_key": ["e"], "value_json": ""}, {"nested_key": ["f"], "value_json": "1"}),
+        "a NUL key": _items({"nested_key": ["\0"], "value_json": "1"}, {"nested_key": ["g"], "value_json": "2"}),
+    }
+    assert {shape: views.flat_items(items) for shape, items in refused.items()} == dict.fromkeys(refused)

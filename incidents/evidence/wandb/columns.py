@@ -1,9 +1,13 @@
 """Float64 columns filled in place, one buffer per metric, for runs of millions of rows.
 
 Each metric is one ``array('d')`` indexed by row (8 bytes a value, no Python object per value).
-Buffers grow in blocks, NaN-filled, so a row is written by position (``current[key][row] = v``):
-a key absent from a row leaves its cell missing (NaN in the frame), a key written twice in one
-row keeps the last value, and no row is ever appended to every column.
+Buffers grow in blocks filled with :data:`MISSING`, so a row is written by position
+(``current[key][row] = v``): a key absent from a row leaves its cell missing, a key written twice
+in one row keeps the last value, and no row is ever appended to every column.
+
+``MISSING`` is a NaN with its own payload. In the frame it reads as NaN like any other, but the
+reader can still tell a value the run never logged from a NaN it did log (a parsed ``NaN`` is
+always the canonical NaN): :meth:`Columns.logged_nonfinite` lists the logged ones.
 
 Only metrics logged since the last block was opened are in ``current``; any other metric is
 brought up to the new block's length on its first write (``set``), so a metric logged once in a
@@ -14,8 +18,9 @@ value instead of the two or three copies a build-then-convert path needs.
 
 from __future__ import annotations
 
-import math
+import struct
 from array import array
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -24,13 +29,16 @@ import numpy as np
 #: most ~1/16 of unused (NaN-filled) rows, trimmed at the end.
 _FIRST_BLOCK = 64
 _MAX_BLOCK = 8_192
-_NAN_BLOCK = array("d", [math.nan]) * _MAX_BLOCK
+#: A quiet NaN whose payload spells "MISSIN": what a cell holds until a row writes it.
+_MISSING_BITS = 0x7FF8_4D49_5353_494E
+MISSING: float = struct.unpack("<d", struct.pack("<Q", _MISSING_BITS))[0]
+_MISSING_BLOCK = array("d", [MISSING]) * _MAX_BLOCK
 
 
 def _pad(buffer: array, length: int) -> None:
-    """Extend ``buffer`` with NaN (missing) up to ``length`` values."""
+    """Extend ``buffer`` with missing cells up to ``length`` values."""
     while len(buffer) < length:
-        buffer.extend(_NAN_BLOCK[: min(length - len(buffer), _MAX_BLOCK)])
+        buffer.extend(_MISSING_BLOCK[: min(length - len(buffer), _MAX_BLOCK)])
 
 
 class Columns:
@@ -47,6 +55,7 @@ class Columns:
         self.capacity = 0
         self._buffers: dict[str, array] = {}
         self._ignored: dict[str, array] = {}   # names written and thrown away (``_step`` in a row)
+        self._released: dict[str, np.ndarray] = {}  # the arrays handed over by ``arrays(release=True)``
 
     def new_row(self, index_value: float | int) -> int:
         """Open the next row and return its number; opens a new block when the buffers are full."""
@@ -99,5 +108,24 @@ class Columns:
             else:
                 columns[name] = np.frombuffer(buffer, dtype=np.float64, count=n).copy() if n else np.empty(0)
         if release:
-            self._buffers, self.current = {}, {}
+            self._buffers, self.current, self._released = {}, {}, dict(columns)
         return index, columns
+
+    def logged_nonfinite(self) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+        """Each column that logged a NaN or ±inf: the rows it logged a value in, and those values.
+
+        Cells no row wrote are left out, so a metric missing from a row never counts as NaN.
+        Answers before and after ``arrays(release=True)``.
+        """
+        n = len(self.index)
+        views = self._released.items() if self._released else (
+            (name, np.frombuffer(buffer, dtype=np.float64, count=min(n, len(buffer))))
+            for name, buffer in self._buffers.items())
+        for name, values in views:
+            nonfinite = ~np.isfinite(values)
+            if not nonfinite.any():
+                continue
+            logged = values.view(np.int64) != _MISSING_BITS
+            if (nonfinite & logged).any():
+                rows = np.flatnonzero(logged)
+                yield name, rows, values[rows]

@@ -231,11 +231,11 @@ class _Fold:
                 continue
             else:
                 key = ".".join(nk)
-            self._item(key, item, row)
+            self._item(key, item, row, step)
         if parts:
             self._nested(parts, step, row)
 
-    def _item(self, key: str, item, row: int) -> None:
+    def _item(self, key: str, item, row: int, step: int) -> None:
         """One history value off the hot path: the first of its metric in a block, or not a float."""
         vj = item.value_json
         try:

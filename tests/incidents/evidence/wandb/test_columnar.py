@@ -89,6 +89,22 @@ def test_a_key_absent_from_a_row_is_missing_there_and_nowhere_else(shapes):
     assert diverge[np.isfinite(diverge)].index.tolist() == [s for s in range(0, STEPS, 2) if s != 100 and s != 102]
 
 
+def test_the_reader_tells_a_logged_nan_from_a_value_never_logged(shapes):
+    """In the frame both read as NaN; the reader still knows which NaN the run logged."""
+    fold = records._Fold(records.DEFAULT_HISTOGRAM_LIMIT)
+    warnings: list[str] = []
+    records.fold_records(fold, shapes["file"], warnings)
+    logged = {name: (rows, values) for name, rows, values in fold.history.logged_nonfinite()}
+    assert list(logged) == ["diverge"] and warnings == []     # not eval/acc, late or maybe: their gaps are gaps
+    rows, values = logged["diverge"]
+    steps = [s for s in range(STEPS) if s % 2 == 0 or s == 101]
+    assert rows.tolist() == steps
+    assert math.isnan(values[steps.index(100)]) and values[steps.index(101)] == math.inf
+    assert values[steps.index(102)] == -math.inf and np.isfinite(np.delete(values, [50, 51, 52])).all()
+    fold.finish(warnings, release=True)
+    assert [name for name, _, _ in fold.history.logged_nonfinite()] == ["diverge"]   # also once handed over
+
+
 def test_mixed_types_keep_their_numbers_and_say_which_keys_held_text(shapes):
     run = load_run(shapes["file"])
     mixed = run.history["mixed"]
@@ -155,6 +171,21 @@ def test_columns_keep_the_last_write_in_a_row_and_missing_cells_missing():
     assert copied["every"].tolist() == [s + 0.5 for s in range(10)]
     np.testing.assert_array_equal(handed["late"], [math.nan] * 7 + [-7, -8, -9, math.nan])
     assert handed["every"][-1] == 99.0 and len(copied["every"]) == 10
+    assert list(cols.logged_nonfinite()) == []            # "late" has gaps, but logged no NaN
+
+
+def test_columns_list_logged_nan_and_inf_but_not_gaps():
+    cols = Columns("q")
+    for step, value in enumerate([1.0, math.nan, 2.0, math.inf]):
+        row = cols.new_row(step)
+        cols.set("loss", row, value)
+        if step == 2:
+            cols.set("eval", row, math.nan)
+        if step == 0:
+            cols.set("sparse", row, 5.0)
+    found = {name: (rows.tolist(), values.tolist()) for name, rows, values in cols.logged_nonfinite()}
+    assert list(found) == ["loss", "eval"] and found["eval"][0] == [2]
+    assert found["loss"][0] == [0, 1, 2, 3] and found["loss"][1][3] == math.inf
 
 
 def _items(*items: dict) -> list[bytes]:

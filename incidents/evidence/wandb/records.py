@@ -15,8 +15,6 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter, deque
 from collections.abc import Iterator
-from itertools import repeat
-from operator import setitem
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +22,22 @@ import numpy as np
 import pandas as pd
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
-from wandb.proto.wandb_internal_pb2 import HistoryStep, Record
+from wandb.proto.wandb_internal_pb2 import Record
 
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.columns import Columns
 from incidents.evidence.wandb.ending import run_ending
-from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms, histogram_role
+from incidents.evidence.wandb.evidence import RunEvidence, histogram_role
 from incidents.evidence.wandb.facts import environment, nested_values, parse_time, summary_values
+from incidents.evidence.wandb.frames import histogram_frame, history_frame, system_frame
 from incidents.evidence.wandb.framing import Cursor, iter_records
 from incidents.evidence.wandb.views import (
     BODY_CLASSES,
     RECORD_METADATA,
-    HistoryView,
     RecordView,
-    SummaryView,
-    flat_items,
+    fold_plain_row,
+    fold_plain_update,
 )
 
 HIST_PARTS = frozenset({"_type", "bins", "values"})
@@ -159,7 +157,8 @@ class _Fold:
             self.counts[kind] += 1
             return
         body = getattr(view, kind)
-        if kind == "history" and self._history_row(body) or kind == "summary" and self._summary_row(body):
+        if kind == "history" and fold_plain_row(self.history, body) or \
+                kind == "summary" and fold_plain_update(self.summary, body):
             self.counts[kind] += 1
             return
         message = BODY_CLASSES[kind].FromString(body)
@@ -168,46 +167,6 @@ class _Fold:
         if handler is not None:
             handler(message)
 
-    def _history_row(self, body: bytes) -> bool:
-        """Fold a row of plain numeric metrics (keys and values listed by protobuf); False for any other row."""
-        view = HistoryView.FromString(body)
-        flat = flat_items(view.item)
-        if flat is None:
-            return False
-        keys, texts = flat
-        try:
-            values = list(map(float, texts))
-        except ValueError:
-            return False                        # text, JSON or null among the values
-        step = HistoryStep.FromString(view.step).num
-        if view._info:
-            BODY_CLASSES["_info"].FromString(view._info)
-        cols = self.history
-        row = cols.new_row(step)
-        try:
-            deque(map(setitem, map(cols.current.__getitem__, keys), repeat(row), values), 0)
-        except KeyError:                        # a metric not yet written in this block: write the row again
-            for key, value in zip(keys, values, strict=True):
-                if key == "_step":
-                    cols.ignore(key)
-                else:
-                    cols.set(key, row, value)
-        return True
-
-    def _summary_row(self, body: bytes) -> bool:
-        """Fold an update of plain keys (listed by protobuf); False for removals or nested keys."""
-        view = SummaryView.FromString(body)
-        if view.remove:
-            return False
-        flat = flat_items(view.update)
-        if flat is None:
-            return False
-        if view._info:
-            BODY_CLASSES["_info"].FromString(view._info)
-        self.summary.update(zip(*flat, strict=True))
-        return True
-
-    # -- the hot paths: one call per logged step ------------------------------------------------
     def _history(self, h) -> None:
         step = h.step.num
         row = self.history.new_row(step)
@@ -384,8 +343,8 @@ class _Fold:
     def finish(self, warnings: list[str], *, release: bool = False) -> RunEvidence:
         """The run as read so far. ``release`` hands the column buffers to the frames without a copy;
         the fold must not be fed again after it (a tail that goes on reading leaves it off)."""
-        history = _history_frame(self.history, release)
-        system = _system_frame(self.system, release)
+        history = history_frame(self.history, release)
+        system = system_frame(self.system, release)
         start = self.run.get("start") or parse_time(self.env.get("started_at"))
         if start is not None and len(system.index):
             system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
@@ -440,58 +399,6 @@ def _media_type(type_json: str | None) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) and (value.endswith("-file") or value.startswith("images")) else None
-
-
-def histogram_frame(rows: list[tuple]) -> pd.DataFrame:
-    if not rows:
-        return empty_histograms()
-    frame = pd.DataFrame.from_records(rows, columns=HISTOGRAM_COLUMNS)
-    frame["step"] = frame["step"].astype("int64")
-    return frame
-
-
-def _history_frame(cols: Columns, release: bool = False) -> pd.DataFrame:
-    steps, arrays = cols.arrays(release=release)
-    if len(steps) > 1 and not (steps[1:] > steps[:-1]).all():
-        order = np.argsort(steps, kind="stable")
-        steps = steps[order]
-        for name in arrays:                 # one column at a time: a second copy of one, not of all
-            arrays[name] = arrays[name][order]
-    columns = {name: arrays.pop(name) for name in sorted(arrays, key=lambda c: (not c.startswith("_"), c))}
-    index = pd.Index(steps, name="_step")
-    if len(steps) > 1 and not (steps[1:] > steps[:-1]).all():
-        # The same step logged twice (a resumed run): per metric, the last value logged for it wins.
-        return with_step_time(pd.DataFrame(columns, index=index, copy=False).groupby(level=0).last())
-    columns["step_time_s"] = step_times(steps, columns.get("_runtime", columns.get("_timestamp")))
-    # One block per column, the buffers themselves: no consolidation copy of the whole history.
-    return pd.DataFrame(columns, index=index, copy=False)
-
-
-def with_step_time(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add ``step_time_s``: wall-clock seconds per step between consecutive logged steps."""
-    clock = "_runtime" if "_runtime" in frame else "_timestamp" if "_timestamp" in frame else None
-    frame["step_time_s"] = step_times(frame.index.to_numpy(), None if clock is None else frame[clock].to_numpy())
-    return frame
-
-
-def step_times(steps: np.ndarray, clock: np.ndarray | None) -> np.ndarray:
-    """Seconds per step between consecutive rows of ``clock`` (``_runtime`` or ``_timestamp``); NaN first."""
-    if clock is None or len(steps) < 2:
-        return np.full(len(steps), np.nan)
-    t = np.asarray(clock, dtype=np.float64)
-    dt_ = np.diff(t)
-    ds = np.diff(np.asarray(steps, dtype=np.float64))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per = np.where(ds > 0, dt_ / ds, np.nan)
-    return np.concatenate([[np.nan], per])
-
-
-def _system_frame(cols: Columns, release: bool = False) -> pd.DataFrame:
-    index, arrays = cols.arrays(release=release)
-    frame = pd.DataFrame(dict(sorted(arrays.items())), index=pd.Index(index, name="_timestamp"), copy=False)
-    if not frame.index.is_monotonic_increasing:
-        frame = frame.sort_index()
-    return frame
 
 
 def _runtime(exit_: dict | None, history: pd.DataFrame, system: pd.DataFrame,

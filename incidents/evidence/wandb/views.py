@@ -19,15 +19,24 @@ other shape (nested keys, old ``key`` items, typed values, an empty value), whic
 reads with the SDK's classes. (Values need no separator: with one key per item, one value per
 item is what their count says, as no protobuf writer puts a singular field twice in one item.)
 Nothing here reads bytes by hand: every byte is decoded by protobuf.
+
+:func:`fold_plain_row` and :func:`fold_plain_update` read a plain history row or summary update
+through the views; the reader (``records.py``) takes every other record with the SDK's classes.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
+from itertools import repeat
+from operator import setitem
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import Message
 from wandb.proto import wandb_internal_pb2 as pb
+
+from incidents.evidence.wandb.columns import Columns
 
 _Field = descriptor_pb2.FieldDescriptorProto
 
@@ -57,7 +66,7 @@ def _all_repeated(source: Descriptor, name: str) -> descriptor_pb2.DescriptorPro
     return proto
 
 
-def _build() -> dict[str, type]:
+def _build() -> dict[str, type[Message]]:
     file = descriptor_pb2.FileDescriptorProto(name="hourtab/wandb_views.proto", package="hourtab.wandb_views",
                                               syntax="proto3")
     file.message_type.extend([
@@ -80,7 +89,7 @@ FlatItems = _VIEWS["FlatItems"]
 
 #: The SDK's class for each body a ``RecordView`` hands on (``history`` → ``HistoryRecord`` …,
 #: ``_info`` → the ``_RecordInfo`` that records and their history and summary bodies carry).
-BODY_CLASSES: dict[str, type] = {
+BODY_CLASSES: dict[str, type[Message]] = {
     field.name: message_factory.GetMessageClass(field.message_type)
     for field in pb.Record.DESCRIPTOR.fields if field.message_type is not None
 }
@@ -110,3 +119,43 @@ def flat_items(items: Sequence[bytes]) -> tuple[list[str], list[str]] | None:
     if parts.count(_MARK) != n - 1 or parts[1::2].count(_MARK) != n - 1:
         return None
     return parts[::2], list(flat.value_json)
+
+
+def fold_plain_row(cols: Columns, body: bytes) -> bool:
+    """Write a history row of plain numeric metrics into ``cols``; False (nothing written) for any other row."""
+    view = HistoryView.FromString(body)
+    flat = flat_items(view.item)
+    if flat is None:
+        return False
+    keys, texts = flat
+    try:
+        values = list(map(float, texts))
+    except ValueError:
+        return False                        # text, JSON or null among the values
+    step = pb.HistoryStep.FromString(view.step).num
+    if view._info:
+        BODY_CLASSES["_info"].FromString(view._info)
+    row = cols.new_row(step)
+    try:
+        deque(map(setitem, map(cols.current.__getitem__, keys), repeat(row), values), 0)
+    except KeyError:                        # a metric not yet written in this block: write the row again
+        for key, value in zip(keys, values, strict=True):
+            if key == "_step":              # the row's step is ``view.step``; keep it out of the columns
+                cols.ignore(key)
+            else:
+                cols.set(key, row, value)
+    return True
+
+
+def fold_plain_update(summary: dict, body: bytes) -> bool:
+    """Apply a summary update of plain keys to ``summary``; False (nothing applied) for removals or nested keys."""
+    view = SummaryView.FromString(body)
+    if view.remove:
+        return False
+    flat = flat_items(view.update)
+    if flat is None:
+        return False
+    if view._info:
+        BODY_CLASSES["_info"].FromString(view._info)
+    summary.update(zip(*flat, strict=True))
+    return True

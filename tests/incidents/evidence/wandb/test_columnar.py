@@ -60,8 +60,8 @@ def block_sizes(request, monkeypatch):
 
 def test_history_is_what_was_logged_key_by_key(shapes, block_sizes, monkeypatch):
     taken = []
-    plain_row = records._Fold._history_row
-    monkeypatch.setattr(records._Fold, "_history_row", lambda fold, body: taken.append(plain_row(fold, body))
+    plain_row = records.fold_plain_row
+    monkeypatch.setattr(records, "fold_plain_row", lambda cols, body: taken.append(plain_row(cols, body))
                         or taken[-1])
     run = load_run(shapes["file"])
     # plain numeric rows went through the protobuf views, the others (text, None, nested) item by item

@@ -19,7 +19,8 @@ import pandas as pd
 from hourtab.core.values import check_json_depth, json_loads
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.evidence import RunEvidence, empty_histograms, empty_system, histogram_counts
-from incidents.evidence.wandb.records import histogram_frame, histogram_kind, with_step_time
+from incidents.evidence.wandb.frames import histogram_frame, with_step_time
+from incidents.evidence.wandb.records import histogram_kind
 
 EXPECTED = ("a W&B public-API export has the columns _step, _runtime, _timestamp and the logged "
             "metrics (history), or _timestamp, _runtime and system.* metrics (system stream)")

@@ -1,9 +1,13 @@
 """Decode a ``.wandb`` file's records with the SDK's protobufs and fold them into a RunEvidence.
 
-Records are decoded one at a time and folded into columns (``columns.py``) as they come, so a
-run of a million steps never exists as a million Python dicts. Record kinds we use: ``run``,
-``environment``, ``telemetry``, ``config``, ``history``, ``summary``, ``stats``, ``exit``; the rest
-(console output, files, requests) are counted past.
+Records are decoded one at a time and each history value is written straight into its metric's
+float64 buffer (``columns.py``), so a run of a million steps never exists as Python objects per
+row or per value. A row of plain numeric metrics, the common case, is read through ``views.py``:
+protobuf lists its keys and values in C and the values go into the buffers in one pass; any
+other row (nested keys, histograms, media, text, typed values) is decoded with the SDK's classes
+and read item by item. Record kinds we use: ``run``, ``environment``, ``telemetry``, ``config``,
+``history``, ``summary``, ``stats``, ``exit``, ``output_raw``; the rest (files, requests) are
+decoded and counted past.
 """
 
 from __future__ import annotations
@@ -22,11 +26,19 @@ from wandb.proto.wandb_internal_pb2 import Record
 
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
-from incidents.evidence.wandb.columns import ColumnSet
+from incidents.evidence.wandb.columns import Columns
 from incidents.evidence.wandb.ending import run_ending
-from incidents.evidence.wandb.evidence import HISTOGRAM_COLUMNS, RunEvidence, empty_histograms, histogram_role
+from incidents.evidence.wandb.evidence import RunEvidence, histogram_role
 from incidents.evidence.wandb.facts import environment, nested_values, parse_time, summary_values
+from incidents.evidence.wandb.frames import histogram_frame, history_frame, system_frame
 from incidents.evidence.wandb.framing import Cursor, iter_records
+from incidents.evidence.wandb.views import (
+    BODY_CLASSES,
+    RECORD_METADATA,
+    RecordView,
+    fold_plain_row,
+    fold_plain_update,
+)
 
 HIST_PARTS = frozenset({"_type", "bins", "values"})
 #: Parts the SDK writes for a logged media file (``wandb.Image`` and the like) under ``[key…, part]``.
@@ -48,7 +60,21 @@ def iter_decoded(path: str | Path, warnings: list[str], cursor: Cursor | None = 
         try:
             yield offset, from_string(payload)
         except DecodeError:
-            warnings.append(f"record at byte {offset} passed its checksum but is not a W&B record; skipped")
+            warnings.append(_undecodable(offset))
+
+
+def fold_records(fold: _Fold, path: str | Path, warnings: list[str], cursor: Cursor | None = None) -> None:
+    """Feed ``fold`` every record of ``path`` that passes its checksum and decodes (from ``cursor`` on)."""
+    feed = fold.feed_payload
+    for offset, payload in iter_records(path, warnings, cursor):
+        try:
+            feed(payload)
+        except DecodeError:
+            warnings.append(_undecodable(offset))
+
+
+def _undecodable(offset: int) -> str:
+    return f"record at byte {offset} passed its checksum but is not a W&B record; skipped"
 
 
 class NoReadableRecord(InvalidEvidence):
@@ -64,13 +90,12 @@ def read_wandb_file(path: str | Path, *, histogram_limit: int = DEFAULT_HISTOGRA
     """
     folder = _Fold(histogram_limit)
     warnings: list[str] = []
-    for _offset, record in iter_decoded(path, warnings):
-        folder.feed(record)
+    fold_records(folder, path, warnings)
     if folder.empty:
         why = f": {warnings[0]}" if warnings else " (it holds the header and nothing else)"
         raise NoReadableRecord(f"{Path(path).name} has no readable run, history or system record{why}; "
                                "refused")
-    return folder.finish(warnings)
+    return folder.finish(warnings, release=True)
 
 
 def histogram_kind(key: str) -> tuple[str, str]:
@@ -85,10 +110,10 @@ class _Fold:
     """Folds decoded records into columns and facts; one instance per file."""
 
     def __init__(self, histogram_limit: int) -> None:
-        self.history = ColumnSet("q")
-        self.dense: dict[str, Any] = {}       # history columns still logged at every row
-        self.system = ColumnSet("d")
-        self.summary: dict[tuple[str, ...], str] = {}
+        self.history = Columns("q")
+        self.system = Columns("d")
+        #: Latest JSON value per summary key: a plain key as ``str``, a nested one as a tuple.
+        self.summary: dict[str | tuple[str, ...], str] = {}
         self.config: dict[tuple[str, ...], str] = {}
         self.run: dict[str, Any] = {}
         self.env: dict[str, Any] = {}
@@ -115,60 +140,85 @@ class _Fold:
         if handler is not None:
             handler(getattr(record, kind))
 
-    # -- the hot paths: one call per logged step ------------------------------------------------
+    def feed_payload(self, payload: bytes) -> None:
+        """Fold one encoded record; on ``DecodeError`` nothing of it has been folded.
+
+        Everything the SDK's ``Record`` would decode is decoded here too (so a record is refused
+        exactly when ``Record.FromString`` would refuse it), but a plain row is read without
+        building the SDK's message for it.
+        """
+        view = RecordView.FromString(payload)
+        for name in RECORD_METADATA:
+            body = getattr(view, name)
+            if body:
+                BODY_CLASSES[name].FromString(body)
+        kind = view.WhichOneof("record_type")
+        if kind is None:
+            self.counts[kind] += 1
+            return
+        body = getattr(view, kind)
+        if kind == "history" and fold_plain_row(self.history, body) or \
+                kind == "summary" and fold_plain_update(self.summary, body):
+            self.counts[kind] += 1
+            return
+        message = BODY_CLASSES[kind].FromString(body)
+        self.counts[kind] += 1
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            handler(message)
+
     def _history(self, h) -> None:
-        cols = self.history
         step = h.step.num
-        row = cols.new_row(step)
-        dense = self.dense
-        parts: dict[str, dict[str, str]] | None = None
+        row = self.history.new_row(step)
+        current = self.history.current
+        parts: dict[tuple[str, ...], dict[str, str]] | None = None
         for item in h.item:
             nk = item.nested_key
-            n = len(nk)
-            if n == 1:
-                key = nk[0]
-            elif n == 0:
+            if len(nk) == 1:
+                try:
+                    current[nk[0]][row] = float(item.value_json)
+                    continue
+                except (KeyError, ValueError):   # a new metric (or a new block), or not a number
+                    key = nk[0]
+            elif not nk:
                 key = item.key
-            elif nk[n - 1] in NESTED_PARTS:
+            elif nk[-1] in NESTED_PARTS:
                 # A histogram or media file, also when nested ({"Weights": {"fc": Histogram}}).
                 if parts is None:
                     parts = {}
-                parts.setdefault(tuple(nk[:-1]), {})[nk[n - 1]] = item.value_json
+                parts.setdefault(tuple(nk[:-1]), {})[nk[-1]] = item.value_json
                 continue
             else:
                 key = ".".join(nk)
-            vj = item.value_json
-            try:
-                value = float(vj)
-            except ValueError:
-                value = self._non_float(key, vj, item)
-                if value is None:
-                    continue
-            # Fast path: a column logged at every step so far is a bare array.
-            values = dense.get(key)
-            if values is not None and len(values) == row:
-                values.append(value)
-            elif key != "_step":
-                self._add_slow(key, row, value)
+            self._item(key, item, row, step)
         if parts:
             self._nested(parts, step, row)
 
-    def _add_slow(self, key: str, row: int, value: float) -> None:
-        col = self.history.column(key, row)
-        col.add(row, value)
-        if col.rows is None:
-            self.dense[key] = col.values
+    def _item(self, key: str, item, row: int, step: int) -> None:
+        """One history value off the hot path: the first of its metric in a block, or not a float."""
+        vj = item.value_json
+        try:
+            value = float(vj)
+        except ValueError:
+            value = self._non_float(key, vj, item)
+            if value is None:
+                return
+        if key == "_step":      # the row's step is ``h.step``; keep hot loops from missing on it
+            self.history.ignore(key)
         else:
-            self.dense.pop(key, None)
+            self._add_slow(key, row, value)
+
+    def _add_slow(self, key: str, row: int, value: float) -> None:
+        self.history.set(key, row, value)
 
     def _summary(self, s) -> None:
         summary = self.summary
         for item in s.update:
             nk = item.nested_key
-            summary[(nk[0],) if len(nk) == 1 else tuple(nk) or (item.key,)] = item.value_json
+            summary[nk[0] if len(nk) == 1 else tuple(nk) or item.key] = item.value_json
         for item in s.remove:
             nk = item.nested_key
-            summary.pop(tuple(nk) if nk else (item.key,), None)
+            summary.pop(nk[0] if len(nk) == 1 else tuple(nk) or item.key, None)
 
     def _stats(self, s) -> None:
         cols = self.system
@@ -178,7 +228,7 @@ class _Fold:
                 value = float(item.value_json)
             except ValueError:
                 continue
-            cols.column("system." + item.key, row).add(row, value)
+            cols.set("system." + item.key, row, value)
 
     # -- the rest ---------------------------------------------------------------------------------
     def _non_float(self, key: str, vj: str, item) -> float | None:
@@ -290,9 +340,11 @@ class _Fold:
     def empty(self) -> bool:
         return not len(self.history.index) and not self.run and not self.counts.get("stats")
 
-    def finish(self, warnings: list[str]) -> RunEvidence:
-        history = _history_frame(self.history)
-        system = _system_frame(self.system)
+    def finish(self, warnings: list[str], *, release: bool = False) -> RunEvidence:
+        """The run as read so far. ``release`` hands the column buffers to the frames without a copy;
+        the fold must not be fed again after it (a tail that goes on reading leaves it off)."""
+        history = history_frame(self.history, release)
+        system = system_frame(self.system, release)
         start = self.run.get("start") or parse_time(self.env.get("started_at"))
         if start is not None and len(system.index):
             system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
@@ -322,7 +374,7 @@ class _Fold:
             runtime_s=runtime,
             environment=environment(self.env, self.telemetry, self.run),
             config=nested_values(self.config, drop_prefix="_wandb"),
-            summary=summary_values(self.summary),
+            summary=summary_values({(k,) if isinstance(k, str) else k: v for k, v in self.summary.items()}),
             history=history,
             system=system,
             histograms=histogram_frame(self.hist_rows),
@@ -347,49 +399,6 @@ def _media_type(type_json: str | None) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) and (value.endswith("-file") or value.startswith("images")) else None
-
-
-def histogram_frame(rows: list[tuple]) -> pd.DataFrame:
-    if not rows:
-        return empty_histograms()
-    frame = pd.DataFrame.from_records(rows, columns=HISTOGRAM_COLUMNS)
-    frame["step"] = frame["step"].astype("int64")
-    return frame
-
-
-def _history_frame(cols: ColumnSet) -> pd.DataFrame:
-    index, arrays = cols.arrays()
-    frame = pd.DataFrame(arrays, index=pd.Index(index, name="_step"))
-    frame = frame[sorted(frame.columns, key=lambda c: (not c.startswith("_"), c))]
-    if not frame.index.is_unique:
-        frame = frame.groupby(level=0).last()
-    if not frame.index.is_monotonic_increasing:
-        frame = frame.sort_index()
-    return with_step_time(frame)
-
-
-def with_step_time(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add ``step_time_s``: wall-clock seconds per step between consecutive logged steps."""
-    clock = "_runtime" if "_runtime" in frame else "_timestamp" if "_timestamp" in frame else None
-    if clock is None or len(frame.index) < 2:
-        frame["step_time_s"] = np.nan
-        return frame
-    t = frame[clock].to_numpy(dtype=np.float64)
-    steps = frame.index.to_numpy(dtype=np.float64)
-    dt_ = np.diff(t)
-    ds = np.diff(steps)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per = np.where(ds > 0, dt_ / ds, np.nan)
-    frame["step_time_s"] = np.concatenate([[np.nan], per])
-    return frame
-
-
-def _system_frame(cols: ColumnSet) -> pd.DataFrame:
-    index, arrays = cols.arrays()
-    frame = pd.DataFrame(dict(sorted(arrays.items())), index=pd.Index(index, name="_timestamp"))
-    if not frame.index.is_monotonic_increasing:
-        frame = frame.sort_index()
-    return frame
 
 
 def _runtime(exit_: dict | None, history: pd.DataFrame, system: pd.DataFrame,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.evidence.wandb.framing import Cursor
-from incidents.evidence.wandb.records import DEFAULT_HISTOGRAM_LIMIT, NoReadableRecord, _Fold, iter_decoded
+from incidents.evidence.wandb.records import DEFAULT_HISTOGRAM_LIMIT, NoReadableRecord, _Fold, fold_records
 
 
 class LogTail:
@@ -31,8 +31,7 @@ class LogTail:
         if self.path.stat().st_size < self.cursor.offset:
             self._restart()
         warnings: list[str] = []
-        for _offset, record in iter_decoded(self.path, warnings, self.cursor):
-            self._fold.feed(record)
+        fold_records(self._fold, self.path, warnings, self.cursor)
         self._warnings.update(dict.fromkeys(warnings))
         if self._fold.empty:
             raise NoReadableRecord(f"{self.path.name} has no readable run, history or system record yet")

@@ -18,7 +18,7 @@ from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.api_exports import EXPECTED as API_EXPECTED
 from incidents.evidence.wandb.api_exports import is_api_table
 from incidents.evidence.wandb.evidence import RunEvidence
-from incidents.evidence.wandb.records import with_step_time
+from incidents.evidence.wandb.frames import with_step_time
 
 SEPARATOR = " - "
 BAND_SUFFIXES = ("__MIN", "__MAX")

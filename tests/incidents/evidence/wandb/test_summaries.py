@@ -7,7 +7,7 @@ import pandas as pd
 
 from incidents.evidence.wandb.downsample import minmax
 from incidents.evidence.wandb.evidence import RunEvidence
-from incidents.evidence.wandb.records import with_step_time
+from incidents.evidence.wandb.frames import with_step_time
 from incidents.evidence.wandb.summaries import gpu_utilisation, project_runtime, summarise
 
 

@@ -110,12 +110,12 @@ def _entries(n: int) -> str:
 class NeedsConfirmation(Conflict):
     """The change revises closed periods and was not confirmed (or its effect changed since the preview)."""
 
-    def __init__(self, preview: ChangePreview, stale: bool = False) -> None:
+    def __init__(self, preview: ChangePreview, stale: bool = False, hint: str = "confirm it to apply it") -> None:
         n = len(preview.periods)
         what = f"{n} closed period{'' if n == 1 else 's'} the client has already seen"
         super().__init__(f"The effect of this change differs from the preview you confirmed: it revises {what}; "
-                         "look at it again and confirm." if stale else
-                         f"This change revises {what}; confirm it to apply it.")
+                         f"look at it again and {hint.split(' to ')[0]}." if stale else
+                         f"This change revises {what}; {hint}.")
         self.preview = preview
         self.stale = stale
 
@@ -133,7 +133,7 @@ def _places(session: Session, account_id: int) -> pd.DataFrame:
 
 
 def _moves(before: pd.DataFrame, after: pd.DataFrame) -> tuple[Move, ...]:
-    both = before.join(after, how="outer", lsuffix="_was", rsuffix="_now")
+    both = before.merge(after, how="outer", left_index=True, right_index=True, suffixes=("_was", "_now"))
     both = both.fillna({"place_was": NOT_COUNTED, "place_now": NOT_COUNTED, "seconds_was": 0, "seconds_now": 0})
     both = both.astype("int64")
     moved = both[both["place_was"] != both["place_now"]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import replace
+from typing import Any
 
 import click
 from sqlalchemy.orm import Session
@@ -42,7 +43,7 @@ def edited_terms(current: Terms, hours: str | None, period: str | None, reset_da
     """``current`` with the given options replaced (``None`` when none is given)."""
     given = {"allotment_s": hours_to_seconds(hours, "hours per period") if hours is not None else None,
              "period": period, "reset_day": reset_day, "start": _date(start, "--start"), "timezone": timezone}
-    changed = {k: v for k, v in given.items() if v is not None}
+    changed: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if rollover_cap is not None:
         changed.update(rollover=Rollover.CAP, rollover_cap_s=hours_to_seconds(rollover_cap, "the rollover cap"))
     if rounding is not None:
@@ -99,6 +100,7 @@ def retainer_edit(retainer_id: int, email: str | None, name: str | None, client:
         session = cx.session
         retainer = _retainer(session, retainer_id, email)
         account = session.get(accounts.Account, retainer.account_id)
+        assert account is not None  # a retainer's account is removed with it (ON DELETE CASCADE)
         today = local_date(dt.datetime.now(dt.UTC), retainer.terms().tz)
         terms = edited_terms(versions.in_force(session, retainer, today), hours, period, reset_day, start,
                              timezone, rollover_cap, rounding)

@@ -52,4 +52,5 @@ def fill(form: Any, rules: MatchRules) -> None:
     form.match_client.data = list(rules.clients)
     form.match_project.data = list(rules.projects)
     form.match_tag.data = list(rules.tags)
-    form.match_billable.data = {True: "yes", False: "no"}.get(rules.billable, "")
+    choice: dict[bool | None, str] = {True: "yes", False: "no", None: ""}
+    form.match_billable.data = choice[rules.billable]

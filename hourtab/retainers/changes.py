@@ -189,20 +189,25 @@ def apply(session: Session, account_id: int, change: Callable[[], T], *,
     session.flush()
     before = _places(session, account_id) if moves else None
     last = _last_revision(session, account_id)
-    savepoint = session.begin_nested()
     try:
-        result = change()
-        session.flush()
-        moved = _moves(before, _places(session, account_id)) if before is not None else ()
-        preview = ChangePreview(moved, _periods(session, account_id, last), _names(session, account_id))
-    except BaseException:
-        savepoint.rollback()
-        raise
-    confirmed = confirm is True or (bool(confirm) and confirm == preview.digest)
-    if not keep or (preview.touches_closed and not confirmed):
-        savepoint.rollback()
+        with session.begin_nested():   # released when the change is kept, rolled back on any raise
+            result = change()
+            session.flush()
+            moved = _moves(before, _places(session, account_id)) if before is not None else ()
+            preview = ChangePreview(moved, _periods(session, account_id, last), _names(session, account_id))
+            confirmed = confirm is True or (bool(confirm) and confirm == preview.digest)
+            if not keep or (preview.touches_closed and not confirmed):
+                raise _Discarded(preview)
+    except _Discarded as discarded:
         if keep:
-            raise NeedsConfirmation(preview, stale=isinstance(confirm, str) and bool(confirm))
-        return result, preview
-    savepoint.commit()
+            raise NeedsConfirmation(discarded.preview, stale=isinstance(confirm, str) and bool(confirm)) from None
+        return result, discarded.preview
     return result, preview
+
+
+class _Discarded(Exception):
+    """Leaves the savepoint by rolling it back, carrying what the change did."""
+
+    def __init__(self, preview: ChangePreview) -> None:
+        super().__init__("discarded")
+        self.preview = preview

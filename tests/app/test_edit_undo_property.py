@@ -139,7 +139,7 @@ def _setup(app) -> None:
     app.config["HOURS_CLOCK"] = lambda: NOW
     with app.app_context():
         db = get_db()
-        me = make_account(db, "undo@example.com", "pro", display_name="Jessica")
+        me = make_account(db, "undo@example.com", "pro", display_name="Jessica", timezone="America/New_York")
         with transaction(db):
             for name, client, zone in (("Methods comparison", KATHY, "America/New_York"), ("DLBCL", VENKAT, "UTC")):
                 service.create_retainer(db, me, name, client, service.parse_terms(

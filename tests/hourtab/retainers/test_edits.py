@@ -34,7 +34,8 @@ SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
 def lavery(session) -> tuple:
     """An account with the export imported and a retainer for "Panageas, Kathy" (New York time)."""
-    account = make_account(session, "jessica@example.com")
+    # In New York, as the export's author was: its clock times are read in the account's zone.
+    account = make_account(session, "jessica@example.com", timezone="America/New_York")
     with transaction(session):
         retainer = service.create_retainer(session, account, "Methods comparison", KATHY, service.parse_terms(
             service.TermsInput(hours="20", start="2019-03-01", timezone="America/New_York")))

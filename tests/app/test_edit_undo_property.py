@@ -185,7 +185,7 @@ def last_revisions_state_the_figures(db, retainer: Retainer) -> None:
         assert (revisions[-1].used_s, revisions[-1].entries) == shown.get(start, (0, 0)), (retainer.name, start)
 
 
-@settings(max_examples=5, derandomize=True, deadline=None,
+@settings(max_examples=4, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(names=st.lists(st.sampled_from(["split rule", "second client", "hours", "time zone", "removal", "restore",
                                        "late import"]), min_size=2, max_size=3, unique=True))

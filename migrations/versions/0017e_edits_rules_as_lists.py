@@ -1,7 +1,7 @@
 """retainers: rule names split on commas by the old terms form are joined back
 
 Revision ID: 0017e
-Revises: 0016
+Revises: 0019
 
 The terms form took a retainer's clients, projects and tags as one comma-separated text field, so
 saving it for the client "Panageas, Kathy" (or "Acme, Inc.") stored the clients "Panageas" and
@@ -15,7 +15,7 @@ runs on this schema whatever columns later migrations add. No schema change; not
 from alembic import op
 
 revision = "0017e"
-down_revision = "0016"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

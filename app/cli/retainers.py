@@ -1,4 +1,4 @@
-"""``hourtab retainer create|rotate-token`` and ``hourtab ledger``."""
+"""``hourtab retainer create|edit|rotate-token`` and ``hourtab ledger``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import click
 
 from app.cli.context import cli_session
+from app.cli.edit import retainer_edit
 from hourtab.core import accounts
 from hourtab.core.db import transaction
 from hourtab.retainers import service
@@ -37,9 +38,10 @@ def retainer_group() -> None:
 @click.option("--match-client", "match_clients", multiple=True, help="Count entries of this client (repeatable).")
 @click.option("--match-project", "match_projects", multiple=True,
               help="Count only entries of this project (repeatable).")
+@click.option("--match-tag", "match_tags", multiple=True, help="Count only entries with this tag (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", "public_url"} as JSON.')
 def retainer_create(email, name, client, hours, period, reset_day, start, timezone, rollover_cap, rounding,
-                    match_clients, match_projects, as_json) -> None:
+                    match_clients, match_projects, match_tags, as_json) -> None:
     """Create a retainer (refused beyond the plan's limit) and print its public URL."""
     with cli_session() as cx:
         session = cx.session
@@ -49,7 +51,7 @@ def retainer_create(email, name, client, hours, period, reset_day, start, timezo
                 hours=hours, start=start, period=period, reset_day=reset_day,
                 timezone=timezone or account.timezone or "UTC", rollover_cap=rollover_cap,
                 rounding=rounding or account.rounding_min or 0))
-            rules = MatchRules(clients=match_clients or (client,), projects=match_projects)
+            rules = MatchRules(clients=match_clients or (client,), projects=match_projects, tags=match_tags)
             retainer = service.create_retainer(session, account, name, client, terms, rules)
         url = cx.public_url(retainer.public_token)
         if as_json:
@@ -107,5 +109,7 @@ def ledger_command(retainer_id: int, as_json: bool) -> None:
             click.echo("  ".join([f"{label:<24}", *(f"{format_hours(f):>9}" for f in figures)]))
         click.echo("\nHours after per-entry rounding; * = open period.")
 
+
+retainer_group.add_command(retainer_edit)
 
 commands: list[click.Command] = [retainer_group, ledger_command]

@@ -155,6 +155,14 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
         click.get_current_context().exit(2)
 
 
+def _queue_alert_check(session, account_id: int) -> None:
+    from app.cli.context import queue_app
+    from app.jobs.alerts import queue_alert_check
+
+    with queue_app() as app:  # the job row is committed before it is queued
+        queue_alert_check(app, session, account_id)
+
+
 @click.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--account", "email", required=True, help="E-mail of the account to import into.")
@@ -170,30 +178,36 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
                    "else the account's).")
 @click.option("--profile", default=None, help="Saved import profile (column mapping) to read the file with.")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid rows; keep the bad ones in the report.")
+@click.option("--yes", is_flag=True, help="Import even where that revises closed periods (listed, and refused, otherwise).")
 def import_command(file: Path, email: str, retainer_id: int | None, dry_run: bool, as_json: bool, fmt: str,
-                   date_order: str | None, timezone: str | None, profile: str | None, skip_invalid: bool) -> None:
+                   date_order: str | None, timezone: str | None, profile: str | None, skip_invalid: bool,
+                   yes: bool) -> None:
     """Import FILE into the account's time entries (idempotent; exit 2 on errors)."""
     from app.cli.context import cli_session
+    from app.cli.edit import YES_HINT
     from hourtab.core import accounts
     from hourtab.core.db import transaction
+    from hourtab.retainers.changes import NeedsConfirmation
     from hourtab.timesheets.uploads import import_file
 
     with cli_session() as cx:
         session = cx.session
         limit = int(cx.settings["CSV_MAX_BYTES"])
         account = accounts.get_account(session, email)
-        with _json_errors(as_json), open(file, "rb") as stream, transaction(session):
-            # Streamed into the blob store (its size checked as it streams), parsed once, then imported.
-            result = import_file(session, account, stream, file.name, cx.blobs, format=fmt, date_order=date_order,
-                                 timezone=timezone, profile=profile, skip_invalid=skip_invalid,
-                                 dry_run=dry_run, retainer_id=retainer_id,
-                                 created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit)
-            if not dry_run:
-                from app.cli.context import queue_app
-                from app.jobs.alerts import queue_alert_check
-
-                with queue_app() as app:  # the job row is committed before it is queued
-                    queue_alert_check(app, session, account.id)
+        try:
+            with _json_errors(as_json), open(file, "rb") as stream, transaction(session):
+                # Streamed into the blob store (its size checked as it streams), parsed once, then imported.
+                result = import_file(session, account, stream, file.name, cx.blobs, format=fmt,
+                                     date_order=date_order, timezone=timezone, profile=profile,
+                                     skip_invalid=skip_invalid, dry_run=dry_run, retainer_id=retainer_id,
+                                     created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit,
+                                     confirmed=True if yes else None)
+                if not dry_run:
+                    _queue_alert_check(session, account.id)
+        except NeedsConfirmation as e:  # nothing was imported: say what it would revise
+            for line in e.preview.lines():
+                click.echo(line)
+            raise NeedsConfirmation(e.preview, hint=YES_HINT) from None
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False))
         return

@@ -11,6 +11,7 @@ from app.consultant import (  # noqa: E402,F401  (registers the views)
     dashboard,
     evidence,  # noqa: E402,F401
     imports,  # noqa: E402,F401
+    inbox,  # noqa: E402,F401
     incidents,  # noqa: E402,F401
     jobs,  # noqa: E402,F401
     retainers,

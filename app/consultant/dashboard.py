@@ -9,6 +9,7 @@ from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from hourtab.retainers import plans, service
+from hourtab.retainers.inbox import inbox_totals
 
 
 @bp.route("/")
@@ -29,5 +30,8 @@ def dashboard():
     me = account()
     rows = balances(db, service.list_retainers(db, me))
     panels = [{"template": "consultant/retainers/_panel.html", "rows": rows, "plan_full": service.plan_full(db, me)}]
+    unassigned = inbox_totals(db, me.id)
+    if unassigned.entries:
+        panels.insert(0, {"template": "consultant/_inbox_panel.html", "inbox": unassigned})
     return render_template("consultant/dashboard.html", account=me, panels=panels,
                            retainer_limit=plans.retainer_limit(me))

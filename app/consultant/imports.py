@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from app.auth import account
 from app.consultant import bp
 from app.consultant.accounts import zone_choices
+from app.consultant.changes import CONFIRM_FIELD, Applied, run_change
 from app.db import get_db
 from app.errors import form_status
 from app.extensions import blobs
@@ -27,6 +28,7 @@ from hourtab.core.accounts import Account
 from hourtab.core.db import transaction
 from hourtab.core.jobs import open_jobs
 from hourtab.core.scoping import get_owned
+from hourtab.retainers.changes import NeedsConfirmation
 from hourtab.retainers.service import list_retainers
 from hourtab.timesheets import importer, profiles, removal, uploads
 from hourtab.timesheets.detect import FORMAT_NAMES, sniff_header
@@ -156,7 +158,7 @@ def import_preview(upload_id: int):
     options = uploads.options_of(upload).with_changes(override)
     context = {"upload": upload, "options": options, "query": _query(override), "ambiguity": None, "error": None,
                "report": None, "rows": [], "totals": None, "diff": None, "formats": FORMAT_NAMES,
-               "retainers": list_retainers(db, me)}
+               "retainers": list_retainers(db, me), "confirm_field": CONFIRM_FIELD}
     error = None
     try:
         frame, report, diff, options = uploads.preview(db, me, upload.id, blobs(), override)
@@ -189,18 +191,20 @@ def import_confirm(upload_id: int):
     db = get_db()
     me = account()
     changes = {**_changes(request.form), "skip_invalid": request.form.get("skip_invalid") == "1"}
+    # The preview lists the closed periods the import revises; confirming them is a box of its own.
+    confirmed = request.form.get(CONFIRM_FIELD) == "yes" or None
     upload = get_owned(db, Upload, me.id, upload_id)
     if uploads.queued_for_import(upload, _queue_above()) and upload.status != "imported":
         if upload.status == "bad_rows" and not changes["skip_invalid"]:
             flash("Some rows are bad: tick the box to import the valid ones, or fix the file and upload it again.")
             return redirect(url_for("consultant.import_preview", upload_id=upload_id))
         job_id = queue_job(db, me.id, "csv_confirm", {"upload_id": upload_id, "filename": upload.filename,
-                                                      "changes": changes})
+                                                      "changes": changes, "confirmed": bool(confirmed)})
         return redirect(url_for("consultant.job_detail", job_id=job_id))
     try:
         with transaction(db):
-            result = uploads.confirm(db, me, upload_id, blobs(), changes)
-    except RowsRejected as e:
+            result = uploads.confirm(db, me, upload_id, blobs(), changes, confirmed=confirmed)
+    except (RowsRejected, NeedsConfirmation) as e:
         flash(str(e))
         return redirect(url_for("consultant.import_preview", upload_id=upload_id,
                                 **_query({k: v for k, v in changes.items() if k != "skip_invalid"})))
@@ -274,25 +278,41 @@ def import_remove_review(upload_id: int):
     return render_template("consultant/imports/remove.html", upload=upload, chosen=chosen)
 
 
+def _remove(db: Session, me: Account, upload_id: int) -> tuple[int, str]:
+    chosen = removal.removal_candidates(db, me, upload_id, _entry_ids())
+    return removal.confirm_removal(db, me, upload_id=upload_id, entry_ids=[e.id for e in chosen.entries]), \
+        chosen.hours_text
+
+
 @bp.route("/imports/<int:upload_id>/remove", methods=["POST"])
 @login_required
 def import_remove(upload_id: int):
-    db = get_db()
-    me = account()
-    with transaction(db):
-        chosen = removal.removal_candidates(db, me, upload_id, _entry_ids())
-        count = removal.confirm_removal(db, me, upload_id=upload_id, entry_ids=[e.id for e in chosen.entries])
-    flash(f"Removed {count} entr{'y' if count == 1 else 'ies'} ({chosen.hours_text} h). "
-          f"You can restore {'it' if count == 1 else 'them'} on this page.")
-    return redirect(url_for("consultant.import_detail", upload_id=upload_id))
+    """Remove the chosen entries; where that revises a closed period, its preview asks first."""
+    detail = url_for("consultant.import_detail", upload_id=upload_id)
+    outcome = run_change(lambda db, me: _remove(db, me, upload_id), title="Remove these entries?", cancel=detail)
+    if not isinstance(outcome, Applied):
+        return outcome
+    count, hours = outcome.result
+    flash(f"Removed {count} entr{'y' if count == 1 else 'ies'} ({hours} h). "
+          f"You can restore {'it' if count == 1 else 'them'} on this page." + _revised(outcome.preview))
+    return redirect(detail)
 
 
 @bp.route("/imports/<int:upload_id>/restore", methods=["POST"])
 @login_required
 def import_restore(upload_id: int):
-    db = get_db()
+    """Restore removed entries; where that revises a closed period, its preview asks first."""
     ids = [int(v) for v in request.form.getlist("entry") if v.isdigit()] or None
-    with transaction(db):
-        count = removal.restore_removed(db, account(), upload_id, ids)
-    flash(f"Restored {count} entr{'y' if count == 1 else 'ies'}.")
-    return redirect(url_for("consultant.import_detail", upload_id=upload_id))
+    detail = url_for("consultant.import_detail", upload_id=upload_id)
+    outcome = run_change(lambda db, me: removal.restore_removed(db, me, upload_id, ids),
+                         title="Restore these entries?", cancel=detail)
+    if not isinstance(outcome, Applied):
+        return outcome
+    count = outcome.result
+    flash(f"Restored {count} entr{'y' if count == 1 else 'ies'}." + _revised(outcome.preview))
+    return redirect(detail)
+
+
+def _revised(preview) -> str:
+    n = len(preview.periods)
+    return f" {n} closed period{'' if n == 1 else 's'} revised." if n else ""

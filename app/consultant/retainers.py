@@ -1,4 +1,4 @@
-"""/retainers…: list, create, edit terms, the ledger, entries, unmatched entries, credits, public link."""
+"""/retainers…: list, create, edit terms and rules (previewed where they revise history), the ledger, credits, links."""
 
 from __future__ import annotations
 
@@ -14,13 +14,18 @@ from wtforms.validators import DataRequired, Length, Optional
 from app.auth import account
 from app.consultant import bp
 from app.consultant.accounts import zone_choices
+from app.consultant.changes import Applied, run_change
+from app.consultant.rules import NamesField, rules_from
+from app.consultant.rules import fill as fill_rules
 from app.db import get_db
 from app.errors import form_status
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.retainers import plans, service, versions
 from hourtab.retainers.errors import PlanLimitReached
+from hourtab.retainers.inbox import inbox_totals
 from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.names import entry_names
 from hourtab.retainers.presentation import format_hours, headline, hours_formatter
 from hourtab.retainers.report import entry_lines
 
@@ -58,12 +63,9 @@ class RetainerForm(FlaskForm):
     rounding = SelectField("Round each entry to", choices=_choices(ROUNDINGS), default="0")
     rounding_mode = SelectField("Rounding direction", choices=_choices(MODES), default="up")
     minimum = StringField("Minimum per entry (minutes)", default="0", validators=[Optional(), Length(max=3)])
-    match_clients = StringField("Count entries of clients (comma-separated; empty = this client)",
-                                validators=[Optional(), Length(max=1000)])
-    match_projects = StringField("…and of projects (comma-separated, optional)",
-                                 validators=[Optional(), Length(max=1000)])
-    match_tags = StringField("…with any of the tags (comma-separated, optional)",
-                             validators=[Optional(), Length(max=1000)])
+    match_client = NamesField("Clients")
+    match_project = NamesField("Projects")
+    match_tag = NamesField("Tags")
     match_billable = SelectField("Billable", choices=_choices(BILLABLE), default="")
     effective_from = SelectField("New hours, rollover, overage and rounding apply from", validate_choice=False)
 
@@ -78,10 +80,6 @@ class CreditForm(FlaskForm):
 
 class ActionForm(FlaskForm):
     """CSRF only, for the buttons."""
-
-
-def _split(text: str | None) -> tuple[str, ...]:
-    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
 
 
 def _terms(form: RetainerForm):
@@ -108,10 +106,17 @@ def _effective(value: str | None) -> dt.date | None:
 
 
 def _rules(form: RetainerForm) -> MatchRules:
-    billable = {"yes": True, "no": False}.get(form.match_billable.data or "")
-    clients = _split(form.match_clients.data) or (form.client.data.strip(),)
-    return MatchRules(clients=clients, projects=_split(form.match_projects.data), tags=_split(form.match_tags.data),
-                      billable=billable)
+    return rules_from(form.match_client.data, form.match_project.data, form.match_tag.data,
+                      form.match_billable.data, form.client.data)
+
+
+def _moved(preview) -> str:
+    """What a saved change did to entries and closed periods, for its flash message."""
+    moved = [m for m in preview.moves if m.source != m.target]
+    n = sum(m.entries for m in moved)
+    text = f" {n} entr{'y' if n == 1 else 'ies'} now count{'s' if n == 1 else ''} elsewhere." if n else ""
+    revised = len(preview.periods)
+    return text + (f" {revised} closed period{'' if revised == 1 else 's'} revised." if revised else "")
 
 
 def public_url(token: str | None) -> str | None:
@@ -148,30 +153,40 @@ def retainer_new():
         form.start.data = dt.date.today()
         form.timezone.data = account().timezone or "UTC"
         form.rounding.data = str(account().rounding_min or 0)
+        _for_inbox_group(form)
     form.timezone.choices = zone_choices(form.timezone.data)
     if form.validate_on_submit():
-        db = get_db()
         try:
-            with transaction(db):
-                me = db.merge(account())
-                created = service.create_retainer(db, me, form.name.data, form.client.data, _terms(form),
-                                                   _rules(form))
+            outcome = run_change(lambda db, me: service.create_retainer(db, me, form.name.data, form.client.data,
+                                                                        _terms(form), _rules(form)),
+                                 title="Create this retainer?", cancel=url_for("consultant.retainers_list"))
         except (PlanLimitReached, InvalidInput) as e:
             form.form_errors.append(str(e))
             error = e
         else:
-            flash("Retainer created. Share its public link with the client.")
-            return redirect(url_for("consultant.retainer_detail", retainer_id=created.id))
+            if not isinstance(outcome, Applied):
+                return outcome
+            flash("Retainer created. Share its public link with the client." + _moved(outcome.preview))
+            return redirect(url_for("consultant.retainer_detail", retainer_id=outcome.result.id))
     refused = isinstance(error, PlanLimitReached)
+    names = entry_names(get_db(), account().id)
     # Said before the form is filled in, not only after it is sent.
     plan_full = "" if refused else service.plan_full(get_db(), account())
-    return render_template("consultant/retainers/form.html", form=form, title="New retainer",
+    return render_template("consultant/retainers/form.html", form=form, title="New retainer", names=names,
                            plan_refused=refused, plan_full=plan_full), *form_status(error)
+
+
+def _for_inbox_group(form: RetainerForm) -> None:
+    """``?client=…&project=…`` (the inbox's "new retainer" link): the form made for that work."""
+    client, project = (request.args.get(k, "").strip()[:200] for k in ("client", "project"))
+    if client or project:
+        form.name.data = form.client.data = client or project
+        form.match_client.data = [client] if client else []
+        form.match_project.data = [] if client else [project]
 
 
 def _fill(form: RetainerForm, r, terms) -> None:
     """The form as the retainer stands; ``terms``: the version in force now (not a later scheduled one)."""
-    rules = r.rules()
     form.name.data, form.client.data = r.name, r.client
     form.hours.data = format_hours(terms.allotment_s)
     form.period.data, form.reset_day.data, form.start.data = terms.period.value, str(terms.reset_day), terms.start
@@ -183,10 +198,7 @@ def _fill(form: RetainerForm, r, terms) -> None:
     form.rounding.data = str(terms.rounding.increment_min)
     form.rounding_mode.data = terms.rounding.mode.value
     form.minimum.data = str(terms.rounding.minimum_min)
-    form.match_clients.data = ", ".join(rules.clients)
-    form.match_projects.data = ", ".join(rules.projects)
-    form.match_tags.data = ", ".join(rules.tags)
-    form.match_billable.data = {True: "yes", False: "no"}.get(rules.billable, "")
+    fill_rules(form, r.rules())
 
 
 @bp.route("/retainers/<int:retainer_id>/edit", methods=["GET", "POST"])
@@ -209,18 +221,22 @@ def retainer_edit(retainer_id: int):
     form.timezone.choices = zone_choices(form.timezone.data)
     if request.method == "POST" and form.validate_on_submit():
         try:
-            with transaction(db):
-                service.update_retainer(db, account(), retainer_id, name=form.name.data, client=form.client.data,
-                                        terms=_terms(form), rules=_rules(form),
-                                        effective_from=_effective(form.effective_from.data), now=_now())
+            outcome = run_change(lambda db, me: service.update_retainer(
+                db, me, retainer_id, name=form.name.data, client=form.client.data, terms=_terms(form),
+                rules=_rules(form), effective_from=_effective(form.effective_from.data), now=_now()),
+                title=f"Save the changes to {retainer.name}?",
+                cancel=url_for("consultant.retainer_edit", retainer_id=retainer_id))
         except InvalidInput as e:
             form.form_errors.append(str(e))
             error = e
         else:
-            flash("Terms saved; the public page shows them now.")
+            if not isinstance(outcome, Applied):
+                return outcome
+            flash("Terms saved; the public page shows them now." + _moved(outcome.preview))
             return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
     return render_template("consultant/retainers/form.html", form=form, title=f"Edit {retainer.name}",
-                           retainer=retainer, scheduled=scheduled), *form_status(error)
+                           retainer=retainer, scheduled=scheduled, names=entry_names(db, retainer.account_id)
+                           ), *form_status(error)
 
 
 @bp.route("/retainers/<int:retainer_id>")
@@ -231,7 +247,7 @@ def retainer_detail(retainer_id: int):
     retainer = service.get_retainer(db, me, retainer_id)
     ledger = service.retainer_ledger(db, retainer, _now())
     recent = ledger.entries.tail(200).iloc[::-1]
-    unmatched_total, unmatched = service.unmatched_entries(db, me, limit=100)
+    unassigned = inbox_totals(db, me.id)
     credit_form = CreditForm()
     if not credit_form.on.data:
         credit_form.on.data = dt.date.today()
@@ -241,18 +257,20 @@ def retainer_detail(retainer_id: int):
         h=hours_formatter(me.hours_unit), url=public_url(retainer.public_token),
         history=ledger.schedule,
         entries=entry_lines(ledger, recent) if len(recent) else [], entry_total=len(ledger.entries),
-        before_start=len(ledger.before_start), unmatched=unmatched, unmatched_total=unmatched_total,
+        before_start=len(ledger.before_start), unassigned=unassigned,
         credit_form=credit_form, action=ActionForm())
 
 
 def _action(retainer_id: int, fn, message: str):
+    """A button's change; one that revises closed periods (archiving, reactivating) asks first."""
     if not ActionForm().validate_on_submit():
         abort(400)
-    db = get_db()
-    with transaction(db):
-        fn(db, db.merge(account()), retainer_id)
-    flash(message)
-    return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
+    detail = url_for("consultant.retainer_detail", retainer_id=retainer_id)
+    outcome = run_change(lambda db, me: fn(db, me, retainer_id), title="Apply this change?", cancel=detail)
+    if not isinstance(outcome, Applied):
+        return outcome
+    flash(message + _moved(outcome.preview))
+    return redirect(detail)
 
 
 #: What each link action does, for its confirmation page: (title, explanation, button).

@@ -47,7 +47,9 @@ def register(app: Flask, queue: Queue) -> None:
 
     def csv_confirm(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
-        result = confirm(session, session.get(Account, job.account_id), p["upload_id"], blobs, p.get("changes"))
+        # A job queued before the confirm box existed has no "confirmed": it was confirmed as it stood.
+        result = confirm(session, session.get(Account, job.account_id), p["upload_id"], blobs, p.get("changes"),
+                         confirmed=p.get("confirmed", True) or None)
         return _imported(session, job, result)
 
     def _imported(session: Session, job: Job, result) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from hourtab.retainers.assign import stored_routes
 from hourtab.retainers.frames import held_frames
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import format_hours
-from hourtab.retainers.revisions import closed, ledger_now
+from hourtab.retainers.revisions import closed, ledger_now, revised_retainers
 from hourtab.retainers.routing import account_routes, settle
 from hourtab.timesheets.normalise import hms
 
@@ -60,11 +60,12 @@ def file_targets(session: Session, account_id: int, frame: pd.DataFrame, known_i
 
 
 def _balances(session: Session, retainer_id: int, held: pd.DataFrame | None, rows: pd.DataFrame, replaced: list[int],
-              now: dt.datetime) -> dict[str, Any]:
+              now: dt.datetime, seen: bool) -> dict[str, Any]:
     """The current period's balance before and after, and the closed periods that would change.
 
     ``rows``: the file's rows that arrive here (new, changed, or moving from elsewhere);
-    ``replaced``: the stored ids those rows, and rows leaving, were.
+    ``replaced``: the stored ids those rows, and rows leaving, were; ``seen``: a period of the
+    retainer was revised before (its figures were seen even if it counts nothing now).
     """
     entries = held if held is not None else pd.DataFrame({"entry_id": pd.Series(dtype="int64"),
                                                           "start_at": pd.Series(dtype="datetime64[ns, UTC]"),
@@ -73,18 +74,19 @@ def _balances(session: Session, retainer_id: int, held: pd.DataFrame | None, row
     before = ledger_now(session, retainer_id, now, entries)
     kept = entries[~entries["entry_id"].isin(replaced)]
     if not len(rows) and len(kept) == len(entries):  # nothing arrives, nothing leaves
-        return _summary(before, before)
+        return _summary(before, before, seen)
     added = pd.DataFrame({"entry_id": -1 - np.arange(len(rows), dtype=np.int64),
                           "start_at": pd.to_datetime(rows["start_at"], utc=True),
                           "local_date": pd.to_datetime(rows["local_date"]).astype("datetime64[us]"),
                           "duration_s": rows["duration_s"].astype("int64").to_numpy()})
-    return _summary(before, ledger_now(session, retainer_id, now, pd.concat([kept, added], ignore_index=True)))
+    after = ledger_now(session, retainer_id, now, pd.concat([kept, added], ignore_index=True))
+    return _summary(before, after, seen)
 
 
-def _summary(before, after) -> dict[str, Any]:
+def _summary(before, after, seen: bool) -> dict[str, Any]:
     was, now_closed = closed(before), closed(after)
     by_start = {p.period.start: p.period.label for p in after.periods}
-    held_before = len(before.entries) + len(before.before_start) > 0
+    held_before = seen or len(before.entries) + len(before.before_start) > 0
     revises = [{"period": by_start[s], "start": s.isoformat(), "was_hours": format_hours(was[s][0]),
                 "hours": format_hours(now_closed[s][0])}
                for s in sorted(was) if held_before and s in now_closed and now_closed[s] != was[s]]
@@ -115,6 +117,7 @@ def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, 
     info = _retainers(session, account_id)
     involved = sorted({int(t) for t in target.dropna()} | {int(c) for c in current.dropna()})
     held = held_frames(session, account_id) if involved else {}
+    seen = revised_retainers(session, account_id) if involved else set()
     replaced = known[changing & (known >= 0)].tolist()
     out: list[dict[str, Any]] = []
     for rid in involved:
@@ -124,7 +127,8 @@ def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, 
         out.append({"id": rid, "name": name, "client": client, "archived": not active,
                     "entries": int(mine.sum()), "seconds": seconds, "hours": format_hours(seconds),
                     "default_entries": int((mine & by_default).sum()),
-                    **_balances(session, rid, held.get(rid), rows.loc[mine & changing], replaced, now)})
+                    **_balances(session, rid, held.get(rid), rows.loc[mine & changing], replaced, now,
+                                   rid in seen)})
     nowhere = target.isna()
     groups = (rows.loc[nowhere].groupby(["client", "project"], sort=True)["duration_s"].agg(["sum", "count"])
               .reset_index())

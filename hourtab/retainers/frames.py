@@ -47,6 +47,11 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
         local_date=pd.to_datetime(frame["local_date"].astype("str"), format="%Y-%m-%d").astype("datetime64[us]"))
 
 
+def no_entries() -> pd.DataFrame:
+    """An empty ``entries_frame(text=False)``, typed as a read one is."""
+    return _typed(pd.DataFrame({n: () for n in ENTRY_FRAME_COLUMNS[:4]}))
+
+
 def held_frames(session: Session, account_id: int) -> dict[int, pd.DataFrame]:
     """``entries_frame(text=False)`` of every retainer of the account that counts entries, in one read."""
     te = TimeEntry

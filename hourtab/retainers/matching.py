@@ -16,8 +16,12 @@ import pandas as pd
 from hourtab.retainers.terms import InvalidTerms
 
 
-def _norm(value: object) -> str:
+def norm(value: object) -> str:
+    """A name as rules compare it: trimmed, inner whitespace collapsed, case folded."""
     return " ".join(str(value or "").split()).casefold()
+
+
+_norm = norm
 
 
 def _clean(values: Any) -> tuple[str, ...]:
@@ -52,13 +56,11 @@ class MatchRules:
                    tags=tuple(data.get("tags") or ()), billable=data.get("billable"))
 
     def describe(self) -> str:
+        """Each name quoted whole: "Panageas, Kathy" is one client, never two."""
         parts = []
-        if self.clients:
-            parts.append("client " + " or ".join(self.clients))
-        if self.projects:
-            parts.append("project " + " or ".join(self.projects))
-        if self.tags:
-            parts.append("tag " + " or ".join(self.tags))
+        for what, names in (("client", self.clients), ("project", self.projects), ("tag", self.tags)):
+            if names:
+                parts.append(what + " " + " or ".join(f"“{n}”" for n in names))
         if self.billable is not None:
             parts.append("billable" if self.billable else "non-billable")
         return " and ".join(parts)

@@ -7,8 +7,10 @@ taken before and after, and each period whose figures moved gets a ``PeriodRevis
 figure it had (``was``). The page says "revised on DATE (was X h)", the JSON carries it, the
 statement gets a revision number, the feed an item. History is recorded, not recomputed away.
 
-A retainer that counted no entries before the change has nothing to revise: its history is being
-loaded (the first import after creating it), not changed under a client's eyes.
+Revisions go both ways: a period whose figure drops and later comes back gets a revision each
+time, so a period's last revision always states the figure it shows. A retainer that never
+counted an entry (and was never revised) has nothing to revise: its history is being loaded
+(the first import after creating it), not changed under a client's eyes.
 
 Reads name their columns (see ``assign``), so the data migration can run this code as well.
 """
@@ -16,14 +18,15 @@ Reads name their columns (see ``assign``), so the data migration can run this co
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import pandas as pd
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from hourtab.retainers.frames import entries_frame, held_frames
+from hourtab.retainers.frames import entries_frame, held_frames, no_entries
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms
 from hourtab.retainers.periods import index_of, local_date, periods_through
@@ -122,45 +125,107 @@ def record_revision(session: Session, *, account_id: int, retainer_id: int, peri
     return number
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A revision a watch recorded: which closed period, and its (used seconds, entries) before and after."""
+
+    retainer_id: int
+    period_start: dt.date
+    was: tuple[int, int]
+    now: tuple[int, int]
+
+
+class Revised(list[int]):
+    """The ids of the retainers a watch revised (in order), and what it recorded for each period."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorded: list[Recorded] = []
+
+
+def revised_retainers(session: Session, account_id: int) -> set[int]:
+    """Retainers of the account that already have a revision: a client has seen their figures."""
+    return set(session.scalars(select(PeriodRevision.retainer_id).distinct()
+                               .where(PeriodRevision.account_id == account_id)))
+
+
+def _seen(session: Session, account_id: int, now: dt.datetime, since: dt.date | None,
+          terms_of: frozenset[int]) -> tuple[dict[int, pd.DataFrame], dict[int, Figures]]:
+    """Before a change: the counted entries of every retainer whose closed figures a client has seen,
+    and the closed figures themselves of the retainers whose terms the change may alter.
+
+    Seen: it counts entries now, or a period of it was revised before (it counted some once; a
+    retainer that never counted any is loading its history, not changing it).
+    """
+    held = held_frames(session, account_id)
+    for rid in revised_retainers(session, account_id) - set(held):
+        held[rid] = no_entries()
+    if since is not None:
+        held = {rid: f for rid, f in held.items() if rid in terms_of or _reaches_closed(session, rid, now, since)}
+    figures = {rid: closed(ledger_now(session, rid, now, held.get(rid, no_entries()))) for rid in terms_of
+               if rid in held}
+    return held, figures
+
+
+def _changed_periods(was: Figures, now: Figures, revised_before: set[dt.date]) -> list[tuple[dt.date, tuple, tuple]]:
+    """(start, was, now) of each closed period whose figures moved.
+
+    A period that is no longer one (the period structure changed) now stands at nothing; one that
+    appears is a change only where it was revised before (it is coming back).
+    """
+    out = []
+    for start in sorted(set(was) | set(now)):
+        old, new = was.get(start, (0, 0)), now.get(start, (0, 0))
+        if old != new and (start in was or start in revised_before):
+            out.append((start, old, new))
+    return out
+
+
+def _revised_starts(session: Session, retainer_id: int) -> set[dt.date]:
+    return set(session.scalars(select(PeriodRevision.period_start).distinct()
+                               .where(PeriodRevision.retainer_id == retainer_id)))
+
+
 @contextmanager
 def watch_closed_periods(session: Session, account_id: int, reason: str, *, since: dt.date | None = None,
-                         now: dt.datetime | None = None, upload_id: int | None = None) -> Iterator[list[int]]:
-    """Record a revision for every closed period whose figures the enclosed change alters.
+                         now: dt.datetime | None = None, upload_id: int | None = None,
+                         terms_of: Iterable[int] = ()) -> Iterator[Revised]:
+    """Record a revision for every closed period whose figures the enclosed change alters, up or down.
 
     ``since``: the earliest date the change can touch (give one day of margin: a tracker's local
-    date can be a day off the retainer's); ``None`` = anything (rule changes). Yields the list the
-    ids of the revised retainers are appended to.
+    date can be a day off the retainer's); ``None`` = anything (rule changes). ``terms_of``: the
+    retainers whose terms (period structure) the change may alter: their figures are taken before
+    the change, under the terms they had. Yields the ``Revised`` list of revised retainer ids.
 
     The account's counted entries are read once before and once after; only a retainer whose
-    entries differ gets its ledger built, from the saved entries and from the new ones (its terms
-    and credits do not change inside the watch).
+    entries (or terms) differ gets its ledger built, from the saved entries and from the new ones.
     """
 
     now = now or dt.datetime.now(dt.UTC)
     session.flush()
-    before = held_frames(session, account_id)
-    if since is not None:
-        before = {rid: f for rid, f in before.items() if _reaches_closed(session, rid, now, since)}
-    revised: list[int] = []
+    watched = frozenset(int(i) for i in terms_of)
+    before, figures = _seen(session, account_id, now, since, watched)
+    revised = Revised()
     yield revised
     if not before:
         return
     session.flush()
     after = held_frames(session, account_id)
     for rid, was_entries in before.items():
-        now_entries = after.get(rid)
-        if now_entries is not None and _same(was_entries, now_entries):
+        now_entries = after.get(rid, was_entries.iloc[0:0])
+        if rid not in watched and _same(was_entries, now_entries):
             continue
         if session.scalar(select(Retainer.id).where(Retainer.id == rid)) is None:
             continue  # deleted by the change itself
-        was = closed(ledger_now(session, rid, now, was_entries))
-        figures = closed(ledger_now(session, rid, now, now_entries if now_entries is not None else was_entries.iloc[0:0]))
-        for start, old in sorted(was.items()):
-            if start in figures and figures[start] != old:
-                record_revision(session, account_id=account_id, retainer_id=rid, period_start=start, was=old,
-                                now=figures[start], reason=reason, at=now, upload_id=upload_id)
-                if rid not in revised:
-                    revised.append(rid)
+        was = figures[rid] if rid in figures else closed(ledger_now(session, rid, now, was_entries))
+        changed = _changed_periods(was, closed(ledger_now(session, rid, now, now_entries)),
+                                   _revised_starts(session, rid))
+        for start, old, new in changed:
+            record_revision(session, account_id=account_id, retainer_id=rid, period_start=start, was=old,
+                            now=new, reason=reason, at=now, upload_id=upload_id)
+            revised.recorded.append(Recorded(rid, start, old, new))
+        if changed and rid not in revised:
+            revised.append(rid)
     session.flush()
 
 

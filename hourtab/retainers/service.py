@@ -147,8 +147,6 @@ def _apply_terms(retainer: Retainer, terms: Terms) -> None:
     retainer.minimum_min = terms.rounding.minimum_min
 
 
-
-
 def _clean_name(value: str, what: str) -> str:
     value = " ".join(xml_safe(value).split())
     if not value:
@@ -217,22 +215,28 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
 
     New figures (hours, rollover, overage, rounding) apply from the period containing
     ``effective_from`` (default: the current one) onward; the period structure (kind, reset day,
-    start, time zone) is the retainer's and applies to its whole history.
+    start, time zone) is the retainer's and applies to its whole history, so the closed periods it
+    changes are recorded as revised, as are those new rules change.
     """
     retainer = get_retainer(session, account, retainer_id)
     if name is not None:
         retainer.name = _clean_name(name, "name")
     if client is not None:
         retainer.client = _clean_name(client, "client")
-    if terms is not None:
-        today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
-        _apply_structure(retainer, terms)
-        schedule_change(session, retainer, terms, effective_from, today)
+    new_rules = rules is not None and rules.to_json() != retainer.match_rules
+    with watch_closed_periods(session, account.id, "rules" if new_rules else "terms", now=now,
+                              terms_of=[retainer.id] if terms is not None else ()):
+        if terms is not None:
+            today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
+            _apply_structure(retainer, terms)
+            schedule_change(session, retainer, terms, effective_from, today)
+            session.flush()
+            _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])
+        if rules is not None and new_rules:
+            retainer.match_rules = rules.to_json()
+        touch(retainer)
         session.flush()
-        _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])
-    if rules is not None and rules.to_json() != retainer.match_rules:
-        retainer.match_rules = rules.to_json()
-    _rematch(session, account, retainer, now)
+        route_entries(session, account.id)
     return retainer
 
 

@@ -73,11 +73,15 @@ def schedule_change(session: Session, retainer: Retainer, terms: Terms, effectiv
     in_force = [t for start, t in schedule if start <= chosen.start] or [schedule[0][1]]
     if _version_values(in_force[-1]) == _version_values(terms):
         return
-    for version in terms_versions(session, retainer):
-        if chosen.start <= version.effective_from < chosen.end:
-            session.delete(version)
+    mine = [v for v in terms_versions(session, retainer) if chosen.start <= v.effective_from < chosen.end]
+    earlier = [t for start, t in schedule if start < chosen.start]
+    for version in mine:
+        session.delete(version)
     session.flush()
-    add_version(session, retainer, terms, chosen.start)
+    # Back to the terms the period had before its own version: that version goes, none is added
+    # (an edit and its undo leave the history as it was).
+    if not (mine and earlier and _version_values(earlier[-1]) == _version_values(terms)):
+        add_version(session, retainer, terms, chosen.start)
 
 
 def in_force(session: Session, retainer: Retainer, day: dt.date) -> Terms:

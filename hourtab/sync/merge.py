@@ -240,7 +240,7 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
     days = [d for _, row in plan.changed for d in (plan.old_day[row["external_id"]], _day(row))]
     days += [_day(r) for r in plan.new] + [k.local_date for k in plan.gone.values()] + [d for _, _, d in plan.revived]
     writer = _Writer(session, connection, now)
-    with revisions.watch_closed_periods(session, connection.account_id, days, now, connection.upload_id) as revised:
+    with revisions.watch_sync_writes(session, connection.account_id, days, now, connection.upload_id) as revised:
         writer.mappings += plan.mappings
         writer.hashes += plan.hashes
         for entry_id, row in plan.changed:

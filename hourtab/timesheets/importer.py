@@ -38,6 +38,7 @@ from hourtab.core.accounts import Account
 from hourtab.core.db import columns, insert_new_rows, utcnow
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.staging import read_limited
+from hourtab.retainers import changes
 from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.destinations import upload_destinations
 from hourtab.retainers.revisions import watch_closed_periods
@@ -420,16 +421,25 @@ def _json_safe(value: Any) -> Any:
 
 
 def apply(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
-          options: ImportOptions) -> ImportResult:
-    """Merge the read entries into the account's, recording what it did on ``upload``."""
+          options: ImportOptions, confirmed: str | bool | None = True) -> ImportResult:
+    """Merge the read entries into the account's, recording what it did on ``upload``.
+
+    ``confirmed``: unless ``True``, an import that would revise a closed period is rolled back and
+    refused with its preview (``retainers.changes.NeedsConfirmation``).
+    """
     plan = _plan(session, account, frame, report)
     upload.diff = _diff(session, account, plan, report, options.retainer_id)
     # A late import into a closed period revises it, visibly (retainers.revisions). Only the rows
     # it writes can change what counts where; an import that writes none needs no watching.
     since = _earliest(plan)
-    with (watch_closed_periods(session, account.id, "import", since=since, upload_id=upload.id) if since
-          else nullcontext()):
-        result = _write(session, account, upload, plan, report, options)
+
+    def write() -> ImportResult:
+        with watch_closed_periods(session, account.id, "import", since=since, upload_id=upload.id) if since \
+                else nullcontext():
+            return _write(session, account, upload, plan, report, options)
+
+    guarded = since is not None and confirmed is not True
+    result = changes.apply(session, account.id, write, confirm=confirmed, moves=False)[0] if guarded else write()
     result.routing = upload.diff["routing"]
     return result
 

@@ -99,9 +99,10 @@ def _leave_for_a_job(upload: Upload) -> None:
 
 def import_file(session: Session, account: Account, data: bytes | BinaryIO, filename: str, blobs: BlobStore, *,
                 created_by: str, max_bytes: int | None = DEFAULT_MAX_BYTES, dry_run: bool = False,
-                **options: Any) -> ImportResult:
+                confirmed: str | bool | None = True, **options: Any) -> ImportResult:
     """Stage and confirm in one go (``hourtab import``, the import job, the demo): the file kept in
-    ``blobs``, parsed once. A dry run stores nothing (``importer.import_file`` reads it from memory)."""
+    ``blobs``, parsed once. A dry run stores nothing (``importer.import_file`` reads it from memory).
+    ``confirmed``: see ``confirm``."""
     if dry_run:
         return importer.import_file(session, account, data, filename, dry_run=True, created_by=created_by,
                                     max_bytes=max_bytes, **options)
@@ -111,7 +112,7 @@ def import_file(session: Session, account: Account, data: bytes | BinaryIO, file
     # Staging wrote the upload row, so this transaction is a writer now: no progress reports (on
     # SQLite each would wait for it from another connection).
     with progress.quiet():
-        return confirm(session, account, upload.id, blobs)
+        return confirm(session, account, upload.id, blobs, confirmed=confirmed)
 
 
 def options_of(upload: Upload) -> ImportOptions:
@@ -161,8 +162,11 @@ def preview(session: Session, account: Account, upload_id: int, blobs: BlobStore
 
 
 def confirm(session: Session, account: Account, upload_id: int, blobs: BlobStore,
-            changes: dict[str, Any] | None = None) -> ImportResult:
-    """Import a staged upload with its options (``changes`` saved on it first: the confirm form's own)."""
+            changes: dict[str, Any] | None = None, confirmed: str | bool | None = True) -> ImportResult:
+    """Import a staged upload with its options (``changes`` saved on it first: the confirm form's own).
+
+    ``confirmed``: unless ``True``, an import that would revise a closed period the client has seen
+    is refused (``NeedsConfirmation``) and nothing is written."""
     upload = _staged(session, account, upload_id)
     options = options_of(upload).with_changes(changes or {})
     frame, report = _read(session, account, upload, blobs, options)
@@ -171,7 +175,7 @@ def confirm(session: Session, account: Account, upload_id: int, blobs: BlobStore
     # writer, so the entries are written without one.
     progress.report("Writing entries", 0, len(frame))
     upload.options = options.as_dict()
-    return apply(session, account, upload, frame, report, options)
+    return apply(session, account, upload, frame, report, options, confirmed)
 
 
 def _read(session: Session, account: Account, upload: Upload, blobs: BlobStore, options: ImportOptions):

@@ -38,6 +38,7 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("csv", "inspect"): ["{tmp}/binary.csv"],
     ("import",): ["{tmp}/binary.csv", "--account", "nobody@example.com"],
     ("retainer", "create"): ["--account", "ada@example.com", "--name", "R", "--client", "C", "--hours", "lots"],
+    ("retainer", "edit"): ["999999", "--hours", "25"],
     ("retainer", "rotate-token"): ["999999"],
     ("ledger",): ["999999"],
     ("wandb", "inspect"): ["{tmp}/notes.txt"],

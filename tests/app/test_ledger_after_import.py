@@ -42,7 +42,10 @@ def test_cli_import_then_ledger_counts_new_entries(database_url, tmp_path, monke
 
     extra = tmp_path / "extra.csv"
     extra.write_bytes(toggl_csv(EXTRA))
-    assert runner.invoke(cli, ["import", str(extra), "--account", "cli@example.com"]).exit_code == 0
+    refused = runner.invoke(cli, ["import", str(extra), "--account", "cli@example.com"])
+    assert refused.exit_code == 2 and "run it again with --yes" in refused.stderr   # August 2017 is closed
+    assert "Aug 2017 (closed)" in refused.stdout and _august(runner, rid)["entries"] == 168
+    assert runner.invoke(cli, ["import", str(extra), "--account", "cli@example.com", "--yes"]).exit_code == 0
     second = _august(runner, rid)
     assert second["entries"] == 170
     assert second["used_seconds"] == first["used_seconds"] + 2 * 3600 + 30 * 60 + 45 * 60
@@ -62,7 +65,8 @@ def _web_import(client, data: bytes, name: str) -> None:
     r = upload(client, data, name)
     assert r.status_code == 302, r.get_data(as_text=True)
     upload_id = int(re.search(r"/imports/(\d+)/preview", r.headers["Location"]).group(1))
-    r = post_form(client, f"/imports/{upload_id}/confirm", {}, page=r.headers["Location"])
+    # The second import revises August 2017 (closed): its preview's box confirms that.
+    r = post_form(client, f"/imports/{upload_id}/confirm", {"confirm_change": "yes"}, page=r.headers["Location"])
     assert r.status_code == 302
 
 
@@ -73,7 +77,7 @@ def test_web_import_then_dashboard_and_ledger_count_new_entries(app, logged_in):
     _web_import(logged_in, SAMPLE.read_bytes(), "export.csv")
     assert _ledger_entries(app, rid) == 168
     detail = logged_in.get(location).get_data(as_text=True)
-    assert "<h2>Entries (168" in detail and "Unmatched entries of your account (49)" in detail
+    assert "<h2>Entries (168" in detail and "49 entries (" in detail and 'id="inbox-link"' in detail
     _web_import(logged_in, toggl_csv(EXTRA), "extra.csv")
     assert _ledger_entries(app, rid) == 170
     assert "<h2>Entries (170" in logged_in.get(location).get_data(as_text=True)

@@ -41,8 +41,8 @@ def test_create_shows_ledger_link_and_unmatched(app, logged_in):
     assert "Retainer created" in page and 'id="ledger"' in page and "Aug 2017" in page
     url = re.search(r'id="public-url" type="text" readonly value="([^"]+)"', page).group(1)
     assert re.fullmatch(r"http://localhost/h/[A-Za-z0-9_-]{32}", url)
-    # The sample's 49 "Client 2" rows count against nothing and are listed as unmatched.
-    assert "Unmatched entries of your account (49)" in page
+    # The sample's 49 "Client 2" rows count against nothing: the page says so and links to the inbox.
+    assert "49 entries (" in page and 'id="inbox-link"' in page
     assert logged_in.get(url.replace("http://localhost", "")).status_code == 200
     dashboard = logged_in.get("/dashboard").get_data(as_text=True)
     assert "ML platform retainer" in dashboard and ("&nbsp;h</span> left" in dashboard or "&nbsp;h</span> over" in dashboard)

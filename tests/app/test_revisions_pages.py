@@ -1,7 +1,8 @@
 """Issue 19 item 5: a closed period changed after it closed says so, everywhere the client reads it.
 
 Removing an entry of a closed period, restoring it, and a late import into another closed period,
-all through the consultant's pages, on the real 3-client Clockify export: the public page says
+all through the consultant's pages, on the real 3-client Clockify export: each is previewed first
+(the closed period, was → now) and changes nothing until confirmed (issue 28); the public page says
 "revised on DATE (was X h)", the JSON carries each revision, the statement its number and date, the
 Atom feed an item per revision; the figure before each change is kept, not recomputed away.
 """
@@ -14,6 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from hourtab.retainers.presentation import format_hours
+from tests.app.change_helpers import confirm_preview
 from tests.app.test_routing_pages import _pdf_text, _retainers, _text, _upload
 from tests.conftest import post_form
 from tests.hourtab.retainers.multi_client import CLOCKIFY
@@ -48,7 +50,12 @@ def test_removal_restore_and_late_import_mark_closed_periods_revised(app, logged
     flagged = re.findall(r'name="entry" value="(\d+)"', logged_in.get(f"/imports/{second}").get_data(as_text=True))
     assert len(flagged) == 1
     review = f"/imports/{second}/remove?entry={flagged[0]}"
-    assert post_form(logged_in, f"/imports/{second}/remove", {"entry": flagged[0]}, page=review).status_code == 302
+    # Removing it revises January: the preview says so, and nothing changes until it is confirmed.
+    preview = post_form(logged_in, f"/imports/{second}/remove", {"entry": flagged[0]}, page=review)
+    assert ('<td class="nowrap">Jan 2026</td><td class="num">39&nbsp;h (5)</td><td class="num">31&nbsp;h (4)</td>'
+            in preview.get_data(as_text=True))
+    assert _periods(public, token)["Jan 2026"]["used_seconds"] == 39 * H
+    assert confirm_preview(logged_in, preview).status_code == 302
     today = dt.datetime.now(dt.UTC).date()
 
     january = _periods(public, token)["Jan 2026"]
@@ -61,7 +68,10 @@ def test_removal_restore_and_late_import_mark_closed_periods_revised(app, logged
     assert f"Revision 1 · revised on {today.isoformat()} (was 39 h used, 5 entries)" in statement
     assert "Hours used (after rounding, 4 entries) 31 h" in statement
 
-    assert post_form(logged_in, f"/imports/{second}/restore", {}, page=f"/imports/{second}").status_code == 302
+    preview = post_form(logged_in, f"/imports/{second}/restore", {}, page=f"/imports/{second}")
+    assert 'id="change-preview"' in preview.get_data(as_text=True)
+    assert _periods(public, token)["Jan 2026"]["used_seconds"] == 31 * H  # asking changed nothing
+    assert confirm_preview(logged_in, preview).status_code == 302
     january = _periods(public, token)["Jan 2026"]
     assert january["used_seconds"] == 39 * H
     assert [(r["revision"], r["reason"], r["was_used_seconds"], r["used_seconds"]) for r in january["revisions"]] == [
@@ -74,7 +84,14 @@ def test_removal_restore_and_late_import_mark_closed_periods_revised(app, logged
     late = b"\r\n".join([lines[0], lines[1].replace(b'"21/01/2026","11:00:00","21/01/2026"',
                                                     b'"10/02/2026","09:00:00","10/02/2026"')])
     feb_before = _periods(public, token)["Feb 2026"]["used_seconds"]
-    _import(logged_in, late, "late.csv", date_order="dmy")  # one row: its day/month order cannot tell
+    preview, upload_id = _upload(logged_in, late, "late.csv", date_order="dmy")  # one row: dmy cannot be told
+    assert 'id="revises-warning"' in (page := logged_in.get(preview).get_data(as_text=True))
+    assert f"Feb 2026 {format_hours(feb_before)} h → {format_hours(feb_before + 7 * H)} h" in page
+    refused = post_form(logged_in, f"/imports/{upload_id}/confirm", {"date_order": "dmy"}, page=preview)
+    assert refused.headers["Location"].startswith(f"/imports/{upload_id}/preview")   # the box was not ticked
+    assert _periods(public, token)["Feb 2026"]["used_seconds"] == feb_before
+    r = post_form(logged_in, f"/imports/{upload_id}/confirm", {"date_order": "dmy", "confirm_change": "yes"}, page=preview)
+    assert r.status_code == 302 and r.headers["Location"] == f"/imports/{upload_id}"
     february = _periods(public, token)["Feb 2026"]
     assert february["used_seconds"] == feb_before + 7 * H
     assert (february["revised"]["reason"], february["revised"]["was_used_hours"]) == ("import",

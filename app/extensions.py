@@ -18,6 +18,7 @@ from flask import Flask, current_app
 from hourtab.core.blobs import BlobStore, blob_store
 from hourtab.core.db import make_engine, make_sessionmaker
 from hourtab.core.errors import LimitReached
+from hourtab.sync.limits import Limits
 from hourtab.sync.tokens import TokenBox
 
 #: Rendered public pages kept per app; entries expire even when nothing changed (the forecast moves).
@@ -93,6 +94,14 @@ def blobs_from_settings(settings: Mapping[str, Any]) -> BlobStore:
 def token_box(settings: Mapping[str, Any]) -> TokenBox:
     """What seals trackers' API tokens (HOURTAB_ENCRYPTION_KEY, else derived from the secret key)."""
     return TokenBox.from_settings(str(settings.get("ENCRYPTION_KEY") or ""), str(settings["SECRET_KEY"]))
+
+
+def sync_limits(settings: Mapping[str, Any]) -> Limits:
+    """Where tracker connections may go and what each request and sync may spend (HOURTAB_SYNC_*)."""
+    return Limits(request_s=float(settings["SYNC_REQUEST_S"]), answer_bytes=int(settings["SYNC_ANSWER_BYTES"]),
+                  sync_s=float(settings["SYNC_BUDGET_S"]), sync_requests=int(settings["SYNC_BUDGET_REQUESTS"]),
+                  sync_bytes=int(settings["SYNC_BUDGET_BYTES"]), check_s=float(settings["SYNC_CHECK_S"]),
+                  allow_private=bool(settings["SYNC_ALLOW_PRIVATE_HOSTS"]))
 
 
 def tokens() -> TokenBox:

@@ -204,8 +204,8 @@ class Clockify(Fake):
         del self.entries[entry_id]
 
     def answer(self, path, query, host):
-        if path == "/api/v1/user":
-            return 200, {}, self.user
+        if path == "/api/v1/user":   # memberships only when asked for, as Clockify answers
+            return 200, {}, self.user if query.get("include-memberships") == "true" else {**self.user, "memberships": []}
         if path == f"/api/v1/workspaces/{self.workspace}/user/{self.user_id}/time-entries":
             first, last = parse(query["start"]), parse(query["end"])
             rows = sorted((e for e in self.entries.values()

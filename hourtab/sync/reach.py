@@ -81,14 +81,20 @@ class Reach:
     resolve: Resolver = _getaddrinfo
 
     def check_url(self, url: str) -> None:
-        """Refuse a URL no request may go to; the addresses are checked when connecting."""
+        """Refuse a URL no request may go to; the addresses a name resolves to are checked when connecting."""
         parts = urlsplit(url)
         host = (parts.hostname or "").rstrip(".").lower()
         if parts.scheme not in ("https", "http") or not host:
             raise AddressNotAllowed()
+        try:
+            literal: IP | None = ipaddress.ip_address(host)
+        except ValueError:
+            literal = None
+        if literal is not None and not self.allowed(host, literal):
+            raise AddressNotAllowed()
         if self.allow_private:
             return   # a listed host, or any host resolving to private addresses only (checked on connect)
-        if parts.scheme != "https" or (self.hosts and host not in self.hosts):
+        if parts.scheme != "https" or (self.hosts and (host not in self.hosts or parts.port not in (None, 443))):
             raise AddressNotAllowed()
 
     def private_host(self, host: str) -> bool:

@@ -66,10 +66,13 @@ def clean_api_url(url: str | None, chosen: Tracker, limits: Limits | None = None
     if parts.username or parts.password or parts.query or parts.fragment:
         raise InvalidConnection("The API URL must be a scheme and a host only (no password, query or #part).")
     reach = Reach(hosts=chosen.hosts, allow_private=current(limits).allow_private)
-    if parts.scheme == "http" and not (reach.allow_private and reach.private_host(parts.hostname)):
-        raise InvalidConnection("The API URL must use https: the token travels with every request.")
+    must_use_https = InvalidConnection("The API URL must use https: the token travels with every request.")
+    if parts.scheme == "http" and not reach.allow_private:
+        raise must_use_https
     cleaned = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
     reach.check_url(cleaned)
+    if parts.scheme == "http" and not reach.private_host(parts.hostname):
+        raise must_use_https
     return cleaned
 
 

@@ -137,14 +137,17 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
         if api is None:
             client.close()
     _refuse_duplicate(session, account.id, chosen.name, url, workspace)
+    zone = _zone(identity.timezone, account.timezone or "UTC")
+    # The zone on the upload row says which wall clock the tracker's own exports show (``timesheets.synced``).
     upload = Upload(account_id=account.id, filename=f"{chosen.label} (live sync)", size_bytes=0,
                     sha256=hashlib.sha256(b"").hexdigest(), status="imported", format=f"{chosen.name}-api",
-                    created_by=f"sync:{chosen.name}", explanation=f"Entries synced from the {chosen.label} API.")
+                    created_by=f"sync:{chosen.name}", explanation=f"Entries synced from the {chosen.label} API.",
+                    options={"timezone": zone})
     session.add(upload)
     session.flush()
     connection = Connection(account_id=account.id, tracker=chosen.name, api_url=url, workspace=workspace,
                             tracker_user_id=identity.user_id[:100], tracker_user=identity.user_name[:200],
-                            timezone=_zone(identity.timezone, account.timezone or "UTC"),
+                            timezone=zone,
                             token_sealed=box.seal(token), token_hint=hint(token),
                             status="choose_workspace" if choices else "active", choices=choices,
                             upload_id=upload.id, next_sync_at=None if choices else utcnow())

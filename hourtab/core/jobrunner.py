@@ -286,7 +286,10 @@ class JobRunner:
             nonlocal last_at, last_phase
             deadline.check()
             now = time.monotonic()
-            if phase == last_phase and now - last_at < self.progress_every_s and done < total:
+            # Throttled, except the report that says a phase is finished; with nothing to count (an
+            # archive of empty files totals 0 bytes) no report is that one.
+            finished = total > 0 and done >= total
+            if phase == last_phase and now - last_at < self.progress_every_s and not finished:
                 return
             last_at, last_phase = now, phase
             try:

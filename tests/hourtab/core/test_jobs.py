@@ -272,3 +272,30 @@ def test_an_account_with_a_job_running_goes_after_one_with_none(sessions, accoun
     later = _job(sessions, other)
     with sessions() as s:
         assert fair_order(s) == [later, waiting]
+
+
+def test_an_archive_of_empty_files_reports_its_progress_throttled(sessions, account_id, tmp_path):
+    """Its total is 0 bytes, so no report is the last one: each is throttled like any other (it was one
+    database write per member, minutes for ten thousand)."""
+    import zipfile
+
+    from incidents.evidence import archives
+
+    archive = tmp_path / "empty.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for i in range(2000):
+            z.writestr(f"run/files/empty-{i}.txt", b"")
+
+    def unpack(session, job):
+        archives.extract(archive, tmp_path / "out")
+        return {}
+
+    runner = JobRunner(sessions, {"unpack": unpack}, worker="t", progress_every_s=60)
+    writes: list[dict] = []
+    original = runner._write
+    runner._write = lambda job_id, attempt, **values: writes.append(values) or original(job_id, attempt, **values)
+    with sessions() as s:
+        job = create_job(s, account_id, "unpack", {})
+        s.commit()
+    assert runner.run(job.id) == "done"
+    assert len([w for w in writes if w.get("phase") == "Unpacking"]) == 1

@@ -115,14 +115,12 @@ class Api:
             answer = self._send(url)
             if answer is None:
                 failures += 1
-                self._pause(failures, f"{self.label} could not be reached at {urlsplit(url).netloc} "
-                                      "(no answer after several tries); the sync will try again later.")
+                self._pause(failures, f"{self.label} could not be reached at {urlsplit(url).netloc}")
                 continue
             status, headers, body = answer
             if status >= 500:
                 failures += 1
-                self._pause(failures, f"{self.label} answered HTTP {status} several times; the sync will try "
-                                      "again later.")
+                self._pause(failures, f"{self.label} answered HTTP {status}")
                 continue
             if status in (301, 302, 303, 307, 308) and headers.get("Location"):
                 redirects += 1
@@ -149,11 +147,13 @@ class Api:
             raise BadResponse(f"{self.label} answered GET {path} with something that is not JSON.") from e
         return Reply(data, headers, cut)
 
-    def _pause(self, failures: int, message: str) -> None:
+    def _pause(self, failures: int, what: str) -> None:
         """Back off before another try, within the budget; past the tries, the tracker is unreachable."""
-        if failures > RETRIES:
-            raise TrackerUnreachable(message)
         budget = self._budget()
+        if budget.purpose == "check":   # a token check has a few seconds, not retries
+            raise TrackerUnreachable(f"{what}; nothing was stored. Check the API URL and try again.")
+        if failures > RETRIES:
+            raise TrackerUnreachable(f"{what} (after several tries); the sync will try again later.")
         wait = min(2.0 ** (failures - 1), max(0.0, budget.left_s()))
         if wait > 0:
             self.sleep(wait)

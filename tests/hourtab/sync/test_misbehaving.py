@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from dataclasses import replace
 import time
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import func, select

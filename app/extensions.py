@@ -98,10 +98,7 @@ def token_box(settings: Mapping[str, Any]) -> TokenBox:
 
 def sync_limits(settings: Mapping[str, Any]) -> Limits:
     """Where tracker connections may go and what each request and sync may spend (HOURTAB_SYNC_*)."""
-    return Limits(request_s=float(settings["SYNC_REQUEST_S"]), answer_bytes=int(settings["SYNC_ANSWER_BYTES"]),
-                  sync_s=float(settings["SYNC_BUDGET_S"]), sync_requests=int(settings["SYNC_BUDGET_REQUESTS"]),
-                  sync_bytes=int(settings["SYNC_BUDGET_BYTES"]), check_s=float(settings["SYNC_CHECK_S"]),
-                  allow_private=bool(settings["SYNC_ALLOW_PRIVATE_HOSTS"]))
+    return Limits.from_settings(settings)
 
 
 def tokens() -> TokenBox:

@@ -13,7 +13,6 @@ from typing import Any
 from flask import Flask
 from sqlalchemy.orm import Session
 
-from app.extensions import sync_limits
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.jobs import Job, create_job
 from hourtab.sync import notices, runner, service
@@ -24,11 +23,11 @@ from hourtab.sync.models import Connection
 
 def options(app: Flask) -> runner.Options:
     return runner.Options(minutes=float(app.config.get("SYNC_MINUTES", runner.DEFAULT_MINUTES)),
-                          limits=sync_limits(app.config))
+                          limits=Limits.from_settings(app.config))
 
 
 def register(app: Flask, queue) -> None:
-    budget_s, limit_s = time_limits(sync_limits(app.config))
+    budget_s, limit_s = time_limits(Limits.from_settings(app.config))
     queue.register("sync_run", lambda session, job: run_sync(app, session, job), "Syncing from the tracker",
                    limit_s, budget_s=budget_s)
 

@@ -10,8 +10,9 @@ The token check of "Connect" runs under its own few seconds, so it never holds a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from hourtab.sync.errors import OutOfBudget, SyncStopped
 
@@ -34,6 +35,14 @@ class Limits:
     check_s: float = 5.0
     #: Private and loopback addresses may be reached (``HOURTAB_SYNC_ALLOW_PRIVATE_HOSTS``).
     allow_private: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> Limits:
+        """The limits the app's settings say (``app.config``'s ``SYNC_*`` keys, from ``HOURTAB_SYNC_*``)."""
+        return cls(request_s=float(settings["SYNC_REQUEST_S"]), answer_bytes=int(settings["SYNC_ANSWER_BYTES"]),
+                   sync_s=float(settings["SYNC_BUDGET_S"]), sync_requests=int(settings["SYNC_BUDGET_REQUESTS"]),
+                   sync_bytes=int(settings["SYNC_BUDGET_BYTES"]), check_s=float(settings["SYNC_CHECK_S"]),
+                   allow_private=bool(settings["SYNC_ALLOW_PRIVATE_HOSTS"]))
 
     def describe(self) -> str:
         return (f"{self.sync_requests} requests, {self.sync_bytes // MIB} MiB, {self.sync_s:g} s")

@@ -71,3 +71,18 @@ def test_healthz_shows_a_consumer_busy_past_its_budget(app, client):
     with app.extensions["hourtab.sessionmaker"]() as s, transaction(s):
         s.get(Job, job.id).status = "done"
     assert client.get("/healthz").get_json()["status"] == "ok"
+
+
+def test_entries_that_cannot_be_read_are_listed_on_the_connections_page(app, logged_in):
+    from tests.hourtab.sync.conftest import at, months
+    from tests.hourtab.sync.fake_trackers import Toggl
+
+    fake = Toggl(TOKEN)
+    fake.add(at(months()[1], 9), 1800, "Readable")
+    fake.raw_rows = [f'{{"id": 77, "workspace_id": {fake.workspace}, "start": "garbage", "duration": 60}}']
+    with serving(toggl=fake) as trackers:
+        r = post_form(logged_in, "/account/connections", {"tracker": "toggl", "token": TOKEN, "api_url": trackers.url})
+        assert r.status_code == 302                         # connected; the first sync ran (inline queue)
+    page = logged_in.get("/account/connections").get_data(as_text=True)
+    assert "1 entry could not be read and was skipped (the rest synced)" in page
+    assert "entry 77: &#39;garbage&#39; is not a time" in page and "1 new" in page

@@ -110,7 +110,12 @@ class Reading:
 
     def __init__(self) -> None:
         self.entries: dict[str, RemoteEntry] = {}
-        self.unreadable: list[Unreadable] = []
+        self._unreadable: dict[tuple[str, str], Unreadable] = {}
+
+    @property
+    def unreadable(self) -> list[Unreadable]:
+        """Each unreadable entry once, however many pages listed it (and none that another page read)."""
+        return [u for u in self._unreadable.values() if u.id not in self.entries]
 
     def add(self, raw: Any, read: Callable[[dict], RemoteEntry], reply: Reply) -> None:
         ident = entry_id(raw)
@@ -122,7 +127,8 @@ class Reading:
             entry = read(raw)
             self.entries[entry.id] = entry
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:
-            self.unreadable.append(Unreadable(ident or "(no id)", str(e)[:200] or type(e).__name__))
+            found = Unreadable(ident or "(no id)", str(e)[:200] or type(e).__name__)
+            self._unreadable[(found.id, found.reason)] = found
 
 
 def day_start_utc(day: dt.date, days: int = 0) -> dt.datetime:

@@ -62,8 +62,7 @@ def _entry(e: dict) -> RemoteEntry:
                        billable=e.get("billable"), running=running)
 
 
-def _read(api: Api, params: dict[str, Any], reading: Reading) -> dict[str, RemoteEntry]:
-    found = Reading()
+def _read(api: Api, params: dict[str, Any], found: Reading) -> None:
     url: str | None = "/v2/time_entries"
     query: dict[str, Any] | None = {**params, "page": 1, "per_page": PER_PAGE}
     for _ in range(MAX_PAGES):
@@ -78,20 +77,16 @@ def _read(api: Api, params: dict[str, Any], reading: Reading) -> dict[str, Remot
         links = reply.get("links")
         url = links.get("next") if isinstance(links, dict) and isinstance(links.get("next"), str) else None
         query = None   # the link carries every parameter
-    reading.unreadable += found.unreadable
-    return found.entries
 
 
 def fetch(api: Api, plan: FetchPlan) -> Fetched:
     reading = Reading()
-    entries = _read(api, {"from": (plan.first_day - dt.timedelta(days=1)).isoformat(),
-                          "to": (plan.last_day + dt.timedelta(days=1)).isoformat()}, reading)
-    if not plan.full and plan.since is not None:
-        changed = _read(api, {"updated_since": plan.since.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")},
-                        reading)
-        entries = {**changed, **entries}
-    return Fetched(entries=list(entries.values()), window=(plan.first_day, plan.last_day), requests=api.requests_made,
-                   unreadable=list({u.id: u for u in reading.unreadable}.values()))
+    if not plan.full and plan.since is not None:   # first, so the window's reading of an entry wins
+        _read(api, {"updated_since": plan.since.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}, reading)
+    _read(api, {"from": (plan.first_day - dt.timedelta(days=1)).isoformat(),
+                "to": (plan.last_day + dt.timedelta(days=1)).isoformat()}, reading)
+    return Fetched(entries=list(reading.entries.values()), window=(plan.first_day, plan.last_day),
+                   requests=api.requests_made, unreadable=reading.unreadable)
 
 
 TRACKER = Tracker(name="harvest", label=LABEL, default_url="https://api.harvestapp.com", csv_format="harvest",

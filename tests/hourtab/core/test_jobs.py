@@ -248,7 +248,8 @@ def test_a_job_past_its_time_limit_is_failed_and_its_thread_freed(sessions, acco
 def test_queue_health_counts_live_consumers_and_the_longest_wait(sessions, account_id):
     with sessions() as s:
         assert queue_health(s, 60).as_dict() == {"consumers": 0, "waiting": 0, "running": 0,
-                                                 "oldest_waiting_s": None, "stalled": False}
+                                                 "oldest_waiting_s": None, "stalled": False,
+                                                 "busy_past_budget": []}
     job_id = _job(sessions, account_id)
     with sessions() as s:
         s.execute(update(Job).where(Job.id == job_id).values(updated_at=utcnow() - dt.timedelta(seconds=90)))

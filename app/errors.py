@@ -14,8 +14,10 @@ from hourtab.core.errors import (
     LimitReached,
     NotFound,
     PayloadTooLarge,
+    StorageFull,
     Unauthorized,
     Unavailable,
+    storage_full,
 )
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.sync.errors import SyncError
@@ -34,6 +36,7 @@ STATUS_BY_ERROR: dict[type[Exception], int] = {
     Conflict: 409,
     LimitReached: 429,
     Unavailable: 501,
+    StorageFull: 507,
 }
 
 
@@ -103,6 +106,8 @@ def init_app(app: Flask) -> None:
     def _any(error: Exception):
         _rollback()
         status = status_for(error)
+        if status is None and storage_full(error):   # rolled back above: nothing half-written is kept
+            return render_error(507, "Storage full", str(StorageFull()))
         if status is None:
             log.exception("unhandled error on %s", request.path)
             return render_error(500, "Server error", "Something went wrong on our side; nothing was saved.")
@@ -111,7 +116,7 @@ def init_app(app: Flask) -> None:
 
 def _title(status: int) -> str:
     return {400: "Bad request", 401: "Unauthorized", 404: "Not found", 409: "Conflict", 413: "Too large",
-            429: "Too many requests", 501: "Not available"}.get(status, "Error")
+            429: "Too many requests", 501: "Not available", 507: "Storage full"}.get(status, "Error")
 
 
 def _rollback() -> None:

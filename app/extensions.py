@@ -18,6 +18,7 @@ from flask import Flask, current_app
 from hourtab.core.blobs import BlobStore, blob_store
 from hourtab.core.db import make_engine, make_sessionmaker
 from hourtab.core.errors import LimitReached
+from hourtab.sync.limits import Limits
 from hourtab.sync.tokens import TokenBox
 
 #: Rendered public pages kept per app; entries expire even when nothing changed (the forecast moves).
@@ -93,6 +94,11 @@ def blobs_from_settings(settings: Mapping[str, Any]) -> BlobStore:
 def token_box(settings: Mapping[str, Any]) -> TokenBox:
     """What seals trackers' API tokens (HOURTAB_ENCRYPTION_KEY, else derived from the secret key)."""
     return TokenBox.from_settings(str(settings.get("ENCRYPTION_KEY") or ""), str(settings["SECRET_KEY"]))
+
+
+def sync_limits(settings: Mapping[str, Any]) -> Limits:
+    """Where tracker connections may go and what each request and sync may spend (HOURTAB_SYNC_*)."""
+    return Limits.from_settings(settings)
 
 
 def tokens() -> TokenBox:

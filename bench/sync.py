@@ -169,6 +169,7 @@ def main() -> None:
     from hourtab.core.db import transaction
     from hourtab.retainers import service as retainers
     from hourtab.sync import service
+    from hourtab.sync.limits import Limits
     from hourtab.sync.models import Connection
 
     name = f"hourtab_bench_{uuid.uuid4().hex[:10]}"
@@ -181,7 +182,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hourtab-bench-sync-"))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOURTAB_DATABASE_URL": url, "HOURTAB_REDIS_URL": args.redis,
            "HOURTAB_QUEUE_NAME": queue, "HOURTAB_DATA_DIR": str(tmp), "HOURTAB_SECRET_KEY": "s" * 48,
-           "HOURTAB_JOB_LEASE_S": "3", "HOURTAB_SYNC_MINUTES": "600"}
+           "HOURTAB_JOB_LEASE_S": "3", "HOURTAB_SYNC_MINUTES": "600",
+           "HOURTAB_SYNC_ALLOW_PRIVATE_HOSTS": "1"}   # the fake tracker listens on loopback
     tokens = [f"bench_{uuid.uuid4().hex}" for _ in range(args.accounts)]
     fake = SharedToggl(tokens)
     berlin = ZoneInfo(fake.me["timezone"])
@@ -241,7 +243,8 @@ def main() -> None:
                 db = app.extensions["hourtab.sessionmaker"]()
                 for (account_id, _), token in zip(pages, tokens, strict=True):
                     with transaction(db):
-                        service.connect(db, db.get(Account, account_id), box, "toggl", token, api_url=trackers.url)
+                        service.connect(db, db.get(Account, account_id), box, "toggl", token, api_url=trackers.url,
+                                        limits=Limits.from_settings(app.config))
             print(f"connected {args.accounts} accounts in {time.time() - t:.1f} s (each checks its token)")
             rows = wait_jobs(engine, "sync_run", args.accounts, args.timeout)
             report("first sync (full read, adopting the CSV entries)", rows, min(r.created_at.timestamp()

@@ -20,6 +20,10 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
+#: The tests' trackers are local servers on loopback: the operator's switch that lets connections reach
+#: private and loopback addresses is on for the apps, CLIs and servers the tests start...
+os.environ.setdefault("HOURTAB_SYNC_ALLOW_PRIVATE_HOSTS", "1")
+
 PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 DATA = Path(__file__).parent / "data"
 
@@ -27,6 +31,14 @@ DATA = Path(__file__).parent / "data"
 #: the ``torch`` mark, which says so where the test is written and lets ``-m "not torch"`` leave it out.
 TORCH_FIXTURES = {"wandb_runs", "pathology_runs", "tiny_run", "freq100_run"}
 TORCH_AVAILABLE = all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+
+
+@pytest.fixture(autouse=True)
+def _local_trackers_reachable(monkeypatch):
+    """... and for the domain services the tests call directly (tests of the refusals pass their own)."""
+    from hourtab.sync import limits
+
+    monkeypatch.setattr(limits, "DEFAULT", limits.Limits(allow_private=True))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,4 +1,4 @@
-"""``hourtab sync connect|run|list``: connect a tracker's API, sync now, list the connections.
+"""``hourtab sync connect|run|list|resume|remove``: connect a tracker's API, sync now, list, resume, remove.
 
 ``connect`` reads the API token from stdin only (``--token-stdin``), so it never lands in the shell's
 history or the process list. ``run`` syncs each connection as a ``sync_run`` job run in this process
@@ -33,7 +33,7 @@ def connect(email: str, tracker_name: str, token_stdin: bool, api_url: str | Non
             harvest_account: str | None, as_json: bool) -> None:
     """Check a tracker's API token and connect it to the account (its first sync reads the history)."""
     from app.cli.context import cli_session
-    from app.extensions import token_box
+    from app.extensions import sync_limits, token_box
     from hourtab.core import accounts
     from hourtab.core.db import transaction
     from hourtab.sync import service
@@ -48,7 +48,8 @@ def connect(email: str, tracker_name: str, token_stdin: bool, api_url: str | Non
         account = accounts.get_account(cx.session, email)
         with transaction(cx.session):
             connection = service.connect(cx.session, account, token_box(cx.settings), tracker_name, token,
-                                         api_url=api_url, workspace=workspace, harvest_account=harvest_account)
+                                         api_url=api_url, workspace=workspace, harvest_account=harvest_account,
+                                         limits=sync_limits(cx.settings))
         shown = {"id": connection.id, "tracker": connection.tracker, "workspace": connection.workspace}
     if as_json:
         click.echo(json.dumps(shown))
@@ -88,8 +89,8 @@ def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
             session.expire_all()
             done = session.get(Job, job.id)
             outcomes.append(done.result if done.status == "done" else
-                            {"id": connection.id, "tracker": connection.tracker, "status": "failed",
-                             "error": done.error})
+                            {"id": connection.id, "tracker": connection.tracker,
+                             "status": (done.result or {}).get("status", "failed"), "error": done.error})
     if as_json:
         click.echo(json.dumps({"connections": outcomes}, ensure_ascii=False))
     else:
@@ -97,7 +98,7 @@ def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
             counts = ", ".join(f"{o.get(k, 0)} {k}" for k in ("new", "changed", "removed", "unchanged"))
             line = f"connection {o['id']} ({o['tracker']}): {o['status']}"
             click.echo(line + (f": {counts}" if o["status"] == "done" else f": {o.get('error', '')}"))
-    if any(o["status"] in ("failed", "refused") for o in outcomes):
+    if any(o["status"] in ("failed", "refused", "out_of_budget") for o in outcomes):
         click.get_current_context().exit(1)
 
 
@@ -132,6 +133,65 @@ def list_command(email: str | None, as_json: bool) -> None:
         last = f"last sync {r['last_sync_at']}" if r["last_sync_at"] else "never synced"
         click.echo(f"{r['id']}\t{r['account']}\t{r['tracker']}\t{r['workspace'] or '-'}\t{r['status']}\t"
                    f"token {r['token']}\t{last}" + (f"\t{r['error']}" if r["error"] else ""))
+
+
+def _owned_connection(session, email: str | None, connection_id: int):
+    """The connection, of the account named (when one is): refused as not found otherwise."""
+    from hourtab.core import accounts
+    from hourtab.core.errors import NotFound
+    from hourtab.sync.models import Connection
+
+    connection = session.get(Connection, connection_id)
+    if connection is None or (email and connection.account_id != accounts.get_account(session, email).id):
+        raise NotFound(f"Connection {connection_id} not found" + (f" for {email}" if email else "") + ".")
+    return connection
+
+
+@sync_group.command("resume")
+@click.argument("connection_id", type=int)
+@click.option("--account", "email", default=None, help="The account the connection belongs to (a check).")
+@click.option("--token-stdin", is_flag=True, help="Read a new API token from stdin (replaces the stored one).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "status"} as JSON.')
+def resume(connection_id: int, email: str | None, token_stdin: bool, as_json: bool) -> None:
+    """Sync a paused connection on schedule again (at once), optionally with a new token."""
+    from app.cli.context import cli_session
+    from app.extensions import token_box
+    from hourtab.core.accounts import Account
+    from hourtab.core.db import transaction
+    from hourtab.sync import service
+
+    token = None
+    if token_stdin:
+        if sys.stdin.isatty():
+            raise click.UsageError("--token-stdin reads the token from a pipe or a file")
+        token = sys.stdin.read()
+    with cli_session() as cx:
+        connection = _owned_connection(cx.session, email, connection_id)
+        with transaction(cx.session):
+            owner = cx.session.get(Account, connection.account_id)
+            connection = service.resume(cx.session, owner, connection_id, token_box(cx.settings), token)
+        shown = {"id": connection.id, "status": connection.status}
+    click.echo(json.dumps(shown) if as_json else f"Connection {shown['id']} resumed; it syncs at the next tick "
+                                                 "of the workers, or now with `hourtab sync run`.")
+
+
+@sync_group.command("remove")
+@click.argument("connection_id", type=int)
+@click.option("--account", "email", default=None, help="The account the connection belongs to (a check).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "removed": true} as JSON.')
+def remove(connection_id: int, email: str | None, as_json: bool) -> None:
+    """Remove a connection and its token (a sync of it that is running stops); synced entries stay."""
+    from app.cli.context import cli_session
+    from hourtab.core.accounts import Account
+    from hourtab.core.db import transaction
+    from hourtab.sync import service
+
+    with cli_session() as cx:
+        connection = _owned_connection(cx.session, email, connection_id)
+        with transaction(cx.session):
+            service.remove(cx.session, cx.session.get(Account, connection.account_id), connection_id)
+    click.echo(json.dumps({"id": connection_id, "removed": True}) if as_json else
+               f"Connection {connection_id} removed and its token deleted; the entries it synced stay.")
 
 
 commands: list[click.Command] = [sync_group]

@@ -14,10 +14,10 @@ from app.auth import account
 from app.consultant import bp
 from app.db import get_db
 from app.errors import form_status
-from app.extensions import tokens
+from app.extensions import sync_limits, tokens
 from app.jobs.sync import queue_sync
 from hourtab.core.db import transaction
-from hourtab.core.errors import Conflict, InvalidInput, Unauthorized
+from hourtab.core.errors import Conflict, InvalidInput, LimitReached, Unauthorized
 from hourtab.sync import service
 from hourtab.sync.clients import TRACKER_NAMES, tracker
 from hourtab.sync.errors import SyncError
@@ -54,8 +54,9 @@ def connections():
         with transaction(db):
             connection = service.connect(db, me, tokens(), form.tracker.data, form.token.data or "",
                                          api_url=form.api_url.data, workspace=form.workspace.data,
-                                         harvest_account=form.harvest_account.data, wait_for_choice=True)
-    except (InvalidInput, Unauthorized, Conflict, SyncError) as e:
+                                         harvest_account=form.harvest_account.data, wait_for_choice=True,
+                                         limits=sync_limits(current_app.config))
+    except (InvalidInput, Unauthorized, Conflict, SyncError, LimitReached) as e:
         form.form_errors.append(str(e))
         return _page(form, e)
     if connection.status == "choose_workspace":

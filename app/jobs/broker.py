@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 class Kind:
     title: str             # what the job page calls it
     time_limit_s: float    # a job of this kind running longer is failed and stopped
+    budget_s: float        # a job running longer keeps its consumer busy past its budget (``/healthz``)
 
 
 class Queue:
@@ -48,9 +49,11 @@ class Queue:
                                 time_limits=self._limits)
         self._task = self.huey.task(name="run_job")(self._run)
 
-    def register(self, kind: str, handler: Handler, title: str, time_limit_s: float) -> None:
-        """Make ``kind`` runnable here: ``handler(session, job) -> result``, stopped past ``time_limit_s``."""
-        self.kinds[kind] = Kind(title, time_limit_s)
+    def register(self, kind: str, handler: Handler, title: str, time_limit_s: float,
+                 budget_s: float | None = None) -> None:
+        """Make ``kind`` runnable here: ``handler(session, job) -> result``, stopped past ``time_limit_s``;
+        ``/healthz`` shows one running past ``budget_s`` (its time limit unless said)."""
+        self.kinds[kind] = Kind(title, time_limit_s, budget_s if budget_s is not None else time_limit_s)
         self._handlers[kind] = handler
         self._limits[kind] = float(time_limit_s)
 

@@ -16,21 +16,31 @@ from sqlalchemy.orm import Session
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.jobs import Job, create_job
 from hourtab.sync import notices, runner, service
-from hourtab.sync.errors import SyncError
+from hourtab.sync.errors import SyncFailed
+from hourtab.sync.limits import Limits
 from hourtab.sync.models import Connection
 
 
 def options(app: Flask) -> runner.Options:
-    return runner.Options(minutes=float(app.config.get("SYNC_MINUTES", runner.DEFAULT_MINUTES)))
+    return runner.Options(minutes=float(app.config.get("SYNC_MINUTES", runner.DEFAULT_MINUTES)),
+                          limits=Limits.from_settings(app.config))
 
 
 def register(app: Flask, queue) -> None:
+    budget_s, limit_s = time_limits(Limits.from_settings(app.config))
     queue.register("sync_run", lambda session, job: run_sync(app, session, job), "Syncing from the tracker",
-                   SYNC_TIME_LIMIT_S)
+                   limit_s, budget_s=budget_s)
 
 
-#: A sync pages through at most a year of entries; past this it is stopped and tried again next time.
-SYNC_TIME_LIMIT_S = 1800
+#: Seconds a sync may take past its reading budget to write what it read (a year of entries, on a busy database).
+WRITE_ALLOWANCE_S = 30
+
+
+def time_limits(limits: Limits) -> tuple[float, float]:
+    """(budget, hard limit) of a ``sync_run`` job: past its budget ``/healthz`` shows the consumer busy;
+    at the hard limit the job is failed and its thread stopped."""
+    budget = limits.sync_s + limits.request_s + WRITE_ALLOWANCE_S
+    return budget, 2 * budget
 
 
 def run_sync(app: Flask, session: Session, job: Job) -> dict[str, Any]:
@@ -39,8 +49,8 @@ def run_sync(app: Flask, session: Session, job: Job) -> dict[str, Any]:
     if outcome.paused_now:
         notices.tell_paused(session, job.account_id, outcome, smtp_url=app.config.get("SMTP_URL"),
                             public_url=app.config["PUBLIC_URL"], sender=app.config["MAIL_FROM"])
-    if outcome.status in ("refused", "failed"):
-        raise SyncError(outcome.error)
+    if outcome.status in ("refused", "failed", "out_of_budget"):
+        raise SyncFailed(outcome.error, outcome.as_json())
     if any(outcome.counts.get(k) for k in ("new", "changed", "removed")):
         if app.config.get("SMTP_URL"):   # committed with this job's result; the runner hands it to the queue
             create_job(session, job.account_id, "alerts_check", {})

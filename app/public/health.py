@@ -1,7 +1,8 @@
 """/healthz: for load balancers, the quickstart check and monitoring.
 
 ``status`` is "ok", "degraded" when jobs wait and no queue consumer has been seen within a
-lease (the web app still serves: HTTP 200), or "error" when the database is unreachable (503).
+lease, or a consumer is busy with a job past its kind's budget (``queue.busy_past_budget``; the web
+app still serves: HTTP 200), or "error" when the database is unreachable (503).
 ``queue`` says how many consumers were seen in the last lease and how long the longest waiting
 job has waited (``hourtab worker --check`` turns the same figures into an exit code).
 """
@@ -22,10 +23,12 @@ def healthz():
     try:
         with engine().connect() as conn:
             conn.execute(text("SELECT 1"))
-        health = queue_health(get_db(), current_app.config["JOB_LEASE_S"])
+        kinds = current_app.extensions["hourtab.queue"].kinds
+        health = queue_health(get_db(), current_app.config["JOB_LEASE_S"],
+                              budgets={name: kind.budget_s for name, kind in kinds.items()})
     except SQLAlchemyError:
         return jsonify({"status": "error", "database": "error"}), 503
-    response = jsonify({"status": "degraded" if health.stalled else "ok", "database": "ok",
+    response = jsonify({"status": "degraded" if health.degraded else "ok", "database": "ok",
                         "queue": health.as_dict()})
     response.headers["Cache-Control"] = "no-store"
     return response

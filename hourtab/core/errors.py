@@ -43,3 +43,34 @@ class PayloadTooLarge(InvalidInput):
 
 class Unavailable(HourTabError):
     """A feature needs something this installation lacks (an optional extra); not the input's fault."""
+
+
+class StorageFull(HourTabError):
+    """The disk (or the database's) is full: the work was rolled back, so nothing was lost."""
+
+    def __init__(self, message: str = "The server's storage is full; nothing was lost. Try again once space "
+                                      "is freed.") -> None:
+        super().__init__(message)
+
+
+#: What a full disk says: ENOSPC and EDQUOT from the OS, SQLite's and PostgreSQL's own words (53100).
+_FULL_ERRNOS = (28, 122)
+_FULL_WORDS = ("database or disk is full", "no space left on device", "could not extend file", "disk full")
+
+
+def storage_full(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it, or the driver error it wraps) is a full disk."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [error]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, StorageFull) or (isinstance(e, OSError) and e.errno in _FULL_ERRNOS):
+            return True
+        if getattr(e, "sqlstate", None) == "53100" or any(w in str(e).lower() for w in _FULL_WORDS):
+            return True
+        orig = getattr(e, "orig", None)
+        stack += [e.__cause__, e.__context__, orig if isinstance(orig, BaseException) else None]
+    return False

@@ -217,8 +217,9 @@ class JobRunner:
                 session.rollback()
                 return self._finish(job_id, attempt, status="failed", error=_too_long(deadline.limit_s))
             except self.safe_errors as e:
-                session.rollback()
-                return self._finish(job_id, attempt, status="failed", error=str(e))
+                session.rollback()   # an error may carry what the job's page and its caller show of it
+                return self._finish(job_id, attempt, status="failed", error=str(e),
+                                    result=getattr(e, "result", None) or {})
             except Exception:
                 session.rollback()
                 log.exception("job %s (%s) failed", job_id, kind)
@@ -258,8 +259,9 @@ class JobRunner:
             s.commit()
             return hit
 
-    def _finish(self, job_id: str, attempt: int, *, status: str, error: str = "") -> str:
-        self._write(job_id, attempt, status=status, error=error[:2000], result={}, finished_at=utcnow(),
+    def _finish(self, job_id: str, attempt: int, *, status: str, error: str = "",
+                result: dict[str, Any] | None = None) -> str:
+        self._write(job_id, attempt, status=status, error=error[:2000], result=result or {}, finished_at=utcnow(),
                     lease_until=None)
         return status
 
@@ -284,7 +286,10 @@ class JobRunner:
             nonlocal last_at, last_phase
             deadline.check()
             now = time.monotonic()
-            if phase == last_phase and now - last_at < self.progress_every_s and done < total:
+            # Throttled, except the report that says a phase is finished; with nothing to count (an
+            # archive of empty files totals 0 bytes) no report is that one.
+            finished = total > 0 and done >= total
+            if phase == last_phase and now - last_at < self.progress_every_s and not finished:
                 return
             last_at, last_phase = now, phase
             try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,18 +177,29 @@ class QueueHealth:
     waiting: int
     running: int
     oldest_waiting_s: float | None     # how long the longest waiting job has waited
+    #: Running jobs past their kind's budget: (kind, seconds running), longest first.
+    over_budget: tuple[tuple[str, float], ...] = ()
 
     @property
     def stalled(self) -> bool:
         """Jobs wait and no consumer is there to take them."""
         return self.waiting > 0 and self.consumers == 0
 
+    @property
+    def degraded(self) -> bool:
+        """Stalled, or a consumer thread busy with one job past that job's budget."""
+        return self.stalled or bool(self.over_budget)
+
     def as_dict(self) -> dict[str, Any]:
         return {"consumers": self.consumers, "waiting": self.waiting, "running": self.running,
-                "oldest_waiting_s": self.oldest_waiting_s, "stalled": self.stalled}
+                "oldest_waiting_s": self.oldest_waiting_s, "stalled": self.stalled,
+                "busy_past_budget": [{"kind": k, "running_s": s} for k, s in self.over_budget]}
 
 
-def queue_health(session: Session, lease_s: float, now: dt.datetime | None = None) -> QueueHealth:
+def queue_health(session: Session, lease_s: float, now: dt.datetime | None = None,
+                 budgets: Mapping[str, float] | None = None) -> QueueHealth:
+    """The queue as ``/healthz`` and ``hourtab worker --check`` report it; ``budgets``: seconds a job of
+    each kind may run before its consumer counts as busy past its budget."""
     now = now or utcnow()
     consumers = session.scalar(select(func.count()).select_from(Consumer).where(
         Consumer.seen_at >= now - dt.timedelta(seconds=lease_s))) or 0
@@ -196,7 +207,13 @@ def queue_health(session: Session, lease_s: float, now: dt.datetime | None = Non
                                   .group_by(Job.status)).all())
     oldest = session.scalar(select(func.min(Job.updated_at)).where(Job.status == "queued"))
     age = None if oldest is None else round(max(0.0, (now - oldest).total_seconds()), 1)
-    return QueueHealth(consumers, counts.get("queued", 0), counts.get("running", 0), age)
+    over: list[tuple[str, float]] = []
+    for kind, started in session.execute(select(Job.kind, Job.started_at).where(Job.status == "running")):
+        running_s = (now - started).total_seconds() if started is not None else 0.0
+        if budgets and kind in budgets and running_s > budgets[kind]:
+            over.append((kind, round(running_s, 1)))
+    return QueueHealth(consumers, counts.get("queued", 0), counts.get("running", 0), age,
+                       tuple(sorted(over, key=lambda o: -o[1])))
 
 
 def consumer_seen(session: Session, name: str, threads: int, now: dt.datetime | None = None) -> None:

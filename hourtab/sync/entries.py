@@ -59,6 +59,14 @@ class RemoteEntry:
     wall_start: dt.datetime | None = None
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """An entry the tracker listed that could not be read: skipped, and listed on the connection's page."""
+
+    id: str
+    reason: str
+
+
 @dataclass
 class Fetched:
     """One sync's reading of the tracker."""
@@ -73,6 +81,8 @@ class Fetched:
     requests: int = 0
     #: Names to keep for the next sync (see ``FetchPlan.names``); ``None`` keeps what was kept.
     names: dict | None = None
+    #: Entries listed that could not be read (skipped; a known one is kept as it was).
+    unreadable: list[Unreadable] = field(default_factory=list)
 
 
 def api_spec(tracker: str, label: str, duration_unit: str) -> FormatSpec:

@@ -51,3 +51,29 @@ class BadResponse(_WithStatus, SyncError):
 
 class TokenUnreadable(SyncError):
     """The stored token cannot be decrypted with this installation's key."""
+
+
+class AddressNotAllowed(InvalidConnection):
+    """The tracker's URL or an address it resolves to (or redirects to) is one a connection may not reach.
+
+    The message is the same whatever the reason, so it tells nothing about what listens there."""
+
+    def __init__(self, message: str = "The tracker's address is not allowed.") -> None:
+        super().__init__(message)
+
+
+class OutOfBudget(SyncError):
+    """The sync used its budget (requests, bytes or seconds) before reading everything."""
+
+
+class SyncStopped(SyncError):
+    """The connection was removed or paused while its sync read the tracker."""
+
+
+class SyncFailed(SyncError):
+    """A sync job's failure with its outcome (``result["status"]``: refused, failed or out_of_budget),
+    which the failed job keeps as its result."""
+
+    def __init__(self, message: str, result: dict) -> None:
+        super().__init__(message)
+        self.result = result

@@ -6,9 +6,15 @@ Identity is the tracker's entry id (``sync_entries``). Each entry the tracker li
   (or the entry is not active), else *unchanged*;
 * **reclaimed**: stored by an earlier connection to the same tracker and workspace (same id);
 * **adopted**: imported from this tracker's CSV exports (same user, start, duration, description and
-  project, within the export's rounding): mapped to that entry, which keeps the values it was imported
-  with, so switching from CSV to sync neither double-counts nor rewrites a closed period;
+  project, within the export's rounding): mapped to that entry, which takes the API's values (the
+  API states instants; an export read in another zone had the wrong times, and a closed period that
+  changes is marked revised), so switching from CSV to sync counts nothing twice;
 * **new**: inserted, hanging on the connection's upload row.
+
+A CSV entry of this tracker that duplicates a known entry (imported after connecting, before the
+importer recognised such rows) is removed, with its history: the synced entry counts.
+Entries the tracker listed but that could not be read are skipped and listed; a known one among them
+is kept as it was (it is not taken for deleted).
 
 A known entry the tracker reports deleted, or that is missing from a window the sync read in full, is
 removed (status ``removed``, with its history). Running timers are left alone until they stop. Then
@@ -52,15 +58,20 @@ class SyncResult:
     adopted: int = 0
     running: int = 0
     skipped: int = 0
+    duplicates_removed: int = 0
     warnings: list[str] = field(default_factory=list)
     revised_periods: list[dict[str, Any]] = field(default_factory=list)
+    #: [{"id", "reason"}] of entries listed that could not be read (the first hundred).
+    unreadable: list[dict[str, str]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {"new": self.new, "changed": self.changed, "removed": self.removed, "unchanged": self.unchanged,
-                "adopted": self.adopted, "running": self.running, "skipped": self.skipped}
+                "adopted": self.adopted, "running": self.running, "skipped": self.skipped,
+                "duplicates_removed": self.duplicates_removed}
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.counts(), "warnings": self.warnings, "revised_periods": self.revised_periods}
+        return {**self.counts(), "warnings": self.warnings, "revised_periods": self.revised_periods,
+                "unreadable": self.unreadable}
 
 
 def _norm(value: object) -> str:
@@ -113,6 +124,10 @@ def _reclaimable(session: Session, account_id: int, fingerprints: list[str]) -> 
     return found
 
 
+#: Unreadable entries listed on the connection's page, at most.
+UNREADABLE_SHOWN = 100
+
+
 @dataclass
 class _Candidate:
     entry_id: int
@@ -121,6 +136,7 @@ class _Candidate:
     wall_start: dt.datetime | None
     local_date: dt.date
     duration_s: int
+    content_hash: str = ""
 
 
 def _candidates(session: Session, account_id: int, csv_format: str, first: dt.date, last: dt.date
@@ -130,18 +146,18 @@ def _candidates(session: Session, account_id: int, csv_format: str, first: dt.da
 
     te = TimeEntry
     rows = session.execute(select(te.id, te.status, te.start_at, te.timezone, te.local_date, te.duration_s, te.user_name,
-                                  te.project, te.description)
+                                  te.project, te.description, te.content_hash)
                            .where(te.account_id == account_id, te.source_format == csv_format,
                                   te.status.in_(COUNTING), te.local_date.between(first - dt.timedelta(days=1),
                                                                                  last + dt.timedelta(days=1)),
                                   ~exists().where(SyncedEntry.entry_id == te.id))
                            .order_by(te.local_date, te.start_at, te.id))
     found: dict[tuple[str, str, str], list[_Candidate]] = defaultdict(list)
-    for entry_id, status, start, zone, day, seconds, user, project, description in rows:
+    for entry_id, status, start, zone, day, seconds, user, project, description, digest in rows:
         # The wall clock the export showed: the stored instant read back in the zone it was read in.
         wall = start.astimezone(ZoneInfo(zone)).replace(tzinfo=None) if start is not None else None
         found[(_norm(user), _norm(project), _norm(description))].append(
-            _Candidate(entry_id, status, start, wall, day, seconds))
+            _Candidate(entry_id, status, start, wall, day, seconds, digest))
     return found
 
 
@@ -232,19 +248,26 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
     # Each entry's local date in the zone of the retainer its rules match, else the connection's: as for a CSV.
     frame, warnings = to_frame(fetched.entries, api_spec(tracker.name, tracker.label, tracker.duration_unit),
                                connection.timezone, scope, active_routes(session, connection.account_id))
-    result = SyncResult(running=sum(e.running for e in fetched.entries), warnings=fetched.warnings + warnings)
+    result = SyncResult(running=sum(e.running for e in fetched.entries), warnings=fetched.warnings + warnings,
+                        unreadable=[{"id": u.id, "reason": u.reason} for u in fetched.unreadable[:UNREADABLE_SHOWN]])
     result.skipped = sum(not e.running for e in fetched.entries) - len(frame)
     remote = {e.id: e for e in fetched.entries}
     plan = _classify(session, connection, tracker, frame.to_dict("records"), remote, _known(session, connection.id),
                      fetched, result)
     days = [d for _, row in plan.changed for d in (plan.old_day[row["external_id"]], _day(row))]
     days += [_day(r) for r in plan.new] + [k.local_date for k in plan.gone.values()] + [d for _, _, d in plan.revived]
+    days += [d for c, row in plan.adopted_changed for d in (c.local_date, _day(row))]
+    days += [c.local_date for c in plan.duplicates]
     writer = _Writer(session, connection, now)
     with revisions.watch_sync_writes(session, connection.account_id, days, now, connection.upload_id) as revised:
         writer.mappings += plan.mappings
         writer.hashes += plan.hashes
         for entry_id, row in plan.changed:
             writer.change(entry_id, row, plan.old_status[row["external_id"]])
+        for candidate, row in plan.adopted_changed:   # the API's values win over the export's
+            writer.change(candidate.entry_id, row, candidate.status)
+        for candidate in plan.duplicates:
+            writer.remove(candidate.entry_id, candidate.status)
         for entry_id, status, _ in plan.revived:
             session.execute(update(TimeEntry).where(TimeEntry.id == entry_id).values(status="active", updated_at=now))
             writer.record(entry_id, "reappeared", {"status": status})
@@ -262,8 +285,10 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
             # Only the entries written can go elsewhere: the rest keep the routing they were given.
             entries_changed(session, connection.account_id, [
                 *(i for i, _ in plan.changed), *(i for i, _, _ in plan.revived),
-                *(k.entry_id for k in plan.gone.values()), *writer.inserted])
+                *(k.entry_id for k in plan.gone.values()), *writer.inserted,
+                *(c.entry_id for c, _ in plan.adopted_changed), *(c.entry_id for c in plan.duplicates)])
     result.new, result.changed, result.removed = len(plan.new), len(plan.changed), len(plan.gone)
+    result.duplicates_removed = len(plan.duplicates)
     result.warnings += _unmatchable(session, connection, tracker, frame)
     result.revised_periods = [r.as_json() for r in revised]
     return result
@@ -280,6 +305,10 @@ class _Plan:
     gone: dict[str, _Known] = field(default_factory=dict)
     #: (entry id, status, local date) of CSV entries adopted that did not count: they count again.
     revived: list[tuple[int, str, dt.date]] = field(default_factory=list)
+    #: CSV entries adopted whose values differ from the API's: they take the API's.
+    adopted_changed: list[tuple[_Candidate, dict[str, Any]]] = field(default_factory=list)
+    #: CSV entries that duplicate an entry already synced: removed.
+    duplicates: list[_Candidate] = field(default_factory=list)
     mappings: list[dict[str, Any]] = field(default_factory=list)
     hashes: list[dict[str, Any]] = field(default_factory=list)
     old_day: dict[str, dt.date] = field(default_factory=dict)
@@ -293,7 +322,7 @@ def _classify(session: Session, connection: Connection, tracker: Tracker, rows: 
     plan = _Plan()
     unmatched = [r for r in rows if r["external_id"] not in known]
     reclaim = _reclaimable(session, connection.account_id, [r["fingerprint"] for r in unmatched])
-    days = [_day(r) for r in unmatched]
+    days = [_day(r) for r in rows]
     pool = _candidates(session, connection.account_id, tracker.csv_format, min(days), max(days)) if days else {}
     for row in rows:
         ext = row["external_id"]
@@ -304,6 +333,9 @@ def _classify(session: Session, connection: Connection, tracker: Tracker, rows: 
         elif mine is not None and mine.remote_hash != row["content_hash"]:
             plan.hashes.append({"external_id": ext, "remote_hash": row["content_hash"]})
         if mine is not None:
+            duplicate = _adopt(pool, row, remote[ext])
+            if duplicate is not None:
+                plan.duplicates.append(duplicate)
             if mine.remote_hash != row["content_hash"] or mine.status != "active":
                 plan.changed.append((mine.entry_id, row))
                 plan.old_day[ext], plan.old_status[ext] = mine.local_date, mine.status
@@ -316,9 +348,12 @@ def _classify(session: Session, connection: Connection, tracker: Tracker, rows: 
             continue
         plan.mappings.append(_mapping(connection, ext, csv_entry.entry_id, row))
         result.adopted += 1
-        if csv_entry.status != "active":
+        if csv_entry.content_hash != row["content_hash"]:
+            plan.adopted_changed.append((csv_entry, row))
+        elif csv_entry.status != "active":
             plan.revived.append((csv_entry.entry_id, csv_entry.status, csv_entry.local_date))
-    plan.gone = {ext: known[ext] for ext in _gone(known, remote, fetched, result)}
+    unreadable = {u.id for u in fetched.unreadable}
+    plan.gone = {ext: known[ext] for ext in _gone(known, remote, fetched, result) if ext not in unreadable}
     return plan
 
 

@@ -7,8 +7,13 @@ minutes and must hold no transaction: the claim of the connection (one sync at a
 the job's lease) and the plan are made durable with :func:`~hourtab.core.jobrunner.checkpoint`
 before the fetch; the merge and the record of the outcome commit with the job's "done". A failure
 is recorded and checkpointed before the handler reports it, since the runner rolls back what a
-failing job wrote. A refused token pauses the connection; a long rate limit moves its next sync to
-when the tracker allows; other failures keep it on schedule and say why.
+failing job wrote. A refused token pauses the connection; a rate limit moves its next sync to when
+the tracker allows (the worker never sleeps on it); other failures keep it on schedule and say why.
+
+Every sync spends a :class:`~hourtab.sync.limits.Budget` (requests, bytes, seconds): one out of budget
+saves nothing (a half-read window would look like deletions), keeps its cursor and continues at its
+next turn. Between requests it looks (twice a second at most, on its own short database connection)
+whether its connection was removed or paused, and then stops, writing nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import requests
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab.core import progress
@@ -29,8 +34,17 @@ from hourtab.core.db import utcnow
 from hourtab.core.jobrunner import checkpoint
 from hourtab.core.jobs import Job
 from hourtab.sync import service
-from hourtab.sync.clients import FetchPlan, tracker
-from hourtab.sync.errors import RateLimited, SyncError, TokenUnreadable, TrackerRefused
+from hourtab.sync.clients import FetchPlan, open_api, tracker
+from hourtab.sync.errors import (
+    InvalidConnection,
+    OutOfBudget,
+    RateLimited,
+    SyncError,
+    SyncStopped,
+    TokenUnreadable,
+    TrackerRefused,
+)
+from hourtab.sync.limits import Budget, Limits, current
 from hourtab.sync.merge import apply_fetched
 from hourtab.sync.models import Connection
 from hourtab.sync.tokens import TokenBox, scrub
@@ -45,12 +59,11 @@ OVERLAP_S = 60
 
 @dataclass
 class Options:
-    """What the caller decides about a sync: the schedule, and how HTTP and waiting are done."""
+    """What the caller decides about a sync: the schedule, its limits, and how waiting is done."""
 
     minutes: float = DEFAULT_MINUTES
-    http: requests.Session | None = None
+    limits: Limits | None = None
     sleep: Callable[[float], None] = time.sleep
-    max_wait_s: float = 60.0
     now: Callable[[], dt.datetime] = utcnow
 
 
@@ -58,7 +71,8 @@ class Options:
 class Outcome:
     connection_id: int
     tracker: str
-    #: done, refused (token refused: paused), rate_limited, failed, busy (another sync runs), inactive, gone
+    #: done, refused (token refused: paused), rate_limited, out_of_budget, failed, busy (another sync runs),
+    #: inactive, gone, stopped (paused or removed while it read)
     status: str
     counts: dict[str, int] = field(default_factory=dict)
     error: str = ""
@@ -69,11 +83,13 @@ class Outcome:
     revised_periods: list[dict[str, Any]] = field(default_factory=list)
     #: The token was refused just now (the connection was active until this sync).
     paused_now: bool = False
+    #: Entries the tracker listed that could not be read: [{"id", "reason"}] (skipped, the rest synced).
+    unreadable: list[dict[str, str]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.connection_id, "tracker": self.tracker, "status": self.status, **self.counts,
                 "error": self.error, "full": self.full, "window": self.window, "requests": self.requests,
-                "warnings": self.warnings, "revised_periods": self.revised_periods}
+                "warnings": self.warnings, "revised_periods": self.revised_periods, "unreadable": self.unreadable}
 
 
 def sync_job(session: Session, job: Job, box: TokenBox, options: Options | None = None) -> Outcome:
@@ -106,18 +122,18 @@ def _sync(session: Session, connection: Connection, job_id: str, plan: FetchPlan
     outcome = Outcome(connection_id, connection.tracker, "done", full=plan.full,
                       window=[plan.first_day.isoformat(), plan.last_day.isoformat()])
     token = ""
+    limits = current(options.limits)
     try:
         token = box.open(connection.token_sealed)
-        api = chosen.api(service.base_url(connection), token, connection.workspace)
-        api.sleep, api.max_wait_s = options.sleep, options.max_wait_s
-        if options.http is not None:
-            api.session = options.http
+        budget = Budget(limits, stopped=_stopped(session, connection_id))
+        api = open_api(chosen, service.base_url(connection), token, connection.workspace, limits, budget)
+        api.sleep = options.sleep
         progress.report(f"Reading {chosen.label}", 0, 2)
         try:
             fetched = chosen.fetch(api, plan)
         finally:
-            if options.http is None:
-                api.session.close()
+            api.close()
+        budget.check_stopped()
         outcome.requests = fetched.requests
         progress.report(f"Saving {len(fetched.entries)} entries", 1, 2)
         with progress.quiet():   # the write transaction lasts until the runner commits it with "done"
@@ -129,18 +145,36 @@ def _sync(session: Session, connection: Connection, job_id: str, plan: FetchPlan
             service.release(session, connection_id, job_id)
             session.flush()
         outcome.counts, outcome.warnings = result.counts(), result.warnings
-        outcome.revised_periods = result.revised_periods
+        outcome.revised_periods, outcome.unreadable = result.revised_periods, result.unreadable
         return outcome
     except (TrackerRefused, TokenUnreadable) as e:
         return _failed(session, job_id, outcome, scrub(str(e), token), options, pause=True)
     except RateLimited as e:
         return _failed(session, job_id, outcome, scrub(str(e), token), options, retry_after=e.retry_after)
-    except SyncError as e:
+    except SyncStopped as e:
+        return _failed(session, job_id, outcome, str(e), options, stopped=True)
+    except OutOfBudget as e:
+        return _failed(session, job_id, outcome, str(e), options, out_of_budget=True)
+    except (SyncError, InvalidConnection) as e:
         return _failed(session, job_id, outcome, scrub(str(e), token), options)
     except Exception:
         log.error("sync of connection %s failed:\n%s", connection_id, scrub(traceback.format_exc(), token))
         return _failed(session, job_id, outcome, "The sync failed unexpectedly; it will be tried again. "
                        f"If this persists, report connection {connection_id}.", options)
+
+
+def _stopped(session: Session, connection_id: int) -> Callable[[], bool]:
+    """Whether the connection was removed or paused since the sync began: asked on a connection of its own,
+    so the job's session keeps no transaction open while the tracker answers."""
+    bind = session.get_bind()
+    engine = getattr(bind, "engine", bind)
+
+    def stopped() -> bool:
+        with engine.connect() as db:
+            status = db.execute(select(Connection.status).where(Connection.id == connection_id)).scalar()
+        return status != "active"
+
+    return stopped
 
 
 def _reload(session: Session, connection_id: int) -> Connection | None:
@@ -164,7 +198,8 @@ def _succeeded(connection: Connection, full: bool, started: dt.datetime, result:
 
 
 def _failed(session: Session, job_id: str, outcome: Outcome, message: str, options: Options, *,
-            pause: bool = False, retry_after: int | None = None) -> Outcome:
+            pause: bool = False, retry_after: int | None = None, stopped: bool = False,
+            out_of_budget: bool = False) -> Outcome:
     session.rollback()
     now = options.now()
     connection_id = outcome.connection_id
@@ -172,6 +207,9 @@ def _failed(session: Session, job_id: str, outcome: Outcome, message: str, optio
     if connection is None:
         return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
     service.release(session, connection_id, job_id)
+    if stopped:   # paused while it read: nothing to record but that it stopped
+        checkpoint(session)
+        return Outcome(connection_id, outcome.tracker, "stopped", error=message)
     connection.last_sync_at = connection.updated_at = now
     connection.last_error, connection.failures = message, connection.failures + 1
     if pause:
@@ -181,6 +219,9 @@ def _failed(session: Session, job_id: str, outcome: Outcome, message: str, optio
     elif retry_after is not None:
         connection.next_sync_at = now + dt.timedelta(seconds=retry_after)
         outcome.status = "rate_limited"
+    elif out_of_budget:   # its next turn, as if it had succeeded: the cursor did not move
+        connection.next_sync_at = service.next_sync(now, options.minutes)
+        outcome.status = "out_of_budget"
     else:
         # A tracker that keeps failing is asked less often (up to 4 intervals), never given up on.
         connection.next_sync_at = service.next_sync(now, options.minutes * min(connection.failures, 4))

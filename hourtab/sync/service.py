@@ -22,7 +22,7 @@ from hourtab.core.jobs import Job
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.periods import local_date, periods_through
-from hourtab.sync.clients import FetchPlan, Identity, Tracker, tracker
+from hourtab.sync.clients import FetchPlan, Identity, Tracker, open_api, tracker
 from hourtab.sync.errors import (
     AlreadyConnected,
     BadResponse,
@@ -30,7 +30,9 @@ from hourtab.sync.errors import (
     InvalidConnection,
     TrackerRefused,
 )
+from hourtab.sync.limits import Budget, Limits, current
 from hourtab.sync.models import Connection
+from hourtab.sync.reach import Reach
 from hourtab.sync.tokens import TokenBox, clean_token, hint
 from hourtab.sync.transport import Api
 from hourtab.timesheets.models import Upload
@@ -46,11 +48,13 @@ DEFAULT_HISTORY = dt.timedelta(days=90)
 DEFAULT_WINDOW = dt.timedelta(days=31)
 #: The schedule's spread: each next sync is at the interval ± this fraction, so accounts drift apart.
 JITTER = 0.2
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def clean_api_url(url: str | None, chosen: Tracker) -> str:
-    """The API's scheme and host (and path prefix) as given, or "" for the tracker's public host."""
+def clean_api_url(url: str | None, chosen: Tracker, limits: Limits | None = None) -> str:
+    """The API's scheme and host (and path prefix) as given, or "" for the tracker's public host.
+
+    Only a URL a connection may reach is accepted (``reach``); its addresses are checked again on
+    every request."""
     url = (url or "").strip()
     if not url:
         if chosen.needs_url:
@@ -61,9 +65,15 @@ def clean_api_url(url: str | None, chosen: Tracker) -> str:
         raise InvalidConnection("The API URL must look like https://host (scheme and host).")
     if parts.username or parts.password or parts.query or parts.fragment:
         raise InvalidConnection("The API URL must be a scheme and a host only (no password, query or #part).")
-    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
-        raise InvalidConnection("The API URL must use https: the token travels with every request.")
-    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+    reach = Reach(hosts=chosen.hosts, allow_private=current(limits).allow_private)
+    must_use_https = InvalidConnection("The API URL must use https: the token travels with every request.")
+    if parts.scheme == "http" and not reach.allow_private:
+        raise must_use_https
+    cleaned = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+    reach.check_url(cleaned)
+    if parts.scheme == "http" and not reach.private_host(parts.hostname):
+        raise must_use_https
+    return cleaned
 
 
 def base_url(connection: Connection) -> str:
@@ -99,15 +109,18 @@ def _choose(identity: Identity, chosen: Tracker, workspace: str) -> str:
 
 def connect(session: Session, account: Account, box: TokenBox, tracker_name: str, token: str, *,
             api_url: str | None = None, workspace: str | None = None, harvest_account: str | None = None,
-            wait_for_choice: bool = False, api: Api | None = None) -> Connection:
+            wait_for_choice: bool = False, api: Api | None = None, limits: Limits | None = None) -> Connection:
     """Check the token with the tracker and store the connection (sealed token), due to sync at once.
 
-    With ``wait_for_choice`` a token that reaches several workspaces gives a connection waiting for the
-    consultant's choice (the web form); without, :class:`ChooseWorkspace` lists them (the CLI).
+    The check runs under ``limits.check_s`` in all (every request, connect, TLS and body included), so
+    a slow tracker cannot hold the web request that asked. With ``wait_for_choice`` a token that
+    reaches several workspaces gives a connection waiting for the consultant's choice (the web form);
+    without, :class:`ChooseWorkspace` lists them (the CLI).
     """
     chosen = tracker(tracker_name)
     token = clean_token(token)
-    url = clean_api_url(api_url, chosen)
+    limits = current(limits)
+    url = clean_api_url(api_url, chosen, limits)
     workspace = (workspace or "").strip()
     if chosen.needs_account:
         workspace = (harvest_account or workspace or "").strip()
@@ -116,21 +129,25 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
                                     "Developers in Harvest).")
     if len(workspace) > 100:
         raise InvalidConnection("The workspace id is too long.")
-    client = api or chosen.api(url or chosen.default_url, token, workspace)
+    client = api or open_api(chosen, url or chosen.default_url, token, workspace, limits,
+                             Budget(limits, seconds=limits.check_s, purpose="check"))
     try:
         identity, workspace, choices = _identify(client, chosen, workspace, wait_for_choice)
     finally:
         if api is None:
-            client.session.close()
+            client.close()
     _refuse_duplicate(session, account.id, chosen.name, url, workspace)
+    zone = _zone(identity.timezone, account.timezone or "UTC")
+    # The zone on the upload row says which wall clock the tracker's own exports show (``timesheets.synced``).
     upload = Upload(account_id=account.id, filename=f"{chosen.label} (live sync)", size_bytes=0,
                     sha256=hashlib.sha256(b"").hexdigest(), status="imported", format=f"{chosen.name}-api",
-                    created_by=f"sync:{chosen.name}", explanation=f"Entries synced from the {chosen.label} API.")
+                    created_by=f"sync:{chosen.name}", explanation=f"Entries synced from the {chosen.label} API.",
+                    options={"timezone": zone})
     session.add(upload)
     session.flush()
     connection = Connection(account_id=account.id, tracker=chosen.name, api_url=url, workspace=workspace,
                             tracker_user_id=identity.user_id[:100], tracker_user=identity.user_name[:200],
-                            timezone=_zone(identity.timezone, account.timezone or "UTC"),
+                            timezone=zone,
                             token_sealed=box.seal(token), token_hint=hint(token),
                             status="choose_workspace" if choices else "active", choices=choices,
                             upload_id=upload.id, next_sync_at=None if choices else utcnow())

@@ -58,6 +58,7 @@ from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES
 from hourtab.timesheets.removal import confirm_removal as confirm_removal  # kept importable from here
 from hourtab.timesheets.report import ReadReport
+from hourtab.timesheets.synced import synced_twins
 from hourtab.timesheets.zone import upload_zone
 
 #: Fields whose difference makes a stored entry "changed" (identity fields are in the fingerprint).
@@ -81,6 +82,8 @@ class ImportResult:
     changed: int = 0
     missing: int = 0
     skipped: int = 0
+    #: Rows recognised as entries the tracker's live sync already brought (not added again).
+    adopted: int = 0
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
     #: The row-by-row diff (see ``diff.build_diff``), for a dry run's report.
@@ -90,7 +93,7 @@ class ImportResult:
 
     def counts(self) -> dict[str, int]:
         return {"new": self.new, "unchanged": self.unchanged, "changed": self.changed,
-                "missing": self.missing, "skipped": self.skipped}
+                "missing": self.missing, "skipped": self.skipped, "adopted": self.adopted}
 
     def as_json(self) -> dict[str, Any]:
         return {"upload_id": self.upload_id, "dry_run": self.dry_run, "format": self.report.format,
@@ -268,6 +271,8 @@ class _Plan:
     missing: pd.DataFrame
     notes: list[str]
     scope: str = ""
+    #: Rows that are entries the tracker's live sync already brought (``synced``): not added again.
+    adopted: int = 0
     #: The file's rows, the stored entry each one is (-1: a new entry) and whether the import
     #: writes it (new or changed), in the same order.
     frame: pd.DataFrame | None = None
@@ -280,7 +285,10 @@ def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadR
     existing = _existing(session, account, frame)
     where = _positions(frame["fingerprint"], existing["fingerprint"])  # fingerprints are unique per account
     known = where >= 0
-    new = frame.loc[~known]
+    twins = np.full(len(frame), -1, dtype=np.int64)
+    twins[~known] = synced_twins(session, account.id, report.format, frame.loc[~known])
+    adopted = twins >= 0
+    new = frame.loc[~known & ~adopted]
     matched = frame.loc[known].reset_index(drop=True)
     old = existing.iloc[where[known]].reset_index(drop=True)
     differs = ((matched["content_hash"].to_numpy() != old["content_hash"].astype("str").to_numpy())
@@ -299,18 +307,22 @@ def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadR
         missing = candidates.loc[candidates["id"].isin(keep)]
         scope = covers.describe()
     ids = existing["id"].to_numpy(dtype=np.int64)
-    known_ids = np.where(known, ids[np.maximum(where, 0)] if len(ids) else -1, -1)
-    touched = ~known
+    known_ids = np.where(known, ids[np.maximum(where, 0)] if len(ids) else -1, twins)
+    touched = ~known & ~adopted
     touched[np.flatnonzero(known)[differs]] = True
+    if adopted.any():
+        notes.append(f"{int(adopted.sum())} rows are entries the live sync of this tracker already brought; they "
+                     "were recognised and not added again (the tracker's API figures count).")
     return _Plan(new=new, changed_new=matched.loc[differs], changed_old=old.loc[differs],
                  unchanged=int((~differs).sum()), missing=missing, notes=notes, scope=scope, frame=frame,
-                 known_ids=known_ids, touched=touched)
+                 known_ids=known_ids, touched=touched, adopted=int(adopted.sum()))
 
 
 def _diff(session: Session, account: Account, plan: _Plan, report: ReadReport,
           retainer_id: int | None) -> dict[str, Any]:
     diff = build_diff(session, plan.new, plan.changed_new, [int(i) for i in plan.changed_old["id"]],
                       [int(i) for i in plan.missing["id"]], report.timezone, plan.scope)
+    diff["adopted_count"] = plan.adopted
     diff["routing"] = upload_destinations(session, account.id, plan.frame, plan.known_ids, retainer_id,
                                           report.zones, touched=plan.touched)
     return diff
@@ -329,7 +341,7 @@ def _classify_only(session: Session, account: Account, frame: pd.DataFrame, repo
     plan = _plan(session, account, frame, report)
     diff = _diff(session, account, plan, report, retainer_id)
     return ImportResult(report=report, new=len(plan.new), unchanged=plan.unchanged, changed=len(plan.changed_new),
-                        missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes,
+                        missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes, adopted=plan.adopted,
                         diff=diff, routing=diff["routing"])
 
 
@@ -506,7 +518,7 @@ def _write(session: Session, account: Account, upload: Upload, plan: _Plan, repo
     # Only the rows written can go elsewhere: the rest keep the routing they were given.
     entries_changed(session, account.id, [*brought, *(int(i) for i in plan.changed_old["id"])])
     return ImportResult(report=report, upload_id=upload.id, new=inserted, unchanged=plan.unchanged + raced,
-                        changed=len(plan.changed_new), missing=len(plan.missing), skipped=skipped,
+                        changed=len(plan.changed_new), missing=len(plan.missing), skipped=skipped, adopted=plan.adopted,
                         notes=plan.notes)
 
 

@@ -87,7 +87,8 @@ def test_a_token_sees_and_imports_into_its_own_account_only(app, api):
     # Tests run the queue inline: the job is done, and the ledger has the new 3 h.
     assert job["status"] == "done" and job["kind"] == "csv_confirm"
     assert job["result"] == {"upload_id": accepted["upload_id"],
-                             "counts": {"new": 1, "unchanged": 0, "changed": 0, "missing": 0, "skipped": 0}}
+                             "counts": {"new": 1, "unchanged": 0, "changed": 0, "missing": 0, "skipped": 0,
+                                        "adopted": 0}}
     ledger = client.get(mine["ledger_url"], headers=ada.auth).get_json()["ledger"]
     assert ledger["current"]["used_seconds"] == 12600 + 3 * 3600
     check(client.get(location, headers=bob.auth), "/api/v1/jobs/{job_id}", 404)  # Ada's job, Bob's token

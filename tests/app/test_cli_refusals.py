@@ -56,6 +56,8 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("token", "create"): ["--account", "ada@example.com", "--name", "   "],
     ("token", "list"): ["--account", "nobody@example.com"],
     ("token", "revoke"): ["999999", "--account", "ada@example.com"],
+    ("sync", "resume"): ["999999"],
+    ("sync", "remove"): ["999999"],
 }
 
 

@@ -80,3 +80,34 @@ def test_connect_refusals_exit_2_with_one_line(cli_env, args, stdin, message):
 def test_run_an_unknown_connection_is_refused(cli_env):
     r = invoke("sync", "run", "--connection", "99")
     assert r.exit_code == 2 and "Connection 99 not found" in r.output
+
+
+def test_a_revoked_token_is_refused_then_resume_and_remove_from_the_command_line(cli_env):
+    toggl = Toggl(TOKEN)
+    toggl.add(at(months()[1], 2), 1200, "Entry")
+    with serving(toggl=toggl) as trackers:
+        r = invoke("sync", "connect", "--account", "ada@example.com", "--tracker", "toggl", "--token-stdin",
+                   "--api-url", trackers.url, "--json", stdin=TOKEN)
+        connection = json.loads(r.output)["id"]
+        toggl.token = "revoked"
+        r = invoke("sync", "run", "--json")
+        assert r.exit_code == 1
+        [outcome] = json.loads(r.output)["connections"]
+        assert outcome["status"] == "refused" and "refused the API token" in outcome["error"]
+        assert json.loads(invoke("sync", "list", "--json").output)[0]["status"] == "paused"
+
+        toggl.token = "tok_a_new_one_0123456789abcdef"
+        r = invoke("sync", "resume", str(connection), "--token-stdin", "--json", stdin=toggl.token)
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.output) == {"id": connection, "status": "active"}
+        r = invoke("sync", "run", "--json")
+        assert json.loads(r.output)["connections"][0]["status"] == "done"
+    assert json.loads(invoke("sync", "list", "--json").output)[0]["token"] == "…cdef"
+
+    r = invoke("sync", "remove", str(connection), "--account", "nobody@example.com")
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    r = invoke("sync", "remove", str(connection), "--json")
+    assert r.exit_code == 0 and json.loads(r.output) == {"id": connection, "removed": True}
+    assert json.loads(invoke("sync", "list", "--json").output) == []
+    r = invoke("sync", "resume", str(connection))
+    assert r.exit_code == 2 and f"Connection {connection} not found" in r.output

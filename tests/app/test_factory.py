@@ -52,7 +52,8 @@ def test_healthz_ok(client):
     r = client.get("/healthz")
     assert r.status_code == 200 and r.json == {
         "status": "ok", "database": "ok",
-        "queue": {"consumers": 0, "waiting": 0, "running": 0, "oldest_waiting_s": None, "stalled": False}}
+        "queue": {"consumers": 0, "waiting": 0, "running": 0, "oldest_waiting_s": None, "stalled": False,
+                  "busy_past_budget": []}}
 
 
 def test_healthz_503_when_database_unreachable(tmp_path):

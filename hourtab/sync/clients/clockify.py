@@ -11,7 +11,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hourtab.sync.clients import FetchPlan, Identity, Tracker, day_start_utc, parse_time, text, wall_clock
+from hourtab.sync.clients import (
+    FetchPlan,
+    Identity,
+    Reading,
+    Tracker,
+    day_start_utc,
+    parse_time,
+    text,
+    wall_clock,
+)
 from hourtab.sync.entries import Fetched, RemoteEntry
 from hourtab.sync.errors import BadResponse
 from hourtab.sync.transport import Api
@@ -19,6 +28,8 @@ from hourtab.sync.transport import Api
 LABEL = "Clockify"
 PAGE_SIZE = 200
 MAX_PAGES = 10_000
+#: The global API host and the regional ones (EU, USA, UK, Australia), where an account's data may live.
+HOSTS = ("api.clockify.me", "euc1.clockify.me", "use2.clockify.me", "euw2.clockify.me", "apse2.clockify.me")
 _ISO_DURATION = re.compile(r"^P(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?$")
 
 
@@ -28,7 +39,9 @@ def api(base_url: str, token: str, workspace: str) -> Api:
 
 
 def identify(api: Api, workspace: str) -> Identity:
-    user = api.get("/api/v1/user").data
+    # Memberships are listed only when asked for: without them a token reaching several workspaces
+    # would look like one reaching its default workspace alone.
+    user = api.get("/api/v1/user", {"include-memberships": "true"}).data
     if not isinstance(user, dict) or "id" not in user:
         raise BadResponse(f"{LABEL} answered /user without a user id.")
     spaces = [text(m.get("targetId")) for m in user.get("memberships") or ()
@@ -57,6 +70,8 @@ def _name(obj: Any) -> str:
 
 def _entry(e: dict, plan: FetchPlan) -> RemoteEntry:
     interval = e.get("timeInterval") or {}
+    if not isinstance(interval, dict):
+        raise ValueError("its timeInterval is not an object")
     start, end = parse_time(interval.get("start")), parse_time(interval.get("end"))
     running = end is None
     seconds = None
@@ -65,6 +80,8 @@ def _entry(e: dict, plan: FetchPlan) -> RemoteEntry:
         if seconds is None and start is not None:
             seconds = int((end - start).total_seconds())
     project = e.get("project") if isinstance(e.get("project"), dict) else {}
+    if start is None:
+        raise ValueError("it has no start")
     return RemoteEntry(id=text(e["id"]), user=plan.user_name, start=start, end=end, duration_s=seconds,
                        wall_start=wall_clock(start, plan.zone),
                        description=text(e.get("description")),
@@ -77,22 +94,21 @@ def fetch(api: Api, plan: FetchPlan) -> Fetched:
     path = f"/api/v1/workspaces/{plan.workspace}/user/{plan.user_id}/time-entries"
     start = day_start_utc(plan.first_day, -1).strftime("%Y-%m-%dT%H:%M:%SZ")
     end = day_start_utc(plan.last_day, 2).strftime("%Y-%m-%dT%H:%M:%SZ")
-    entries: dict[str, RemoteEntry] = {}
+    reading = Reading()
     for page in range(1, MAX_PAGES + 1):
-        rows = api.get(path, {"start": start, "end": end, "page": page, "page-size": PAGE_SIZE,
-                              "hydrated": "true"}).data
+        reply = api.get(path, {"start": start, "end": end, "page": page, "page-size": PAGE_SIZE, "hydrated": "true"})
+        rows = reply.data
         if not isinstance(rows, list):
             raise BadResponse(f"{LABEL} answered the time entries with something that is not a list.")
         for e in rows:
-            if not isinstance(e, dict) or "id" not in e:
-                raise BadResponse(f"{LABEL} listed a time entry without an id.")
-            entries[text(e["id"])] = _entry(e, plan)
+            reading.add(e, lambda e: _entry(e, plan), reply)
         if len(rows) < PAGE_SIZE:
             break
-    return Fetched(entries=list(entries.values()), window=(plan.first_day, plan.last_day), requests=api.requests_made)
+    return Fetched(entries=list(reading.entries.values()), window=(plan.first_day, plan.last_day),
+                   requests=api.requests_made, unreadable=reading.unreadable)
 
 
 TRACKER = Tracker(name="clockify", label=LABEL, default_url="https://api.clockify.me", csv_format="clockify",
-                  duration_unit="seconds", api=api, identify=identify, fetch=fetch)
+                  duration_unit="seconds", api=api, identify=identify, fetch=fetch, hosts=HOSTS)
 
 

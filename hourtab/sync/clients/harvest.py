@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from hourtab.sync.clients import FetchPlan, Identity, Tracker, text
+from hourtab.sync.clients import FetchPlan, Identity, Reading, Tracker, text
 from hourtab.sync.entries import Fetched, RemoteEntry
 from hourtab.sync.errors import BadResponse, InvalidConnection
 from hourtab.sync.transport import Api
@@ -48,7 +48,7 @@ def _name(obj: Any) -> str:
 def _hours(value: Any) -> str:
     """Hours as Harvest's CSV writes them, so the normaliser rounds them from the same digits."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadResponse(f"{LABEL} listed a time entry whose hours are not a number.")
+        raise ValueError("its hours are not a number")
     shown = repr(float(value))
     return shown if "e" not in shown else f"{value:.6f}"
 
@@ -62,33 +62,33 @@ def _entry(e: dict) -> RemoteEntry:
                        billable=e.get("billable"), running=running)
 
 
-def _read(api: Api, params: dict[str, Any]) -> dict[str, RemoteEntry]:
-    found: dict[str, RemoteEntry] = {}
+def _read(api: Api, params: dict[str, Any], found: Reading) -> None:
     url: str | None = "/v2/time_entries"
     query: dict[str, Any] | None = {**params, "page": 1, "per_page": PER_PAGE}
     for _ in range(MAX_PAGES):
         if url is None:
             break
-        reply = api.get(url, query).data
+        answer = api.get(url, query)
+        reply = answer.data
         if not isinstance(reply, dict) or not isinstance(reply.get("time_entries"), list):
             raise BadResponse(f"{LABEL} answered /v2/time_entries without a time_entries list.")
         for e in reply["time_entries"]:
-            if not isinstance(e, dict) or "id" not in e:
-                raise BadResponse(f"{LABEL} listed a time entry without an id.")
-            found[text(e["id"])] = _entry(e)
-        url = (reply.get("links") or {}).get("next")
+            found.add(e, _entry, answer)
+        links = reply.get("links")
+        url = links.get("next") if isinstance(links, dict) and isinstance(links.get("next"), str) else None
         query = None   # the link carries every parameter
-    return found
 
 
 def fetch(api: Api, plan: FetchPlan) -> Fetched:
-    entries = _read(api, {"from": (plan.first_day - dt.timedelta(days=1)).isoformat(),
-                          "to": (plan.last_day + dt.timedelta(days=1)).isoformat()})
-    if not plan.full and plan.since is not None:
-        changed = _read(api, {"updated_since": plan.since.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")})
-        entries = {**changed, **entries}
-    return Fetched(entries=list(entries.values()), window=(plan.first_day, plan.last_day), requests=api.requests_made)
+    reading = Reading()
+    if not plan.full and plan.since is not None:   # first, so the window's reading of an entry wins
+        _read(api, {"updated_since": plan.since.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}, reading)
+    _read(api, {"from": (plan.first_day - dt.timedelta(days=1)).isoformat(),
+                "to": (plan.last_day + dt.timedelta(days=1)).isoformat()}, reading)
+    return Fetched(entries=list(reading.entries.values()), window=(plan.first_day, plan.last_day),
+                   requests=api.requests_made, unreadable=reading.unreadable)
 
 
 TRACKER = Tracker(name="harvest", label=LABEL, default_url="https://api.harvestapp.com", csv_format="harvest",
-                  duration_unit="hours", api=api, identify=identify, fetch=fetch, needs_account=True)
+                  duration_unit="hours", api=api, identify=identify, fetch=fetch, needs_account=True,
+                  hosts=("api.harvestapp.com",))

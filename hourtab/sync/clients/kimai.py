@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from hourtab.sync.clients import FetchPlan, Identity, Tracker, parse_time, text
+from hourtab.sync.clients import FetchPlan, Identity, Reading, Tracker, entry_id, parse_time, text
 from hourtab.sync.entries import Fetched, RemoteEntry
 from hourtab.sync.errors import BadResponse
 from hourtab.sync.transport import Api, Reply
@@ -35,18 +35,16 @@ def _user(value: Any) -> tuple[str, tuple[str, ...]]:
 
 
 def identify(api: Api, workspace: str) -> Identity:
-    rows = _page(api.get("/api/timesheets", {"page": 1, "size": 1, "full": "true"}))
+    rows = [r for r in _page(api.get("/api/timesheets", {"page": 1, "size": 1, "full": "true"}))
+            if isinstance(r, dict)]
     name, _ = _user(rows[0].get("user")) if rows else ("", ())
-    user_id = text(rows[0]["user"].get("id")) if rows and isinstance(rows[0].get("user"), dict) else ""
+    user_id = text(entry_id(rows[0]["user"])) if rows and isinstance(rows[0].get("user"), dict) else ""
     return Identity(user_id=user_id, user_name=name, timezone=None, workspaces=[], default_workspace=None)
 
 
 def _page(reply: Reply) -> list[dict]:
     if not isinstance(reply.data, list):
         raise BadResponse(f"{LABEL} answered /api/timesheets with something that is not a list.")
-    for e in reply.data:
-        if not isinstance(e, dict) or "id" not in e:
-            raise BadResponse(f"{LABEL} listed a timesheet without an id.")
     return reply.data
 
 
@@ -59,6 +57,8 @@ def _entry(e: dict, fallback_user: str) -> RemoteEntry:
     project = e.get("project") if isinstance(e.get("project"), dict) else {}
     user, others = _user(e.get("user"))
     duration = e.get("duration")
+    if start is None:
+        raise ValueError("it has no begin")
     return RemoteEntry(id=text(e["id"]), user=user or fallback_user, other_users=others,
                        start=start, end=end, wall_start=start.replace(tzinfo=None) if start else None,
                        duration_s=int(duration) if end is not None and isinstance(duration, int | float) else None,
@@ -71,16 +71,17 @@ def _entry(e: dict, fallback_user: str) -> RemoteEntry:
 def fetch(api: Api, plan: FetchPlan) -> Fetched:
     begin = dt.datetime.combine(plan.first_day - dt.timedelta(days=1), dt.time(0)).strftime("%Y-%m-%dT%H:%M:%S")
     end = dt.datetime.combine(plan.last_day + dt.timedelta(days=2), dt.time(0)).strftime("%Y-%m-%dT%H:%M:%S")
-    entries: dict[str, RemoteEntry] = {}
+    reading = Reading()
     for page in range(1, MAX_PAGES + 1):
         reply = api.get("/api/timesheets", {"begin": begin, "end": end, "page": page, "size": SIZE, "full": "true"})
         for e in _page(reply):
-            entries[text(e["id"])] = _entry(e, plan.user_name)
+            reading.add(e, lambda e: _entry(e, plan.user_name), reply)
         pages = text(reply.headers.get("X-Total-Pages")).strip()
         # The header says how many pages there are; without it a short page is the last.
         if not reply.data or (page >= int(pages) if pages.isdigit() else len(reply.data) < SIZE):
             break
-    return Fetched(entries=list(entries.values()), window=(plan.first_day, plan.last_day), requests=api.requests_made)
+    return Fetched(entries=list(reading.entries.values()), window=(plan.first_day, plan.last_day),
+                   requests=api.requests_made, unreadable=reading.unreadable)
 
 
 TRACKER = Tracker(name="kimai", label=LABEL, default_url="", csv_format="kimai", duration_unit="seconds",

@@ -15,10 +15,20 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from hourtab.sync.clients import FetchPlan, Identity, Tracker, day_start_utc, parse_time, text, wall_clock
+from hourtab.sync.clients import (
+    FetchPlan,
+    Identity,
+    Reading,
+    Tracker,
+    day_start_utc,
+    entry_id,
+    parse_time,
+    text,
+    wall_clock,
+)
 from hourtab.sync.entries import Fetched, RemoteEntry
 from hourtab.sync.errors import BadResponse
-from hourtab.sync.transport import Api
+from hourtab.sync.transport import Api, Reply
 
 LABEL = "Toggl Track"
 #: Days per ``start_date``/``end_date`` request of a full read.
@@ -59,12 +69,14 @@ def identify(api: Api, workspace: str) -> Identity:
 
 def _names(api: Api, workspace: str) -> tuple[dict[Any, str], dict[Any, tuple[str, Any]]]:
     clients = {c.get("id"): text(c.get("name")) for c in
-               _list(api.get(f"/api/v9/workspaces/{workspace}/clients").data, "/clients")}
+               _list(api.get(f"/api/v9/workspaces/{workspace}/clients").data, "/clients")
+               if isinstance(c, dict) and isinstance(c.get("id"), int | str)}
     projects: dict[Any, tuple[str, Any]] = {}
     for page in range(1, MAX_PAGES + 1):
         rows = _list(api.get(f"/api/v9/workspaces/{workspace}/projects",
                              {"page": page, "per_page": PROJECT_PAGE}).data, "/projects")
-        fresh = [p for p in rows if p.get("id") not in projects]
+        fresh = [p for p in rows if isinstance(p, dict) and isinstance(p.get("id"), int | str)
+                 and p.get("id") not in projects]
         for p in fresh:
             projects[p.get("id")] = (text(p.get("name")), p.get("client_id", p.get("cid")))
         if len(rows) < PROJECT_PAGE or not fresh:   # a server that ignores ``page`` repeats itself
@@ -72,10 +84,10 @@ def _names(api: Api, workspace: str) -> tuple[dict[Any, str], dict[Any, tuple[st
     return clients, projects
 
 
-def _by_range(api: Api, plan: FetchPlan) -> tuple[list, tuple[dt.date, dt.date], list[str]]:
+def _by_range(api: Api, plan: FetchPlan) -> tuple[list[tuple[Any, Reply]], tuple[dt.date, dt.date], list[str]]:
     """Every entry starting in the plan's days, a month per request, newest first. A range Toggl will
     not serve (it answers 400 for dates too far back) ends the reading there, with a warning."""
-    rows: list = []
+    rows: list[tuple[Any, Reply]] = []
     first = plan.first_day
     end = plan.last_day
     warnings: list[str] = []
@@ -83,7 +95,8 @@ def _by_range(api: Api, plan: FetchPlan) -> tuple[list, tuple[dt.date, dt.date],
         start = max(plan.first_day, end - dt.timedelta(days=CHUNK_DAYS - 1))
         params = {"start_date": _rfc3339(day_start_utc(start, -1)), "end_date": _rfc3339(day_start_utc(end, 2))}
         try:
-            rows += _list(api.get("/api/v9/me/time_entries", params).data, "/me/time_entries")
+            reply = api.get("/api/v9/me/time_entries", params)
+            rows += [(e, reply) for e in _list(reply.data, "/me/time_entries")]
         except BadResponse as e:
             if e.status != 400:
                 raise
@@ -105,6 +118,8 @@ def _entry(e: dict, plan: FetchPlan, clients: dict, projects: dict) -> RemoteEnt
     duration = e.get("duration")
     running = not isinstance(duration, int) or duration < 0
     start = parse_time(e.get("start"))
+    if start is None:
+        raise ValueError("it has no start")
     return RemoteEntry(id=text(e["id"]), user=plan.user_name, start=start, end=parse_time(e.get("stop")),
                        wall_start=wall_clock(start, plan.zone),
                        duration_s=None if running else duration, description=text(e.get("description")),
@@ -123,7 +138,8 @@ def _kept(names: dict) -> tuple[dict[Any, str], dict[Any, tuple[str, Any]]] | No
 
 
 def _project_ids(rows: list) -> set:
-    return {e.get("project_id", e.get("pid")) for e in rows if isinstance(e, dict)} - {None}
+    ids = (e.get("project_id", e.get("pid")) for e in rows if isinstance(e, dict))
+    return {i for i in ids if isinstance(i, int | str)}
 
 
 def fetch(api: Api, plan: FetchPlan) -> Fetched:
@@ -132,28 +148,28 @@ def fetch(api: Api, plan: FetchPlan) -> Fetched:
     if plan.full or plan.since is None:
         rows, window, warnings = _by_range(api, plan)
     else:
-        rows = _list(api.get("/api/v9/me/time_entries", {"since": int(plan.since.timestamp())}).data,
-                     "/me/time_entries")
+        reply = api.get("/api/v9/me/time_entries", {"since": int(plan.since.timestamp())})
+        rows = [(e, reply) for e in _list(reply.data, "/me/time_entries")]
     kept = None if plan.full else _kept(plan.names)
-    if kept is None or not _project_ids(rows) <= kept[1].keys():
+    if kept is None or not _project_ids([e for e, _ in rows]) <= kept[1].keys():
         kept = _names(api, plan.workspace)
     clients, projects = kept
-    entries: dict[str, RemoteEntry] = {}
+    reading = Reading()
     deleted: set[str] = set()
-    for e in rows:
-        if not isinstance(e, dict) or "id" not in e:
-            raise BadResponse(f"{LABEL} listed a time entry without an id.")
-        if plan.workspace and text(e.get("workspace_id", e.get("wid"))) != plan.workspace:
+    for e, reply in rows:
+        if isinstance(e, dict) and plan.workspace and text(e.get("workspace_id", e.get("wid"))) != plan.workspace:
             continue
-        if e.get("server_deleted_at"):
-            deleted.add(text(e["id"]))
+        if isinstance(e, dict) and e.get("server_deleted_at") and entry_id(e) is not None:
+            deleted.add(text(entry_id(e)))
         else:
-            entries[text(e["id"])] = _entry(e, plan, clients, projects)
+            reading.add(e, lambda e: _entry(e, plan, clients, projects), reply)
+    entries = reading.entries
     names = {"clients": {str(k): v for k, v in clients.items() if k is not None},
              "projects": {str(k): list(v) for k, v in projects.items() if k is not None}}
     return Fetched(entries=list(entries.values()), deleted=deleted - entries.keys(), window=window,
-                   warnings=warnings, requests=api.requests_made, names=names)
+                   warnings=warnings, requests=api.requests_made, names=names, unreadable=reading.unreadable)
 
 
 TRACKER = Tracker(name="toggl", label=LABEL, default_url="https://api.track.toggl.com", csv_format="toggl",
-                  duration_unit="seconds", api=api, identify=identify, fetch=fetch)
+                  duration_unit="seconds", api=api, identify=identify, fetch=fetch,
+                  hosts=("api.track.toggl.com",))

@@ -59,7 +59,10 @@ def check_webhook(url: str) -> SplitResult:
         raise NotifyTargetInvalid(f"--notify URL has {kind} at character {bad + 1}; refusing it.")
     if not url.isascii():
         raise NotifyTargetInvalid("--notify URL has characters beyond ASCII; percent-encode them.")
-    parts = urlsplit(url)
+    try:   # urlsplit itself refuses some hosts, e.g. an unclosed IPv6 bracket ("http://[::1/")
+        parts = urlsplit(url)
+    except ValueError as e:
+        raise NotifyTargetInvalid("--notify URL must be http(s)://host[:port]/path with a valid host and port.") from e
     try:
         port = parts.port
     except ValueError:

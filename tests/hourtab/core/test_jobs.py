@@ -248,7 +248,8 @@ def test_a_job_past_its_time_limit_is_failed_and_its_thread_freed(sessions, acco
 def test_queue_health_counts_live_consumers_and_the_longest_wait(sessions, account_id):
     with sessions() as s:
         assert queue_health(s, 60).as_dict() == {"consumers": 0, "waiting": 0, "running": 0,
-                                                 "oldest_waiting_s": None, "stalled": False}
+                                                 "oldest_waiting_s": None, "stalled": False,
+                                                 "busy_past_budget": []}
     job_id = _job(sessions, account_id)
     with sessions() as s:
         s.execute(update(Job).where(Job.id == job_id).values(updated_at=utcnow() - dt.timedelta(seconds=90)))
@@ -272,3 +273,30 @@ def test_an_account_with_a_job_running_goes_after_one_with_none(sessions, accoun
     later = _job(sessions, other)
     with sessions() as s:
         assert fair_order(s) == [later, waiting]
+
+
+def test_an_archive_of_empty_files_reports_its_progress_throttled(sessions, account_id, tmp_path):
+    """Its total is 0 bytes, so no report is the last one: each is throttled like any other (it was one
+    database write per member, minutes for ten thousand)."""
+    import zipfile
+
+    from incidents.evidence import archives
+
+    archive = tmp_path / "empty.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for i in range(2000):
+            z.writestr(f"run/files/empty-{i}.txt", b"")
+
+    def unpack(session, job):
+        archives.extract(archive, tmp_path / "out")
+        return {}
+
+    runner = JobRunner(sessions, {"unpack": unpack}, worker="t", progress_every_s=60)
+    writes: list[dict] = []
+    original = runner._write
+    runner._write = lambda job_id, attempt, **values: writes.append(values) or original(job_id, attempt, **values)
+    with sessions() as s:
+        job = create_job(s, account_id, "unpack", {})
+        s.commit()
+    assert runner.run(job.id) == "done"
+    assert len([w for w in writes if w.get("phase") == "Unpacking"]) == 1

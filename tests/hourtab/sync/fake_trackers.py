@@ -4,6 +4,11 @@ Started on 127.0.0.1 in the test (or the benchmark); the objects come from ``tes
 vendors' documented examples, see PROVENANCE.md) and the filters, pages and headers follow the same
 references. A test changes the tracker's data through each fake's methods (add, edit, delete, stop a
 timer) and can script answers (429 with Retry-After, 401), hold requests, and read what was asked.
+
+A fake can also misbehave the ways a broken or hostile tracker does: answer one byte at a time
+(``drip_s``), answer more than any cap allows (``huge_bytes``, streamed without a length), list
+entries no reader can read (``raw_rows``: JSON text spliced into the list answers), page without end
+(``Harvest(endless=True)``, ``Kimai(endless=True)``), or redirect (``fail(302, {"Location": …})``).
 """
 
 from __future__ import annotations
@@ -71,6 +76,14 @@ class Fake:
     hold: threading.Event = field(default_factory=threading.Event)
     released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Seconds between two bytes of every answer (a slow drip); 0: at once.
+    drip_s: float = 0.0
+    #: Answer every request with this many bytes of JSON, streamed with no Content-Length.
+    huge_bytes: int = 0
+    #: Bytes the fake wrote of its huge answers before the client hung up.
+    huge_sent: int = 0
+    #: JSON texts added to every list of entries it answers (entries no reader can read).
+    raw_rows: list[str] = field(default_factory=list)
 
     def fail(self, status: int, headers: dict[str, str] | None = None, path: str = "", times: int = 1) -> None:
         self.script.append(Scripted(status, headers or {}, lambda p: path in p, times))
@@ -204,8 +217,8 @@ class Clockify(Fake):
         del self.entries[entry_id]
 
     def answer(self, path, query, host):
-        if path == "/api/v1/user":
-            return 200, {}, self.user
+        if path == "/api/v1/user":   # memberships only when asked for, as Clockify answers
+            return 200, {}, self.user if query.get("include-memberships") == "true" else {**self.user, "memberships": []}
         if path == f"/api/v1/workspaces/{self.workspace}/user/{self.user_id}/time-entries":
             first, last = parse(query["start"]), parse(query["end"])
             rows = sorted((e for e in self.entries.values()
@@ -219,8 +232,9 @@ class Clockify(Fake):
 # --- Harvest ------------------------------------------------------------------------------------
 
 class Harvest(Fake):
-    def __init__(self, token: str, account: str = "1234567", max_per_page: int = 2000) -> None:
+    def __init__(self, token: str, account: str = "1234567", max_per_page: int = 2000, endless: bool = False) -> None:
         super().__init__(token)
+        self.endless = endless
         s = shapes("harvest")
         self.me, self.template, self.envelope = s["me"], s["time_entry"], s["page"]
         self.account, self.max_per_page = account, max_per_page
@@ -265,7 +279,7 @@ class Harvest(Fake):
             rows = [e for e in rows if parse(e["updated_at"]) >= parse(query["updated_since"])]
         per = min(int(query.get("per_page", 2000)), self.max_per_page)
         page = int(query.get("page", 1))
-        pages = max(1, -(-len(rows) // per))
+        pages = max(1, -(-len(rows) // per)) if not self.endless else page + 1   # always one more
 
         def link(n: int | None) -> str | None:
             return None if n is None else f"http://{host}/v2/time_entries?" + urlencode({**query, "page": n,
@@ -281,8 +295,9 @@ class Harvest(Fake):
 # --- Kimai --------------------------------------------------------------------------------------
 
 class Kimai(Fake):
-    def __init__(self, token: str, max_size: int = 500, zone: str = "Europe/Berlin") -> None:
+    def __init__(self, token: str, max_size: int = 500, zone: str = "Europe/Berlin", endless: bool = False) -> None:
         super().__init__(token)
+        self.endless = endless
         from zoneinfo import ZoneInfo
 
         self.template = shapes("kimai")["timesheet"]
@@ -331,6 +346,8 @@ class Kimai(Fake):
         size = min(int(query.get("size", 50)), self.max_size)
         page = int(query.get("page", 1))
         pages = max(1, -(-len(rows) // size))
+        if self.endless:   # a full page every time, and always more pages
+            return 200, {"X-Total-Pages": str(10 ** 9)}, [{**rows[0], "id": page * 1000 + i} for i in range(size)]
         if page > pages:
             return 404, {}, {"code": 404, "message": "Not Found"}
         headers = {"X-Page": str(page), "X-Total-Count": str(len(rows)), "X-Total-Pages": str(pages),
@@ -379,17 +396,45 @@ class Trackers:
                     with fake.lock:
                         status, headers, body = fake.answer(parts.path, query, self.headers.get("Host", ""))
                 fake.requests.append(Seen(time.monotonic(), parts.path, query, status))
-                self._send(status, headers, body)
+                if fake.huge_bytes and status == 200:
+                    return self._huge(fake)
+                self._send(status, headers, body, fake)
 
-            def _send(self, status: int, headers: dict[str, str], body: Any) -> None:
-                data = json.dumps(body).encode()
+            def _send(self, status: int, headers: dict[str, str], body: Any, fake: Fake | None = None) -> None:
+                text = json.dumps(body)
+                if fake is not None and fake.raw_rows and isinstance(body, list):
+                    text = "[" + ", ".join([*(json.dumps(e) for e in body), *fake.raw_rows]) + "]"
+                data = text.encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
+                if fake is None or not fake.drip_s:
+                    self.wfile.write(data)
+                    return
+                try:   # one byte at a time, until the client gives up
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(fake.drip_s)
+                except OSError:
+                    pass
+
+            def _huge(self, fake: Fake) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()   # no length: the body ends when the connection does
+                chunk = b"[" + b"1234567," * 8191 + b"0]"
+                try:
+                    self.wfile.write(b"[")
+                    while fake.huge_sent < fake.huge_bytes:
+                        self.wfile.write(chunk)
+                        fake.huge_sent += len(chunk)
+                except OSError:
+                    pass
+                self.close_connection = True
 
         return Handler
 

@@ -145,3 +145,34 @@ def test_summary_rows_that_cannot_be_adopted_are_reported(db_session, box):
         result = run_sync(db_session, connection.id, box)
     assert result["new"] == 1
     assert any("summary reports (one row a day)" in w and "count twice" in w for w in result["warnings"])
+
+
+def test_on_adoption_the_apis_times_win_over_an_export_read_in_the_wrong_zone(db_session, box):
+    """Imported as UTC while the tracker's profile is Berlin, a late entry on the last evening of a month
+    landed in the next month; once the sync adopts it, the API's instant puts it back, and the closed
+    month it returns to is marked revised."""
+    account = make_account(db_session, "globex@example.com", timezone="UTC")
+    berlin = ZoneInfo("Europe/Berlin")
+    today = dt.datetime.now(dt.UTC).date()
+    current = today.replace(day=1)
+    previous = (current - dt.timedelta(days=1)).replace(day=1)
+    start = dt.datetime.combine(current, dt.time(0, 20), tzinfo=berlin)       # the evening before, in UTC
+    export = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,"
+              f"Duration,Tags\nAda Lovelace,ada@example.com,Acme GmbH,Website,,Release,Yes,{current},00:20:00,"
+              f"{current},01:00:00,00:40:00,\n").encode()
+    with transaction(db_session):
+        import_file(db_session, account, export, "toggl.csv")                  # read as UTC: the wrong month
+        retainer = retainers.create_retainer(db_session, account, "Acme", "Acme GmbH", retainers.parse_terms(
+            retainers.TermsInput(hours="100", start=previous.isoformat(), timezone="UTC")))
+    assert ledger(db_session, retainer) == {current: 2400}
+    fake = Toggl(TOKEN)
+    fake.me.update(timezone="Europe/Berlin")
+    fake.add(start, 2400, "Release")
+    with serving(toggl=fake) as trackers:
+        with transaction(db_session):
+            connection = service.connect(db_session, account, box, "toggl", TOKEN, api_url=trackers.url)
+        first = run_sync(db_session, connection.id, box)
+    assert (first["adopted"], first["new"]) == (1, 0)
+    assert ledger(db_session, retainer) == {previous: 2400}
+    assert counted(db_session, account) == (1, 2400)
+    assert [r["period_start"] for r in first["revised_periods"]] == [previous.isoformat()]

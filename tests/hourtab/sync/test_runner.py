@@ -13,8 +13,9 @@ from hourtab.core.db import make_sessionmaker, transaction
 from hourtab.core.jobrunner import JobRunner
 from hourtab.core.jobs import Job, create_job
 from hourtab.sync import runner, service
-from hourtab.sync.errors import BadResponse, RateLimited, TrackerUnreachable
+from hourtab.sync.errors import AddressNotAllowed, BadResponse, RateLimited, TrackerUnreachable
 from hourtab.sync.models import Connection
+from hourtab.sync.reach import Reach
 from hourtab.sync.transport import Api
 from tests.conftest import free_port
 from tests.hourtab.sync.conftest import TOKEN, at, months, run_sync
@@ -118,53 +119,53 @@ def test_an_unreachable_tracker_is_a_failure_that_keeps_the_schedule(db_session,
 
 
 def _api(url: str, waits: list[float]) -> Api:
-    return Api(label="Tracker", base_url=url, headers={}, secret=TOKEN, sleep=waits.append)
+    return Api(label="Tracker", base_url=url, headers={}, secret=TOKEN, sleep=waits.append,
+               reach=Reach(allow_private=True))
 
 
 def test_transport_rules():
+    """Links stay on the API's origin; a rate limit is never slept on (its delay, from an HTTP date or
+    seconds, comes back to the caller); a 5xx is retried after a pause; redirects elsewhere are refused."""
     fake = Harvest(TOKEN)
     with serving(harvest=fake) as trackers:
         waits: list[float] = []
         api = _api(trackers.url, waits)
         with pytest.raises(BadResponse, match="another host"):
             api.get("http://127.0.0.2:1/v2/time_entries")
+        api.headers = {"Authorization": f"Bearer {TOKEN}", "Harvest-Account-Id": fake.account}
         when = format_datetime(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=30), usegmt=True)
         fake.fail(429, {"Retry-After": when}, path="/v2/users/me")
+        with pytest.raises(RateLimited) as limited:
+            api.get("/v2/users/me")
+        assert 25 <= limited.value.retry_after <= 31 and waits == []
         fake.fail(503, path="/v2/users/me")
-        api.headers = {"Authorization": f"Bearer {TOKEN}", "Harvest-Account-Id": fake.account}
         assert api.get("/v2/users/me").data["id"] == 1782974
-        assert 25 <= waits[0] <= 31 and waits[1] == 1.0    # an HTTP date; then a back-off after the 503
-        fake.fail(429, {"Retry-After": "1"}, path="/v2/users/me", times=10)
-        with pytest.raises(RateLimited):
-            api.get("/v2/users/me")                        # bounded: a few waits, then give up
-        assert len(waits) == 2 + api.max_retries
+        assert waits == [1.0]                              # a back-off after the 503
         fake.fail(302, {"Location": "http://127.0.0.2/v2/users/me"}, path="/v2/users/me")
-        with pytest.raises(BadResponse, match="redirect"):
+        with pytest.raises(AddressNotAllowed, match="^The tracker's address is not allowed.$"):
             api.get("/v2/users/me")
     with pytest.raises(TrackerUnreachable):
         _api(f"http://127.0.0.1:{free_port()}", []).get("/v2/users/me")
 
 
 def test_toggl_quota_headers_are_honoured():
-    """Toggl's quota: a 402 with X-Toggl-Quota-Resets-In waits that long; an answer saying 0 requests
-    remain makes the next request wait for the reset (never a tight loop)."""
+    """Toggl's quota: a 402 with X-Toggl-Quota-Resets-In, or an answer saying 0 requests remain, ends
+    the sync with the delay until the reset (the worker never sleeps on it)."""
     fake = Toggl(TOKEN)
     with serving(toggl=fake) as trackers:
         from hourtab.sync.clients import toggl
 
-        waits: list[float] = []
         api = toggl.api(trackers.url, TOKEN, "")
-        api.sleep = waits.append
+        api.reach = Reach(allow_private=True)
         fake.fail(402, {"X-Toggl-Quota-Resets-In": "7"}, path="/api/v9/me")
-        assert api.get("/api/v9/me").data["id"] == 6234500 and waits == [7.0]
+        with pytest.raises(RateLimited) as limited:
+            api.get("/api/v9/me")
+        assert limited.value.retry_after == 7
         fake.fail(200, {"X-Toggl-Quota-Remaining": "0", "X-Toggl-Quota-Resets-In": "30"}, path="/api/v9/me")
         api.get("/api/v9/me")
-        api.get("/api/v9/me")
-        assert len(waits) == 2 and 28 <= waits[1] <= 30
-        fake.fail(200, {"X-Toggl-Quota-Remaining": "0", "X-Toggl-Quota-Resets-In": "3600"}, path="/api/v9/me")
-        api.get("/api/v9/me")
-        with pytest.raises(RateLimited):
-            api.get("/api/v9/me")                       # an hour: the sync ends and comes back then
+        with pytest.raises(RateLimited) as limited:
+            api.get("/api/v9/me")                       # the quota is used up: the sync ends and comes back then
+        assert 29 <= limited.value.retry_after <= 30
 
 
 def test_requests_carry_no_token_in_the_url():
@@ -173,5 +174,6 @@ def test_requests_carry_no_token_in_the_url():
     with serving(toggl=fake) as trackers:
         from hourtab.sync.clients import toggl
         api = toggl.api(trackers.url, TOKEN, "")
+        api.reach = Reach(allow_private=True)
         assert api.get("/api/v9/me").data["api_token"] == TOKEN      # Toggl echoes it: never stored
         assert fake.requests and all(TOKEN not in r.path + str(r.query) for r in fake.requests)

@@ -67,7 +67,8 @@ def check_reimport_changes_nothing_and_keeps_the_upload(db_session, account, blo
     assert (first.new, first.unchanged, first.changed) == (217, 0, 0)
     with transaction(db_session):
         second = uploads.import_file(db_session, account, io.BytesIO(data), "export.csv", blobs, created_by="t")
-    assert second.counts() == {"new": 0, "unchanged": 217, "changed": 0, "missing": 0, "skipped": 0}
+    assert second.counts() == {"new": 0, "unchanged": 217, "changed": 0, "missing": 0, "skipped": 0,
+                               "adopted": 0}
     total = db_session.scalar(select(func.sum(TimeEntry.duration_s)).where(TimeEntry.account_id == account.id))
     assert total == first.report.total_seconds == 672994
     rows = db_session.scalars(select(Upload).where(Upload.account_id == account.id).order_by(Upload.id)).all()

@@ -23,6 +23,7 @@ from hourtab.retainers.exports import entries_csv
 from hourtab.sync import service as sync
 from hourtab.sync.clients import parse_time
 from hourtab.sync.clients import toggl as toggl_client
+from hourtab.sync.reach import Reach
 from hourtab.sync.tokens import TokenBox
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, TrackerZone
@@ -80,11 +81,12 @@ def _stand_in(rows: list[dict]) -> Toggl:
 def _api_entries(url: str) -> list[dict]:
     """The entries as Toggl's API gives them (``GET /me/time_entries``), oldest id first."""
     api = toggl_client.api(url, TOKEN, "")
+    api.reach = Reach(allow_private=True)        # the fake tracker listens on loopback
     try:
         data = api.get("/api/v9/me/time_entries", {"start_date": "2017-07-01T00:00:00Z",
                                                    "end_date": "2017-10-01T00:00:00Z"}).data
     finally:
-        api.session.close()
+        api.close()
     return sorted(data, key=lambda e: e["id"])
 
 

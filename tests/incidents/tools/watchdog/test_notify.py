@@ -154,6 +154,7 @@ def test_a_huge_answer_is_read_only_so_far():
     ("http://hooks.example.com:99999/x", "valid host and port"),
     ("https://user:secret@hooks.example.com/x", "must not carry user:password@"),
     ("https://hooks.example.com/é", "beyond ASCII"),
+    ("http://[::1/", "valid host and port"),                         # urlsplit's own ValueError
 ])
 def test_bad_urls_are_refused(url, fragment):
     with pytest.raises(NotifyTargetInvalid) as refused:
@@ -166,3 +167,9 @@ def test_a_crlf_in_notify_exits_2_in_one_line(tmp_path):
                                       "https://hooks.example.com/T0\r\nX-Injected: 1"])
     assert result.exit_code == 2
     assert result.output == "Error: --notify URL has a line break at character 29; refusing it.\n"
+
+
+def test_an_unclosed_ipv6_bracket_exits_2_in_one_line(tmp_path):
+    result = CliRunner().invoke(cli, ["watchdog", str(tmp_path), "--once", "--notify", "http://[::1/"])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "valid host and port" in result.output and "Traceback" not in result.output

@@ -15,7 +15,7 @@ from app.cli.core import db_group, serve, user_group
 from app.cli.errors import HourTabGroup
 
 #: Topic modules whose ``commands`` lists are added to the group, in ``--help`` order.
-TOPIC_MODULES = ("app.cli.timesheets", "app.cli.sync", "app.cli.retainers", "app.cli.wandb", "app.cli.repro",
+TOPIC_MODULES = ("app.cli.timesheets", "app.cli.entries", "app.cli.sync", "app.cli.retainers", "app.cli.wandb", "app.cli.repro",
                  "app.cli.incidents", "app.cli.audit", "app.cli.watchdog", "app.cli.worker", "app.cli.tokens")
 
 

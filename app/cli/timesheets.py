@@ -108,7 +108,8 @@ def _print_diff(diff: dict) -> None:
                    f"· {row['duration']}")
     if diff["removal_count"]:
         click.echo(f"{_entries(diff['removal_count'])} ({diff['removal_hours']} h) would be flagged for removal "
-                   f"(covered: {diff['scope']}); they keep counting until removed.")
+                   f"(covered: {diff['scope']}); they keep counting until removed "
+                   f"(hourtab entries remove UPLOAD_ID).")
 
 
 def _print_routing(routing: dict) -> None:

@@ -39,6 +39,8 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("import",): ["{tmp}/binary.csv", "--account", "nobody@example.com"],
     ("retainer", "create"): ["--account", "ada@example.com", "--name", "R", "--client", "C", "--hours", "lots"],
     ("retainer", "edit"): ["999999", "--hours", "25"],
+    ("entries", "remove"): ["999999"],
+    ("entries", "restore"): ["999999", "--entry", "1"],
     ("retainer", "rotate-token"): ["999999"],
     ("ledger",): ["999999"],
     ("wandb", "inspect"): ["{tmp}/notes.txt"],

@@ -21,6 +21,7 @@ from app.db import get_db
 from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.retainers.models import PeriodRevision, Retainer
+from hourtab.retainers.revisions import closed
 from hourtab.timesheets.importer import import_file
 from tests.app.change_helpers import confirm_preview
 from tests.conftest import csrf_token, post_form
@@ -91,6 +92,13 @@ def _revisions(app) -> int:
         return get_db().scalar(select(func.count(PeriodRevision.id)))
 
 
+def _closed(app, rid: int) -> dict:
+    """Each closed period's (used seconds, entries), as the client's page states them."""
+    with app.app_context():
+        db = get_db()
+        return closed(service.retainer_ledger(db, db.get(Retainer, rid), NOW))
+
+
 def test_saving_the_terms_form_with_only_the_hours_changed_keeps_every_entry(app, logged_in):
     rid = _setup(app)
     edit = f"/retainers/{rid}/edit"
@@ -101,6 +109,18 @@ def test_saving_the_terms_form_with_only_the_hours_changed_keeps_every_entry(app
     assert r.status_code == 302, r.get_data(as_text=True)[:2000]
     assert _counted(app, rid) == ROWS[KATHY] and _revisions(app) == 0
     assert "25&nbsp;h</span> per month" in logged_in.get(f"/retainers/{rid}").get_data(as_text=True)
+
+    # A terms edit that moves entries across months (the account is in UTC, where the export's entries
+    # start at 09:00: Honolulu's clock puts them on the day before, so a month's first day's work
+    # joins the month before): previewed with the closed periods it revises, nothing saved until confirmed.
+    before = _closed(app, rid)
+    fields["timezone"] = ["Pacific/Honolulu"]
+    first = logged_in.post(edit, data=fields)
+    assert first.status_code == 200 and 'id="preview-periods"' in first.get_data(as_text=True)
+    assert _closed(app, rid) == before and _revisions(app) == 0
+    assert confirm_preview(logged_in, first).status_code == 302
+    after = _closed(app, rid)
+    assert after != before and _revisions(app) == sum(after.get(s) != f for s, f in before.items())
 
 
 def test_two_comma_named_clients_count_both_and_a_split_rule_is_previewed_first(app, logged_in):
@@ -138,6 +158,10 @@ def test_cli_retainer_edit_previews_a_change_to_closed_periods_and_applies_it_wi
     assert _counted(app, rid) == ROWS[KATHY]
     r = runner.invoke(cli, ["retainer", "edit", str(rid), "--hours", "25", "--json"], env=env)
     assert r.exit_code == 0 and json.loads(r.stdout)["applied"] is True     # touches no closed period
+    before = _closed(app, rid)
+    r = runner.invoke(cli, ["retainer", "edit", str(rid), "--timezone", "Pacific/Honolulu"], env=env)   # terms
+    assert r.exit_code == 2 and "Methods comparison, May 2019 (closed): 41.75 h → 39.75 h used" in r.stdout, r.output
+    assert _closed(app, rid) == before and _revisions(app) == 0
     r = runner.invoke(cli, ["retainer", "edit", str(rid), "--match-client", KATHY, "--match-client", SEAN,
                             "--yes", "--json"], env=env)
     assert r.exit_code == 0, r.output
@@ -168,3 +192,29 @@ def test_the_inbox_lists_unassigned_work_and_adds_a_client_through_the_preview(a
     assert _counted(app, rid) == ROWS[KATHY] + ROWS[SEAN]
     new = logged_in.get("/retainers/new?client=Biostats&project=Biostats").get_data(as_text=True)
     assert 'name="match_client" value="Biostats"' in new and 'name="client" required type="text" value="Biostats"' in new
+
+
+@SQLITE_ONLY
+def test_cli_entries_remove_and_restore_preview_a_change_to_a_closed_period(app, logged_in, tmp_path):
+    """A re-export lacks one of Kathy's March 2019 rows: removing it revises March, restoring it again."""
+    from tests.app.test_edit_undo_property import FLAGGED, HEADER
+    from tests.app.test_edit_undo_property import ROWS as LINES
+
+    rid = _setup(app)
+    env = {"HOURTAB_DATABASE_URL": app.config["DATABASE_URL"], "HOURTAB_DATA_DIR": app.config["DATA_DIR"]}
+    runner = CliRunner()
+    again = tmp_path / "again.csv"
+    again.write_text(HEADER + "".join(r for r in LINES if r != FLAGGED))
+    r = runner.invoke(cli, ["import", str(again), "--account", "consultant@example.com", "--json"], env=env)
+    assert r.exit_code == 0 and json.loads(r.stdout)["missing"] == 1, r.output    # flagged; it still counts
+    upload = str(json.loads(r.stdout)["upload_id"])
+    before = _closed(app, rid)
+    for verb, counted in (("remove", ROWS[KATHY] - 1), ("restore", ROWS[KATHY])):
+        r = runner.invoke(cli, ["entries", verb, upload], env=env)
+        assert r.exit_code == 2 and r.stderr.strip().endswith("run it again with --yes to apply it."), r.output
+        assert f"would be {verb}d  #" in r.stdout and "Methods comparison, Mar 2019 (closed): " in r.stdout
+        assert _counted(app, rid) == ROWS[KATHY] - (verb == "restore")              # nothing changed
+        r = runner.invoke(cli, ["entries", verb, upload, "--yes", "--json"], env=env)
+        assert r.exit_code == 0 and len(json.loads(r.stdout)["entry_ids"]) == 1, r.output
+        assert _counted(app, rid) == counted
+    assert _closed(app, rid) == before and _revisions(app) == 2

@@ -124,11 +124,14 @@ def select_rows(rows: list[Row], limits: Limits) -> tuple[set[int], set[int]]:
     sparse = {k for k, c in counts.items() if c < n / 2}
     keep = set(range(min(EDGE_ROWS, n))) | set(range(max(0, n - EDGE_ROWS), n))
     keep |= {i for i, row in enumerate(rows) if row.non_finite or (row.keys & sparse)}
-    rest = [i for i in range(n) if i not in keep]
-    room = max(0, limits.rows - len(keep))
-    if rest and room:
-        stride = max(1, math.ceil(len(rest) / room))
-        keep |= set(rest[::stride])
+    # Every other key keeps up to ``limits.rows`` of its rows, evenly spaced over the run.
+    for key in sorted(set(counts) - sparse):
+        having = [i for i, row in enumerate(rows) if key in row.keys]
+        need = min(len(having), limits.rows) - sum(1 for i in having if i in keep)
+        rest = [i for i in having if i not in keep]
+        if need > 0 and rest:
+            stride = max(1, math.ceil(len(rest) / need))
+            keep |= set(rest[::stride])
     with_histograms = [i for i in range(n) if rows[i].histograms]
     if limits.histogram_steps is None or len(with_histograms) <= limits.histogram_steps:
         return keep | set(with_histograms), set(with_histograms)

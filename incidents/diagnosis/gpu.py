@@ -65,15 +65,37 @@ def _gpu_evidence(subject: Subject) -> dict[str, Any]:
     system = getattr(run, "system", None)
     env = getattr(run, "environment", {}) or {}
     util, samples = signals.run_gpu(run)
+    gpus = signals.run_gpus(run, LOW_UTIL)
+    which = ",".join(str(i) for i in gpus.gpus) or "*"
     return {"gpu_util_mean": util, "gpu_samples": samples, "min_gpu_samples": signals.MIN_GPU_SAMPLES,
             "has_gpu_metrics": bool(signals.gpu_columns(system)),
-            "gpu_memory_percent": signals.gpu_memory_percent(system),
+            "gpu_memory_percent": signals.run_gpu_memory(run),
             "gpu_count": env.get("gpu_count"), "gpu_name": env.get("gpu_name"),
             "gpu_memory_bytes": env.get("gpu_memory_bytes"),
+            "gpus": list(gpus.gpus), "gpu_attribution": gpus.how, "gpus_read": gpus.text(),
+            "node_gpus": {str(i): {"util": _round(u), "memory": _round(m)} for i, (u, m) in gpus.node.items()},
             "device_in_config": setup.device_type(run) if (getattr(run, "config", {}) or {}).get("device") else None,
             "parameters": setup.run_signature(run, subject.stats).parameters,
-            "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu ({_plural(samples, 'steady-state sample')})",
-            "gpu_memory_source": f"{subject.run_label} system.gpu.*.memoryAllocated"}
+            "gpu_util_source": f"{subject.run_label} system.gpu.{{{which}}}.gpu "
+                               f"({_plural(samples, 'steady-state sample')}; {gpus.text()})",
+            "gpu_memory_source": f"{subject.run_label} system.gpu.{{{which}}}.memoryAllocated"}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None or value != value else round(float(value), 1)
+
+
+def _not_attributed(rule: str, ev: dict[str, Any]) -> Finding | None:
+    """The refusal when the node's GPUs that hold memory disagree and none is known to be the run's."""
+    if ev["gpu_attribution"] != "undetermined":
+        return None
+    per = "; ".join(f"GPU {i}: {v['util']:.0f}% utilisation, {v['memory']:.0f}% memory" for i, v in
+                    ev["node_gpus"].items() if int(i) in ev["gpus"] and v["util"] is not None and v["memory"] is not None)
+    return undetermined(rule, f"Which of the node's GPUs this run used is not determined: {ev['gpus_read']}, and they "
+                              f"disagree ({per}); the node's mean would judge other jobs' GPUs with this one.",
+                        ["gpu.process.<i> keys (an SDK that sees the training process), or CUDA_VISIBLE_DEVICES / "
+                         "LOCAL_RANK in the run's config or console", "nvidia-smi's process list while the run trains"],
+                        [ev["gpu_util_source"]], **ev)
 
 
 def _not_checked(rule: str, ev: dict[str, Any], why_no_metrics: str = "") -> Finding | None:
@@ -88,6 +110,9 @@ def _not_checked(rule: str, ev: dict[str, Any], why_no_metrics: str = "") -> Fin
 
 
 def _idle(ev: dict[str, Any]) -> bool:
+    """Idle with near-empty memory; never a GPU found by the memory the run holds on it."""
+    if ev["gpu_attribution"] in ("memory", "agree", "undetermined"):
+        return False
     memory = ev["gpu_memory_percent"]
     return ev["gpu_util_mean"] is not None and ev["gpu_util_mean"] <= IDLE_UTIL and \
         (memory is None or memory <= IDLE_MEMORY)
@@ -104,7 +129,8 @@ def model_not_on_gpu(subject: Subject) -> Finding:
         return not_fired(rule, f"The GPU was in use ({ev['gpu_util_mean']:.0f}% utilisation over {samples}"
                                + (f", {ev['gpu_memory_percent']:.0f}% memory allocated" if ev["gpu_memory_percent"]
                                   is not None else "") + ").", **ev)
-    gpus = f"{ev['gpu_count']} GPU{'s' if (ev['gpu_count'] or 1) != 1 else ''}" if ev["gpu_count"] else "the GPU"
+    count = len(ev["gpus"]) or ev["gpu_count"]
+    gpus = f"{count} GPU{'s' if count != 1 else ''}" if count else "the GPU"
     memory = (f" and {ev['gpu_memory_percent']:.1f}% of GPU memory allocated" if ev["gpu_memory_percent"] is not None
               else " (GPU memory not recorded)")
     told = " The run's config says device=cpu." if ev["device_in_config"] == "cpu" else ""
@@ -249,6 +275,8 @@ def input_bound(subject: Subject) -> Finding:
     ev["histogram_interval_steps"] = subject.histogram_interval
     if (unchecked := _not_checked(rule, ev, " (CPU run, or system metrics not exported)")) is not None:
         return unchecked
+    if (unknown := _not_attributed(rule, ev)) is not None:
+        return unknown
     samples = _plural(ev["gpu_samples"], "steady-state sample")
     if util >= LOW_UTIL:
         return not_fired(rule, f"GPU utilisation averaged {util:.0f}% over {samples} (≥ {LOW_UTIL:.0f}%): "
@@ -293,6 +321,8 @@ def gpu_underused(subject: Subject) -> Finding:
     util = ev["gpu_util_mean"]
     if (unchecked := _not_checked(rule, ev)) is not None:
         return unchecked
+    if (unknown := _not_attributed(rule, ev)) is not None:
+        return unknown
     if util >= LOW_UTIL or _idle(ev):
         return not_fired(rule, f"GPU utilisation averaged {util:.0f}%: "
                                + ("not under-used." if util >= LOW_UTIL else "idle, not under-used (see model "

@@ -63,6 +63,9 @@ def _series(history: pd.DataFrame, column: str) -> pd.Series:
     return values[np.isfinite(values.to_numpy(dtype="float64"))]
 
 
+series = _series   # one held-out or training series, finite values only (other rules read it too)
+
+
 def held_out_metrics(history: pd.DataFrame | None) -> list[tuple[str, str]]:
     """(column, direction) of every held-out metric with a direction, quality (higher) ones first."""
     if history is None or history.empty:

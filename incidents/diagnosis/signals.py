@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from incidents.diagnosis.attribution import Attribution, attribute
 from incidents.evidence.wandb.evidence import histogram_role, logged_tensor
 
 LOSS_NAMES = ("loss", "train/loss", "train_loss", "training_loss", "train/train_loss")
@@ -77,9 +78,15 @@ def histogram_interval(steps: list[int] | np.ndarray) -> int | None:
 
 
 def gpu_columns(system: pd.DataFrame) -> list[str]:
+    """The node's per-GPU utilisation columns (``system.gpu.<i>.gpu``, or the process's own
+    ``system.gpu.process.<i>.gpu`` where only that was exported)."""
     if system is None:
         return []
-    return sorted(c for c in system.columns if re.fullmatch(r"system\.gpu\.\d+\.gpu", str(c)))
+    cols = [str(c) for c in system.columns]
+    own = [c for c in cols if re.fullmatch(r"system\.gpu\.\d+\.gpu", c)]
+    found = {c.split(".")[2] for c in own}
+    extra = [c for c in cols if re.fullmatch(r"system\.gpu\.process\.\d+\.gpu", c) and c.split(".")[3] not in found]
+    return sorted(own + extra)
 
 
 #: Fewer steady-state GPU samples than this give no GPU-utilisation verdict (W&B samples every 15 s
@@ -90,14 +97,20 @@ MIN_GPU_SAMPLES = 5
 def _steady_gpu(system: pd.DataFrame, trim: float, history: pd.DataFrame | None) -> pd.DataFrame | None:
     """The GPU columns' rows taken while training ran (between the first and last logged step, when
     the history has timestamps), less the first and last ``trim`` of them (start-up and teardown)."""
+    rows = steady_rows(system, trim, history)
+    return None if rows is None else rows[gpu_columns(system)]
+
+
+def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
+                history: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """Every column of the system samples with a GPU figure, taken while training ran (see above)."""
     cols = gpu_columns(system)
     if not cols:
         return None
-    frame = system[cols].dropna(how="all")
+    frame = system.loc[system[cols].notna().any(axis=1)]
     if history is not None and "_timestamp" in history and history["_timestamp"].notna().sum() >= 2 and len(frame):
         stamps = history["_timestamp"].dropna()
-        inside = frame[(frame.index >= float(stamps.iloc[0])) & (frame.index <= float(stamps.iloc[-1]))]
-        frame = inside
+        frame = frame[(frame.index >= float(stamps.iloc[0])) & (frame.index <= float(stamps.iloc[-1]))]
     if frame.empty:
         return frame
     n = len(frame)
@@ -108,7 +121,8 @@ def _steady_gpu(system: pd.DataFrame, trim: float, history: pd.DataFrame | None)
 
 
 def gpu_utilisation(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame | None = None) -> float | None:
-    """Mean GPU utilisation (%) over all GPUs in the steady state (first and last ``trim`` dropped)."""
+    """Mean GPU utilisation (%) over all the node's GPUs in the steady state (first and last ``trim``
+    dropped). A run's own figure is :func:`run_gpu`, which reads only the GPUs the run used."""
     frame = _steady_gpu(system, trim, history)
     if frame is None or frame.empty:
         return None
@@ -122,10 +136,34 @@ def gpu_samples(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame 
     return 0 if frame is None else int(len(frame))
 
 
-def run_gpu(run: Any) -> tuple[float | None, int]:
-    """A run's steady-state GPU utilisation during training and its sample count (one figure for all)."""
+def run_gpus(run: Any, low_util: float = 50.0) -> Attribution:
+    """The GPUs the run used (``attribution.attribute``): its own, never the node's idle or foreign ones."""
     system, history = getattr(run, "system", None), getattr(run, "history", None)
-    return gpu_utilisation(system, history=history), gpu_samples(system, history=history)
+    return attribute(system, steady_rows(system, history=history), low_util)
+
+
+def run_gpu(run: Any) -> tuple[float | None, int]:
+    """A run's steady-state GPU utilisation during training over the GPUs it used (all the GPUs that
+    hold memory when which are its own is not determined), and the sample count: one figure for all."""
+    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    frame = steady_rows(system, history=history)
+    if frame is None or frame.empty:
+        return None, 0
+    cols = run_gpus(run).columns(frame, "gpu")
+    values = frame[cols].to_numpy(dtype="float64") if cols else np.empty(0)
+    if not np.isfinite(values).any():
+        return None, int(len(frame))
+    return float(np.nanmean(values)), int(len(frame))
+
+
+def run_gpu_memory(run: Any) -> float | None:
+    """Mean GPU memory allocated (% of the device) on the GPUs the run used; None when not recorded."""
+    system = getattr(run, "system", None)
+    if system is None:
+        return None
+    cols = run_gpus(run).columns(system, "memoryAllocated")
+    values = system[cols].to_numpy(dtype="float64") if cols else np.empty(0)
+    return float(np.nanmean(values)) if np.isfinite(values).any() else None
 
 
 def gpu_memory_percent(system: pd.DataFrame) -> float | None:
@@ -142,15 +180,24 @@ def gpu_memory_percent(system: pd.DataFrame) -> float | None:
 
 
 def loss_column(history: pd.DataFrame) -> str | None:
-    """The training loss: a well-known name first, then any column whose name ends in ``loss``."""
+    """The training loss: a well-known name first, then a name ending in ``loss``, then any name
+    with a ``loss`` word (``train_loss_epoch``, ``Train_Loss/Task0``), the most logged first; never a
+    held-out loss (``val``, ``test``, ``eval``…)."""
     if history is None or history.empty:
         return None
     for name in LOSS_NAMES:
         if name in history.columns:
             return name
-    candidates = sorted(c for c in history.columns if str(c).lower().endswith("loss")
-                        and not str(c).startswith("_") and "val" not in str(c).lower())
-    return candidates[0] if candidates else None
+    from incidents.diagnosis.quality import held_out, tokens
+
+    names = [str(c) for c in history.columns if not str(c).startswith("_") and not held_out(str(c))]
+    ending = [c for c in names if c.lower().endswith("loss")]
+    if ending:       # the most logged; then a "…train_loss" (an objective, not one of its parts); then by name
+        return min(ending, key=lambda c: (-int(history[c].notna().sum()), tokens(c)[-2:-1] != ["train"], c))
+    worded = [c for c in names if "loss" in tokens(c)]
+    if not worded:
+        return None
+    return min(worded, key=lambda c: ("train" not in tokens(c), -int(history[c].notna().sum()), c))
 
 
 def median_step_time(run: Any) -> tuple[float | None, str]:
@@ -323,9 +370,11 @@ def planned_share(run: Any) -> str | None:
     column = next((c for c in ("epoch", "train/epoch", "epochs") if c in history.columns), None)
     if epochs is not None and column is not None:
         done = pd.to_numeric(history[column], errors="coerce").dropna()
-        if len(done) and float(done.max()) + 1 < epochs[1]:
-            return (f"in epoch {float(done.max()):.3g} of {epochs[1]:,} planned ({(float(done.max()) + 1) / epochs[1]:.0%},"
-                    f" config {epochs[0]})")
+        # A whole-number counter names the epoch under way (0 or 1 for the first); a fraction
+        # (the Trainer's train/epoch) is the progress made.
+        ran = (float(done.max()) + (1 if (done % 1 == 0).all() else 0)) if len(done) else 0.0
+        if len(done) and ran < epochs[1]:
+            return f"in epoch {float(done.max()):.3g} of {epochs[1]:,} planned ({ran / epochs[1]:.0%}, config {epochs[0]})"
     return f"at step {last:,}"
 
 

@@ -155,9 +155,9 @@ def model_not_on_gpu(subject: Subject) -> Finding:
 
 def _steady_mean(system: pd.DataFrame, column: str, history: pd.DataFrame | None) -> float | None:
     values = pd.to_numeric(system[column], errors="coerce")
-    if history is not None and "_timestamp" in history and history["_timestamp"].notna().sum() >= 2:
-        stamps = history["_timestamp"].dropna()
-        values = values[(values.index >= float(stamps.iloc[0])) & (values.index <= float(stamps.iloc[-1]))]
+    window = signals.training_window(history)
+    if window is not None:
+        values = values[(values.index >= window[0]) & (values.index <= window[1])]
     values = values.dropna()
     return float(values.mean()) if len(values) else None
 

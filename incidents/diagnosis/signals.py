@@ -101,6 +101,18 @@ def _steady_gpu(system: pd.DataFrame, trim: float, history: pd.DataFrame | None)
     return None if rows is None else rows[gpu_columns(system)]
 
 
+def training_window(history: pd.DataFrame | None) -> tuple[float, float] | None:
+    """(first, last) ``_timestamp`` of the logged steps: when the run trained. None when the history
+    bounds no span: fewer than two timestamps, or rows logged within one instant (a single row and its
+    evaluation, a run that logged everything at its end); then every sample is read."""
+    if history is None or "_timestamp" not in history:
+        return None
+    stamps = pd.to_numeric(history["_timestamp"], errors="coerce").dropna()
+    if len(stamps) < 2 or not float(stamps.max()) > float(stamps.min()):
+        return None
+    return float(stamps.iloc[0]), float(stamps.iloc[-1])
+
+
 def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
                 history: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """Every column of the system samples with a GPU figure, taken while training ran (see above)."""
@@ -108,9 +120,9 @@ def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
     if not cols:
         return None
     frame = system.loc[system[cols].notna().any(axis=1)]
-    if history is not None and "_timestamp" in history and history["_timestamp"].notna().sum() >= 2 and len(frame):
-        stamps = history["_timestamp"].dropna()
-        frame = frame[(frame.index >= float(stamps.iloc[0])) & (frame.index <= float(stamps.iloc[-1]))]
+    window = training_window(history)
+    if window is not None and len(frame):
+        frame = frame[(frame.index >= window[0]) & (frame.index <= window[1])]
     if frame.empty:
         return frame
     n = len(frame)
@@ -383,7 +395,8 @@ def ending_text(run: Any) -> str | None:
     ending = getattr(run, "ending", None) or {}
     how = ending.get("how")
     if how not in ENDED_EARLY:
-        return None
+        where = planned_share(run)
+        return f"has a history cut short {where}" if ending.get("history_cut") and where else None
     where = planned_share(run)
     return ENDED_EARLY[how] + (f" {where}" if where else "") + \
         (f"; {ending['detail']}" if how in ("crashed", "killed") and ending.get("detail") else "")

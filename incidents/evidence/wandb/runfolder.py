@@ -122,6 +122,8 @@ def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
     history = _legacy(folder, "wandb-history.jsonl")
     if history and evidence.history.empty:
         rows = list(_read_jsonl(history, evidence.warnings))
+        if evidence.warnings and "is cut short" in evidence.warnings[-1]:
+            evidence.ending = {**evidence.ending, "history_cut": True}
         evidence.nonfinite = from_rows(flat_row(r) for r in rows)
         hist, _, histos = frames_from_rows(rows, evidence.warnings, media=evidence.media)
         evidence.history, evidence.histograms = hist, histos
@@ -152,7 +154,10 @@ def _read_jsonl(path: Path, warnings: list[str]):
             try:
                 row = json_loads(line)
             except ValueError:
-                warnings.append(f"{path.name} line {number} is not valid JSON; skipped")
+                last = not line.endswith("\n")
+                warnings.append(f"{path.name} line {number} " + ("is cut short: the file ends mid-line (copied while "
+                                "being written, or truncated); the lines before it were read" if last else
+                                "is not valid JSON; skipped"))
                 continue
             if isinstance(row, dict):
                 yield row
@@ -247,7 +252,7 @@ def fill_ending_from_console(evidence: RunEvidence, log: Path | None, shown: str
     # .wandb file's own console records showed.
     if ending.get("exception") and not read.get("exception"):
         return
-    evidence.ending = read
+    evidence.ending = {**read, **({"history_cut": True} if ending.get("history_cut") else {})}
 
 
 def _fill_from_requirements(evidence: RunEvidence, folder: Path) -> None:

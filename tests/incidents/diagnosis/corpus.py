@@ -81,7 +81,24 @@ def state(finding: Any) -> str:
     return "undetermined" if finding.undetermined else "quiet"
 
 
-def judge(run: Any, findings: list, want: Expected, *, facts: bool = True, less_evidence: bool = False) -> Tally:
+def same_gpus(seen: str, expect: str, added: bool) -> bool:
+    """The run's GPUs as the table names them; with ``added`` (a GPU put on the node after the
+    fact), the new GPU joins an all-idle node, a node's only GPU becomes the one holding memory, and
+    an undetermined attribution stays undetermined (a truly idle GPU beside them can show that GPUs
+    with a little memory hold it)."""
+    if seen == expect or not added:
+        return seen == expect
+    (how, _, ids), (want_how, _, want_ids) = seen.partition(":"), expect.partition(":")
+    have, want = set(ids.split(";")), set(want_ids.split(";"))
+    if want_how == "undetermined":   # still not determined; an idle GPU may show others' GPUs holding memory
+        return how == "undetermined" and want <= have
+    if how == "idle":      # an all-idle node (its only GPU idle, or every GPU) with one more idle GPU
+        return want_how in ("idle", "only") and want <= have and len(have) == len(want) + 1
+    return have == want and (how == want_how or (want_how == "only" and how == "memory"))
+
+
+def judge(run: Any, findings: list, want: Expected, *, facts: bool = True, less_evidence: bool = False,
+          added_gpu: bool = False) -> Tally:
     """Check one run's findings (and, with ``facts``, its ending and GPUs) against the table.
 
     With ``less_evidence`` (a run cut short), a verdict the table lists may be missing or
@@ -101,7 +118,7 @@ def judge(run: Any, findings: list, want: Expected, *, facts: bool = True, less_
     if facts:
         for what, seen, expect in (("ending", observed_ending(run), want.ending),
                                    ("gpus", observed_gpus(run), want.gpus)):
-            if seen == expect:
+            if seen == expect or (what == "gpus" and same_gpus(seen, expect, added_gpu)):
                 tally.right += 1
             else:
                 tally.wrong.append(f"{want.run}: {what} {seen!r}, table says {expect!r}")

@@ -75,8 +75,11 @@ def exploding(subject: Subject) -> Finding:
                 dropped.append({"tensor": tensor, "step": int(short["step"].iloc[0]),
                                 "non_finite": int(full - short["total"].iloc[0])})
     if grads.empty and nonfinite_step is None:
+        came_back = (f"; the loss was logged non-finite {logged['count']} time(s) (first at step "
+                     f"{logged['first_step']}) and finite again after: not a divergence") if logged else ""
         return not_fired(rule, "Not checked: no gradient histograms (wandb.watch log='gradients' or 'all', or "
-                               "gradient histograms logged by hand) and the loss stayed finite.")
+                               "gradient histograms logged by hand)" + (came_back or " and the loss stayed finite") + ".",
+                         **({"transient_non_finite_loss": logged} if logged else {}))
     evidence: dict = {"source": f"{subject.health_source}, gradients"}
     growth_rows = []
     if not grads.empty and grads["step"].nunique() >= MIN_STEPS:

@@ -69,6 +69,8 @@ def read_api_export(path: Path, table: pd.DataFrame | None = None) -> RunEvidenc
         raise InvalidEvidence(f"{path.name} is not a W&B export: {EXPECTED}; found columns: {shown}")
     warnings: list[str] = []
     table.columns = columns
+    if _has_nested(table):      # {"gradients": {"fc.weight": <histogram>}} as one cell: name it gradients/fc.weight
+        table = pd.DataFrame.from_records([flat_row(r) for r in table.to_dict("records")])
     media: dict[str, dict[str, Any]] = {}
     history, system, histos = frames_from_table(table, warnings, media)
     is_system = history.empty and not system.empty
@@ -81,6 +83,16 @@ def read_api_export(path: Path, table: pd.DataFrame | None = None) -> RunEvidenc
     if clock is not None and clock.notna().any():
         evidence.runtime_s = float(clock.max())
     return evidence
+
+
+def _has_nested(table: pd.DataFrame) -> bool:
+    """Cells holding dicts of metrics (not one typed value such as a histogram)."""
+    for column in table.columns:
+        if table[column].dtype == object:
+            cell = next((v for v in table[column] if isinstance(v, dict)), None)
+            if cell is not None and "_type" not in cell:
+                return True
+    return False
 
 
 def _logged_nonfinite(table: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from incidents.diagnosis import quality, signals
+from incidents.diagnosis import names, quality, signals
 from incidents.diagnosis.findings import Finding, not_fired
 from incidents.diagnosis.subject import Subject
 
@@ -37,7 +37,7 @@ NOISE_Z = 3.0
 def overfitting(subject: Subject) -> Finding:
     rule = "overfitting"
     history = getattr(subject.run, "history", None)
-    held = [(c, way) for c, way in quality.held_out_metrics(history) if way == "lower" and "loss" in quality.tokens(c)]
+    held = [(c, way) for c, way in quality.held_out_metrics(history) if way == "lower" and "loss" in names.tokens(c)]
     held = [(c, way) for c, way in held if len(quality.series(history, c)) >= MIN_POINTS]
     if not held:
         return not_fired(rule, f"Not checked: no held-out loss with {MIN_POINTS} or more points (val_loss, eval/loss…).")
@@ -97,12 +97,12 @@ def _turn(values: pd.Series) -> dict[str, Any] | None:
 
 def _paired_train(history: pd.DataFrame, column: str) -> str | None:
     """The training loss named like ``column`` (its held-out word swapped for ``train``), else the run's."""
-    words = quality.tokens(column)
+    words = names.tokens(column)
     for candidate in history.columns:
-        if str(candidate) == column or quality.held_out(str(candidate)):
+        if str(candidate) == column or names.held_out(str(candidate)):
             continue
-        other = quality.tokens(str(candidate))
-        if len(other) == len(words) and all(a == b or (a in quality.HELD_OUT and b in ("train", "training"))
+        other = names.tokens(str(candidate))
+        if len(other) == len(words) and all(a == b or (a in names.HELD_OUT and b in ("train", "training"))
                                             for a, b in zip(words, other, strict=True)):
             return str(candidate)
     return signals.loss_column(history)

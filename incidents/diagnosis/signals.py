@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from incidents.diagnosis.attribution import Attribution, attribute
+from incidents.diagnosis.names import held_out, tokens
 from incidents.evidence.wandb.evidence import histogram_role, logged_tensor
 
 LOSS_NAMES = ("loss", "train/loss", "train_loss", "training_loss", "train/train_loss")
@@ -200,8 +201,6 @@ def loss_column(history: pd.DataFrame) -> str | None:
     for name in LOSS_NAMES:
         if name in history.columns:
             return name
-    from incidents.diagnosis.quality import held_out, tokens
-
     names = [str(c) for c in history.columns if not str(c).startswith("_") and not held_out(str(c))]
     ending = [c for c in names if c.lower().endswith("loss")]
     if ending:       # the most logged; then a "…train_loss" (an objective, not one of its parts); then by name

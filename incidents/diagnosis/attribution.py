@@ -11,12 +11,17 @@ A run's own GPUs are known, in order of trust, from:
    the run's, when none is the run used no GPU. When several are held and none is known to be the
    run's, their verdicts are compared: if every held GPU is busy (or every one under-used) the
    verdict holds whichever are the run's; otherwise the attribution is *not determined*.
+
+The samples read are those taken while the run trained (:func:`steady_rows`), and a run's GPU
+utilisation and memory (:func:`run_gpu`, :func:`run_gpu_memory`) are read on its GPUs only: the
+one figure every rule and report shows.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,3 +128,76 @@ def _held(node: dict[int, tuple[float, float | None]]) -> list[int]:
     if not node[least][0] <= IDLE_UTIL:
         return sorted(known)          # even the least-used GPU works: every GPU is in use
     return sorted(i for i, m in known.items() if m >= known[least] + HOLD_MARGIN)
+
+
+def gpu_columns(system: pd.DataFrame) -> list[str]:
+    """The node's per-GPU utilisation columns (``system.gpu.<i>.gpu``, or the process's own
+    ``system.gpu.process.<i>.gpu`` where only that was exported)."""
+    if system is None:
+        return []
+    cols = [str(c) for c in system.columns]
+    own = [c for c in cols if re.fullmatch(r"system\.gpu\.\d+\.gpu", c)]
+    found = {c.split(".")[2] for c in own}
+    extra = [c for c in cols if re.fullmatch(r"system\.gpu\.process\.\d+\.gpu", c) and c.split(".")[3] not in found]
+    return sorted(own + extra)
+
+
+def training_window(history: pd.DataFrame | None) -> tuple[float, float] | None:
+    """(first, last) ``_timestamp`` of the logged steps: when the run trained. None when the history
+    bounds no span: fewer than two timestamps, or rows logged within one instant (a single row and its
+    evaluation, a run that logged everything at its end); then every sample is read."""
+    if history is None or "_timestamp" not in history:
+        return None
+    stamps = pd.to_numeric(history["_timestamp"], errors="coerce").dropna()
+    if len(stamps) < 2 or not float(stamps.max()) > float(stamps.min()):
+        return None
+    return float(stamps.iloc[0]), float(stamps.iloc[-1])
+
+
+def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
+                history: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """Every column of the system samples with a GPU figure, taken while training ran (see above)."""
+    cols = gpu_columns(system)
+    if not cols:
+        return None
+    frame = system.loc[system[cols].notna().any(axis=1)]
+    window = training_window(history)
+    if window is not None and len(frame):
+        frame = frame[(frame.index >= window[0]) & (frame.index <= window[1])]
+    if frame.empty:
+        return frame
+    n = len(frame)
+    cut = int(n * trim)
+    if n - 2 * cut >= 3:
+        frame = frame.iloc[cut: n - cut]
+    return frame
+
+
+def run_gpus(run: Any, low_util: float = 50.0) -> Attribution:
+    """The GPUs the run used (``attribution.attribute``): its own, never the node's idle or foreign ones."""
+    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    return attribute(system, steady_rows(system, history=history), low_util)
+
+
+def run_gpu(run: Any) -> tuple[float | None, int]:
+    """A run's steady-state GPU utilisation during training over the GPUs it used (all the GPUs that
+    hold memory when which are its own is not determined), and the sample count: one figure for all."""
+    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    frame = steady_rows(system, history=history)
+    if frame is None or frame.empty:
+        return None, 0
+    cols = run_gpus(run).columns(frame, "gpu")
+    values = frame[cols].to_numpy(dtype="float64") if cols else np.empty(0)
+    if not np.isfinite(values).any():
+        return None, int(len(frame))
+    return float(np.nanmean(values)), int(len(frame))
+
+
+def run_gpu_memory(run: Any) -> float | None:
+    """Mean GPU memory allocated (% of the device) on the GPUs the run used; None when not recorded."""
+    system = getattr(run, "system", None)
+    if system is None:
+        return None
+    cols = run_gpus(run).columns(system, "memoryAllocated")
+    values = system[cols].to_numpy(dtype="float64") if cols else np.empty(0)
+    return float(np.nanmean(values)) if np.isfinite(values).any() else None

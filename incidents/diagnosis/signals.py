@@ -15,7 +15,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from incidents.diagnosis.attribution import Attribution, attribute
+from incidents.diagnosis.attribution import (  # noqa: F401  (the GPU figures rules and reports read)
+    gpu_columns,
+    run_gpu,
+    run_gpu_memory,
+    run_gpus,
+    steady_rows,
+    training_window,
+)
 from incidents.diagnosis.names import held_out, tokens
 from incidents.evidence.wandb.evidence import histogram_role, logged_tensor
 
@@ -78,18 +85,6 @@ def histogram_interval(steps: list[int] | np.ndarray) -> int | None:
     return int(np.median(np.diff(unique)))
 
 
-def gpu_columns(system: pd.DataFrame) -> list[str]:
-    """The node's per-GPU utilisation columns (``system.gpu.<i>.gpu``, or the process's own
-    ``system.gpu.process.<i>.gpu`` where only that was exported)."""
-    if system is None:
-        return []
-    cols = [str(c) for c in system.columns]
-    own = [c for c in cols if re.fullmatch(r"system\.gpu\.\d+\.gpu", c)]
-    found = {c.split(".")[2] for c in own}
-    extra = [c for c in cols if re.fullmatch(r"system\.gpu\.process\.\d+\.gpu", c) and c.split(".")[3] not in found]
-    return sorted(own + extra)
-
-
 #: Fewer steady-state GPU samples than this give no GPU-utilisation verdict (W&B samples every 15 s
 #: by default, so this is about a minute and a quarter of training).
 MIN_GPU_SAMPLES = 5
@@ -100,37 +95,6 @@ def _steady_gpu(system: pd.DataFrame, trim: float, history: pd.DataFrame | None)
     the history has timestamps), less the first and last ``trim`` of them (start-up and teardown)."""
     rows = steady_rows(system, trim, history)
     return None if rows is None else rows[gpu_columns(system)]
-
-
-def training_window(history: pd.DataFrame | None) -> tuple[float, float] | None:
-    """(first, last) ``_timestamp`` of the logged steps: when the run trained. None when the history
-    bounds no span: fewer than two timestamps, or rows logged within one instant (a single row and its
-    evaluation, a run that logged everything at its end); then every sample is read."""
-    if history is None or "_timestamp" not in history:
-        return None
-    stamps = pd.to_numeric(history["_timestamp"], errors="coerce").dropna()
-    if len(stamps) < 2 or not float(stamps.max()) > float(stamps.min()):
-        return None
-    return float(stamps.iloc[0]), float(stamps.iloc[-1])
-
-
-def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
-                history: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """Every column of the system samples with a GPU figure, taken while training ran (see above)."""
-    cols = gpu_columns(system)
-    if not cols:
-        return None
-    frame = system.loc[system[cols].notna().any(axis=1)]
-    window = training_window(history)
-    if window is not None and len(frame):
-        frame = frame[(frame.index >= window[0]) & (frame.index <= window[1])]
-    if frame.empty:
-        return frame
-    n = len(frame)
-    cut = int(n * trim)
-    if n - 2 * cut >= 3:
-        frame = frame.iloc[cut: n - cut]
-    return frame
 
 
 def gpu_utilisation(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame | None = None) -> float | None:
@@ -147,36 +111,6 @@ def gpu_samples(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame 
     """How many steady-state system samples the GPU utilisation figure rests on."""
     frame = _steady_gpu(system, trim, history)
     return 0 if frame is None else int(len(frame))
-
-
-def run_gpus(run: Any, low_util: float = 50.0) -> Attribution:
-    """The GPUs the run used (``attribution.attribute``): its own, never the node's idle or foreign ones."""
-    system, history = getattr(run, "system", None), getattr(run, "history", None)
-    return attribute(system, steady_rows(system, history=history), low_util)
-
-
-def run_gpu(run: Any) -> tuple[float | None, int]:
-    """A run's steady-state GPU utilisation during training over the GPUs it used (all the GPUs that
-    hold memory when which are its own is not determined), and the sample count: one figure for all."""
-    system, history = getattr(run, "system", None), getattr(run, "history", None)
-    frame = steady_rows(system, history=history)
-    if frame is None or frame.empty:
-        return None, 0
-    cols = run_gpus(run).columns(frame, "gpu")
-    values = frame[cols].to_numpy(dtype="float64") if cols else np.empty(0)
-    if not np.isfinite(values).any():
-        return None, int(len(frame))
-    return float(np.nanmean(values)), int(len(frame))
-
-
-def run_gpu_memory(run: Any) -> float | None:
-    """Mean GPU memory allocated (% of the device) on the GPUs the run used; None when not recorded."""
-    system = getattr(run, "system", None)
-    if system is None:
-        return None
-    cols = run_gpus(run).columns(system, "memoryAllocated")
-    values = system[cols].to_numpy(dtype="float64") if cols else np.empty(0)
-    return float(np.nanmean(values)) if np.isfinite(values).any() else None
 
 
 def gpu_memory_percent(system: pd.DataFrame) -> float | None:

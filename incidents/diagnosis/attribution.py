@@ -173,31 +173,32 @@ def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
     return frame
 
 
-def run_gpus(run: Any, low_util: float = 50.0) -> Attribution:
+def run_gpus(run: Any, low_util: float = 50.0, steady: pd.DataFrame | None = None) -> Attribution:
     """The GPUs the run used (``attribution.attribute``): its own, never the node's idle or foreign ones."""
     system, history = getattr(run, "system", None), getattr(run, "history", None)
-    return attribute(system, steady_rows(system, history=history), low_util)
+    return attribute(system, steady if steady is not None else steady_rows(system, history=history), low_util)
 
 
-def run_gpu(run: Any) -> tuple[float | None, int]:
+def run_gpu(run: Any, gpus: Attribution | None = None, steady: pd.DataFrame | None = None) -> tuple[float | None, int]:
     """A run's steady-state GPU utilisation during training over the GPUs it used (all the GPUs that
-    hold memory when which are its own is not determined), and the sample count: one figure for all."""
+    hold memory when which are its own is not determined), and the sample count: one figure for all.
+    ``gpus`` and ``steady``: the run's attribution and samples when the caller has them already."""
     system, history = getattr(run, "system", None), getattr(run, "history", None)
-    frame = steady_rows(system, history=history)
+    frame = steady if steady is not None else steady_rows(system, history=history)
     if frame is None or frame.empty:
         return None, 0
-    cols = run_gpus(run).columns(frame, "gpu")
+    cols = (gpus or run_gpus(run, steady=frame)).columns(frame, "gpu")
     values = frame[cols].to_numpy(dtype="float64") if cols else np.empty(0)
     if not np.isfinite(values).any():
         return None, int(len(frame))
     return float(np.nanmean(values)), int(len(frame))
 
 
-def run_gpu_memory(run: Any) -> float | None:
+def run_gpu_memory(run: Any, gpus: Attribution | None = None) -> float | None:
     """Mean GPU memory allocated (% of the device) on the GPUs the run used; None when not recorded."""
     system = getattr(run, "system", None)
     if system is None:
         return None
-    cols = run_gpus(run).columns(system, "memoryAllocated")
+    cols = (gpus or run_gpus(run)).columns(system, "memoryAllocated")
     values = system[cols].to_numpy(dtype="float64") if cols else np.empty(0)
     return float(np.nanmean(values)) if np.isfinite(values).any() else None

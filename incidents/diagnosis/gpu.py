@@ -61,15 +61,23 @@ def _plural(n: int, word: str) -> str:
 
 
 def _gpu_evidence(subject: Subject) -> dict[str, Any]:
+    """The GPU facts the three GPU rules share, computed once per subject (each rule gets a copy)."""
+    if "gpu" not in subject.cache:
+        subject.cache["gpu"] = _gpu_facts(subject)
+    return dict(subject.cache["gpu"])
+
+
+def _gpu_facts(subject: Subject) -> dict[str, Any]:
     run = subject.run
     system = getattr(run, "system", None)
     env = getattr(run, "environment", {}) or {}
-    util, samples = signals.run_gpu(run)
-    gpus = signals.run_gpus(run, LOW_UTIL)
+    steady = signals.steady_rows(system, history=getattr(run, "history", None))
+    gpus = signals.run_gpus(run, LOW_UTIL, steady=steady)
+    util, samples = signals.run_gpu(run, gpus, steady) if steady is not None else (None, 0)
     which = ",".join(str(i) for i in gpus.gpus) or "*"
     return {"gpu_util_mean": util, "gpu_samples": samples, "min_gpu_samples": signals.MIN_GPU_SAMPLES,
             "has_gpu_metrics": bool(signals.gpu_columns(system)),
-            "gpu_memory_percent": signals.run_gpu_memory(run),
+            "gpu_memory_percent": signals.run_gpu_memory(run, gpus),
             "gpu_count": env.get("gpu_count"), "gpu_name": env.get("gpu_name"),
             "gpu_memory_bytes": env.get("gpu_memory_bytes"),
             "gpus": list(gpus.gpus), "gpu_attribution": gpus.how, "gpus_read": gpus.text(),

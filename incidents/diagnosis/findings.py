@@ -10,7 +10,7 @@ from typing import Any
 #: ``evidence["would_decide"]`` lists what would decide it).
 CLASSES = ("engineering", "research", "healthy", "undetermined")
 
-RULE_TITLES = {"watch_overhead": "Watch overhead", "model_not_on_gpu": "Model not on the GPU",
+RULE_TITLES = {"crash": "Crash", "overfitting": "Overfitting", "watch_overhead": "Watch overhead", "model_not_on_gpu": "Model not on the GPU",
                "input_bound": "Input-bound", "gpu_underused": "GPU under-used",
                "exploding_gradients": "Exploding gradients", "vanishing_gradients": "Vanishing gradients",
                "dead_layer": "Dead layer", "static_parameters": "Static parameters",

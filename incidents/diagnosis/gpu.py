@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from incidents.diagnosis import setup, signals
+from incidents.diagnosis import setup, signals, units
 from incidents.diagnosis.findings import Finding, not_fired, undetermined
 from incidents.diagnosis.progress import rl_metrics
 from incidents.diagnosis.subject import Subject
@@ -61,19 +61,49 @@ def _plural(n: int, word: str) -> str:
 
 
 def _gpu_evidence(subject: Subject) -> dict[str, Any]:
+    """The GPU facts the three GPU rules share, computed once per subject (each rule gets a copy)."""
+    if "gpu" not in subject.cache:
+        subject.cache["gpu"] = _gpu_facts(subject)
+    return dict(subject.cache["gpu"])
+
+
+def _gpu_facts(subject: Subject) -> dict[str, Any]:
     run = subject.run
     system = getattr(run, "system", None)
     env = getattr(run, "environment", {}) or {}
-    util, samples = signals.run_gpu(run)
+    steady = signals.steady_rows(system, history=getattr(run, "history", None))
+    gpus = signals.run_gpus(run, LOW_UTIL, steady=steady)
+    util, samples = signals.run_gpu(run, gpus, steady) if steady is not None else (None, 0)
+    which = ",".join(str(i) for i in gpus.gpus) or "*"
     return {"gpu_util_mean": util, "gpu_samples": samples, "min_gpu_samples": signals.MIN_GPU_SAMPLES,
             "has_gpu_metrics": bool(signals.gpu_columns(system)),
-            "gpu_memory_percent": signals.gpu_memory_percent(system),
+            "gpu_memory_percent": signals.run_gpu_memory(run, gpus),
             "gpu_count": env.get("gpu_count"), "gpu_name": env.get("gpu_name"),
             "gpu_memory_bytes": env.get("gpu_memory_bytes"),
+            "gpus": list(gpus.gpus), "gpu_attribution": gpus.how, "gpus_read": gpus.text(),
+            "node_gpus": {str(i): {"util": _round(u), "memory": _round(m)} for i, (u, m) in gpus.node.items()},
             "device_in_config": setup.device_type(run) if (getattr(run, "config", {}) or {}).get("device") else None,
             "parameters": setup.run_signature(run, subject.stats).parameters,
-            "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu ({_plural(samples, 'steady-state sample')})",
-            "gpu_memory_source": f"{subject.run_label} system.gpu.*.memoryAllocated"}
+            "gpu_util_source": f"{subject.run_label} system.gpu.{{{which}}}.gpu "
+                               f"({_plural(samples, 'steady-state sample')}; {gpus.text()})",
+            "gpu_memory_source": f"{subject.run_label} system.gpu.{{{which}}}.memoryAllocated"}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None or value != value else round(float(value), 1)
+
+
+def _not_attributed(rule: str, ev: dict[str, Any]) -> Finding | None:
+    """The refusal when the node's GPUs that hold memory disagree and none is known to be the run's."""
+    if ev["gpu_attribution"] != "undetermined":
+        return None
+    per = "; ".join(f"GPU {i}: {units.percent(v['util'])} utilisation, {units.percent(v['memory'])} memory" for i, v in
+                    ev["node_gpus"].items() if int(i) in ev["gpus"] and v["util"] is not None and v["memory"] is not None)
+    return undetermined(rule, f"Which of the node's GPUs this run used is not determined: {ev['gpus_read']}, and they "
+                              f"disagree ({per}); the node's mean would judge other jobs' GPUs with this one.",
+                        ["gpu.process.<i> keys (an SDK that sees the training process), or CUDA_VISIBLE_DEVICES / "
+                         "LOCAL_RANK in the run's config or console", "nvidia-smi's process list while the run trains"],
+                        [ev["gpu_util_source"]], **ev)
 
 
 def _not_checked(rule: str, ev: dict[str, Any], why_no_metrics: str = "") -> Finding | None:
@@ -88,6 +118,9 @@ def _not_checked(rule: str, ev: dict[str, Any], why_no_metrics: str = "") -> Fin
 
 
 def _idle(ev: dict[str, Any]) -> bool:
+    """Idle with near-empty memory; never a GPU found by the memory the run holds on it."""
+    if ev["gpu_attribution"] in ("memory", "agree", "undetermined"):
+        return False
     memory = ev["gpu_memory_percent"]
     return ev["gpu_util_mean"] is not None and ev["gpu_util_mean"] <= IDLE_UTIL and \
         (memory is None or memory <= IDLE_MEMORY)
@@ -101,16 +134,17 @@ def model_not_on_gpu(subject: Subject) -> Finding:
         return unchecked
     samples = _plural(ev["gpu_samples"], "sample")
     if not _idle(ev):
-        return not_fired(rule, f"The GPU was in use ({ev['gpu_util_mean']:.0f}% utilisation over {samples}"
-                               + (f", {ev['gpu_memory_percent']:.0f}% memory allocated" if ev["gpu_memory_percent"]
+        return not_fired(rule, f"The GPU was in use ({units.percent(ev['gpu_util_mean'])} utilisation over {samples}"
+                               + (f", {units.percent(ev['gpu_memory_percent'])} memory allocated" if ev["gpu_memory_percent"]
                                   is not None else "") + ").", **ev)
-    gpus = f"{ev['gpu_count']} GPU{'s' if (ev['gpu_count'] or 1) != 1 else ''}" if ev["gpu_count"] else "the GPU"
-    memory = (f" and {ev['gpu_memory_percent']:.1f}% of GPU memory allocated" if ev["gpu_memory_percent"] is not None
+    count = len(ev["gpus"]) or ev["gpu_count"]
+    gpus = f"{count} GPU{'s' if count != 1 else ''}" if count else "the GPU"
+    memory = (f" and {units.percent(ev['gpu_memory_percent'])} of GPU memory allocated" if ev["gpu_memory_percent"] is not None
               else " (GPU memory not recorded)")
     told = " The run's config says device=cpu." if ev["device_in_config"] == "cpu" else ""
     ev["evidence_used"] = [ev["gpu_util_source"]] + ([ev["gpu_memory_source"]] if ev["gpu_memory_percent"]
                                                       is not None else [])
-    head = (f"The model is not on the GPU: {gpus} sat idle ({ev['gpu_util_mean']:.1f}% utilisation{memory}, "
+    head = (f"The model is not on the GPU: {gpus} sat idle ({units.percent(ev['gpu_util_mean'])} utilisation{memory}, "
             f"{samples}), so training ran on the CPU.{told}")
     params = ev["parameters"]
     if params is not None and params < CPU_SIZED:
@@ -129,9 +163,9 @@ def model_not_on_gpu(subject: Subject) -> Finding:
 
 def _steady_mean(system: pd.DataFrame, column: str, history: pd.DataFrame | None) -> float | None:
     values = pd.to_numeric(system[column], errors="coerce")
-    if history is not None and "_timestamp" in history and history["_timestamp"].notna().sum() >= 2:
-        stamps = history["_timestamp"].dropna()
-        values = values[(values.index >= float(stamps.iloc[0])) & (values.index <= float(stamps.iloc[-1]))]
+    window = signals.training_window(history)
+    if window is not None:
+        values = values[(values.index >= window[0]) & (values.index <= window[1])]
     values = values.dropna()
     return float(values.mean()) if len(values) else None
 
@@ -184,21 +218,21 @@ def _input_signs(subject: Subject) -> list[tuple[str, str, float]]:
     signs = []
     facts = subject.profile
     if facts is not None and facts.input_share is not None and facts.input_share >= INPUT_SHARE:
-        signs.append((f"{facts.input_share:.0%} of the profiled steps was spent fetching batches (DataLoader "
+        signs.append((f"{units.share(facts.input_share)} of the profiled steps was spent fetching batches (DataLoader "
                       "ranges and host-to-device copies)", f"{facts.source} (input_share)", 0.8))
     wait = _data_wait(subject)
     if wait is not None and wait[3] >= INPUT_SHARE:
         column, seconds, step, share = wait
-        signs.append((f"each step waited a median {seconds * 1000:.3g} ms for its batch, {share:.0%} of the "
+        signs.append((f"each step waited a median {units.step_time(seconds)} for its batch, {units.share(share)} of the "
                       f"median {step * 1000:.3g} ms step", f"{subject.run_label} history {column} (median)", 0.75))
     per_core, overall = _cpu(subject)
     busy = [(i, m) for i, m in per_core if m >= CPU_SATURATED]
     if busy:
-        cores = ", ".join(f"{i} ({m:.0f}%)" for i, m in busy[:6])
+        cores = ", ".join(f"{i} ({units.percent(m)})" for i, m in busy[:6])
         signs.append((f"CPU core{'s' if len(busy) > 1 else ''} {cores} saturated while the GPU waited",
                       f"{subject.run_label} system.cpu.<i>.cpu_percent", 0.6))
     elif overall is not None and overall >= CPU_SATURATED:
-        signs.append((f"host CPU at {overall:.0f}% while the GPU waited", f"{subject.run_label} system.cpu", 0.55))
+        signs.append((f"host CPU at {units.percent(overall)} while the GPU waited", f"{subject.run_label} system.cpu", 0.55))
     workers = _workers(subject)
     if workers is not None and workers[1] == 0:
         signs.append((f"the DataLoader loads every batch on the training thread ({workers[0]}=0)",
@@ -237,7 +271,7 @@ def _watch_work(subject: Subject) -> str | None:
     if share is None and isinstance(summary.get("repro/hook_share"), int | float):
         share = float(summary["repro/hook_share"])
     if share is not None and share > HEAVY_SHARE:
-        return f"{share:.0%} of step time in watch work"
+        return f"{units.share(share)} of step time in watch work"
     return None
 
 
@@ -249,38 +283,40 @@ def input_bound(subject: Subject) -> Finding:
     ev["histogram_interval_steps"] = subject.histogram_interval
     if (unchecked := _not_checked(rule, ev, " (CPU run, or system metrics not exported)")) is not None:
         return unchecked
+    if (unknown := _not_attributed(rule, ev)) is not None:
+        return unknown
     samples = _plural(ev["gpu_samples"], "steady-state sample")
     if util >= LOW_UTIL:
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}% over {samples} (≥ {LOW_UTIL:.0f}%): "
+        return not_fired(rule, f"GPU utilisation averaged {units.percent(util)} over {samples} (≥ {LOW_UTIL:.0f} %): "
                                "not starved.", **ev)
     if _idle(ev):
         return not_fired(rule, "Not applicable: the GPU was idle with near-empty memory, so the model was not on "
                                "it (see model not on GPU); an input pipeline cannot starve an unused device.", **ev)
     work = _watch_work(subject)
     if work:
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%, but instrumentation explains it ({work}; "
+        return not_fired(rule, f"GPU utilisation averaged {units.percent(util)}, but instrumentation explains it ({work}; "
                                "see watch overhead).", **ev)
     signs = _input_signs(subject)
     if signs:
         ev["input_signs"] = [text for text, _, _ in signs]
         ev["evidence_used"] = [ev["gpu_util_source"]] + [source for _, source, _ in signs]
         return Finding(rule, True, "engineering",
-                       f"Input-bound: GPU utilisation averaged {util:.0f}% over {samples}, and "
+                       f"Input-bound: GPU utilisation averaged {units.percent(util)} over {samples}, and "
                        + "; ".join(text for text, _, _ in signs) + ". The input pipeline (data loading, decoding, "
                        "host-side preprocessing, host-to-device copies) cannot keep the GPU fed: more DataLoader "
                        "workers, pinned memory and prefetching, or preprocessing done once ahead of training.",
                        ev, max(c for _, _, c in signs))
     if _too_small(subject, ev):
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%, and the workload is small for the device "
+        return not_fired(rule, f"GPU utilisation averaged {units.percent(util)}, and the workload is small for the device "
                                "(see GPU under-used); nothing shows an input pipeline holding it back.", **ev)
     per_core, overall = _cpu(subject)
-    cpu = (f"; host CPU averaged {overall:.0f}% (system.cpu), not saturated" if overall is not None and not per_core
-           else f"; no CPU core above {CPU_SATURATED:.0f}%" if per_core else "")
+    cpu = (f"; host CPU averaged {units.percent(overall)} (system.cpu), not saturated" if overall is not None and not per_core
+           else f"; no CPU core above {CPU_SATURATED:.0f} %" if per_core else "")
     used = [ev["gpu_util_source"]] + ([f"{subject.run_label} system.cpu"] if overall is not None else []) + \
         ["attached profile (no input share)" if subject.profile else "no profile attached",
          f"{subject.run_label} history (no per-step data-wait metric)", f"{subject.run_label} config (no DataLoader "
          "worker setting)" if _workers(subject) is None else f"{subject.run_label} config {_workers(subject)[0]}"]
-    return undetermined(rule, f"GPU under-used ({util:.0f}% utilisation over {samples}{cpu}); cause not "
+    return undetermined(rule, f"GPU under-used ({units.percent(util)} utilisation over {samples}{cpu}); cause not "
                               "determined: nothing in the evidence shows an input pipeline (no profile with "
                               "data-loading time, no per-step data wait, no saturated host CPU, no loader "
                               "configuration that cannot keep up).", list(WOULD_DECIDE), used, **ev)
@@ -293,8 +329,10 @@ def gpu_underused(subject: Subject) -> Finding:
     util = ev["gpu_util_mean"]
     if (unchecked := _not_checked(rule, ev)) is not None:
         return unchecked
+    if (unknown := _not_attributed(rule, ev)) is not None:
+        return unknown
     if util >= LOW_UTIL or _idle(ev):
-        return not_fired(rule, f"GPU utilisation averaged {util:.0f}%: "
+        return not_fired(rule, f"GPU utilisation averaged {units.percent(util)}: "
                                + ("not under-used." if util >= LOW_UTIL else "idle, not under-used (see model "
                                                                              "not on GPU)."), **ev)
     reasons = _too_small(subject, ev)
@@ -304,7 +342,7 @@ def gpu_underused(subject: Subject) -> Finding:
     ev["evidence_used"] = [ev["gpu_util_source"]] + [source for _, source in reasons]
     device = ev["gpu_name"] or "the GPU"
     return Finding(rule, True, "engineering",
-                   f"A model this size cannot fill this GPU: {'; '.join(r for r, _ in reasons)}, at {util:.0f}% "
+                   f"A model this size cannot fill this GPU: {'; '.join(r for r, _ in reasons)}, at {units.percent(util)} "
                    f"utilisation over {_plural(ev['gpu_samples'], 'steady-state sample')} on {device}. Often "
                    "expected for so small a workload, not a defect; larger batches, several runs per GPU or a "
                    "smaller GPU would use it better.", ev, 0.3)

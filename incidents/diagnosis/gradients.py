@@ -9,6 +9,7 @@ in the models we see (``layers.0`` … ``layers.11``, ``embeddings`` before ``en
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,28 +28,30 @@ def _steps_text(steps: list[int]) -> list[int]:
     return sorted(int(s) for s in steps)
 
 
-def _first_nonfinite(loss: pd.Series) -> int | None:
-    """First step whose loss is inf, or NaN where the loss was otherwise logged at every step.
+def _first_nonfinite(loss: pd.Series, logged: dict[str, Any] | None, known: bool) -> int | None:
+    """The step from which every logged loss value was non-finite: the loss diverged for good.
 
-    History frames hold NaN both for "not logged at this step" and for a logged NaN; a NaN only
-    counts when the metric was logged at (nearly) every step before it.
+    A history frame holds NaN both where the loss was not logged (an evaluation-only row) and
+    where NaN was logged; only the reader can tell them apart, and ``logged`` is its record for
+    the loss column (``RunEvidence.nonfinite``). A loss that went NaN and came back is not a
+    divergence. When the reader's record is not ``known`` (evidence stored before readers kept
+    it), only an infinite value counts: a NaN in the frame may be a row that did not log the loss.
     """
+    if known:
+        return int(logged["from_step"]) if logged and logged.get("from_step") is not None else None
     values = loss.to_numpy(dtype="float64")
     inf = np.isinf(values)
-    if inf.any():
-        return int(loss.index[int(np.argmax(inf))])
-    finite = np.isfinite(values)
-    if not finite.any():
+    return int(loss.index[int(np.argmax(inf))]) if inf.any() else None
+
+
+def _loss_fell(loss: pd.Series) -> tuple[float, float] | None:
+    """(start, end) when the training loss fell beyond its range and noise (``signals.movement``)."""
+    values = pd.to_numeric(loss, errors="coerce").dropna()
+    values = values[np.isfinite(values.to_numpy(dtype="float64"))]
+    if len(values) < 10:
         return None
-    first = int(np.argmax(finite))
-    after = values[first:]
-    nan = np.isnan(after)
-    if not nan.any():
-        return None
-    at = int(np.argmax(nan))
-    dense_before = finite[first: first + at].mean() >= 0.9 if at else True
-    trailing = nan[at:].all()
-    return int(loss.index[first + at]) if dense_before and trailing else None
+    m = signals.movement(values)
+    return (m["start"], m["end"]) if m["change"] <= -max(0.1 * m["scale"], 3 * m["stderr"]) else None
 
 
 def exploding(subject: Subject) -> Finding:
@@ -56,9 +59,12 @@ def exploding(subject: Subject) -> Finding:
     rule = "exploding_gradients"
     grads = subject.health_kind("gradients")
     loss_col = signals.loss_column(getattr(subject.run, "history", None))
-    nonfinite_step = None
+    nonfinite_step, logged = None, None
     if loss_col is not None:
-        nonfinite_step = _first_nonfinite(pd.to_numeric(subject.run.history[loss_col], errors="coerce"))
+        record = getattr(subject.run, "nonfinite", None)
+        logged = (record or {}).get(loss_col)
+        nonfinite_step = _first_nonfinite(pd.to_numeric(subject.run.history[loss_col], errors="coerce"), logged,
+                                          record is not None)
     dropped: list[dict] = []
     if not grads.empty:
         for tensor, frame in grads.groupby("tensor"):
@@ -69,8 +75,11 @@ def exploding(subject: Subject) -> Finding:
                 dropped.append({"tensor": tensor, "step": int(short["step"].iloc[0]),
                                 "non_finite": int(full - short["total"].iloc[0])})
     if grads.empty and nonfinite_step is None:
+        came_back = (f"; the loss was logged non-finite {logged['count']} time(s) (first at step "
+                     f"{logged['first_step']}) and finite again after: not a divergence") if logged else ""
         return not_fired(rule, "Not checked: no gradient histograms (wandb.watch log='gradients' or 'all', or "
-                               "gradient histograms logged by hand) and the loss stayed finite.")
+                               "gradient histograms logged by hand)" + (came_back or " and the loss stayed finite") + ".",
+                         **({"transient_non_finite_loss": logged} if logged else {}))
     evidence: dict = {"source": f"{subject.health_source}, gradients"}
     growth_rows = []
     if not grads.empty and grads["step"].nunique() >= MIN_STEPS:
@@ -94,9 +103,21 @@ def exploding(subject: Subject) -> Finding:
     evidence["growing_tensors"] = len(growth_rows)
     evidence["non_finite_loss_step"] = nonfinite_step
     evidence["non_finite_tensors"] = dropped[:8]
+    if logged and nonfinite_step is None:
+        evidence["transient_non_finite_loss"] = logged
+    fell = _loss_fell(subject.run.history[loss_col]) if loss_col is not None and growth_rows else None
+    if growth_rows and fell and nonfinite_step is None and not dropped:
+        evidence["loss_fell"] = fell
+        return not_fired(rule, f"Gradient magnitude grew {evidence['growth_decades']:.1f} decades from step "
+                               f"{evidence['first_step']} to {evidence['last_step']}, while {loss_col} fell "
+                               f"({fell[0]:.3g} → {fell[1]:.3g}) and stayed finite: gradients growing from a small start "
+                               "as the model learns, not an explosion.", **evidence)
     if not growth_rows and nonfinite_step is None and not dropped:
-        return not_fired(rule, "Gradient magnitudes did not grow step over step and no value was non-finite.",
-                         **evidence)
+        transient = (f" The loss was logged non-finite {logged['count']} time(s) (first at step {logged['first_step']})"
+                     " and finite again after: not a divergence.") if logged and nonfinite_step is None else ""
+        return not_fired(rule, "Gradient magnitudes did not grow step over step and no value was non-finite "
+                               "for good." + transient if transient else
+                         "Gradient magnitudes did not grow step over step and no value was non-finite.", **evidence)
     parts = []
     if growth_rows:
         top = growth_rows[0]
@@ -104,7 +125,9 @@ def exploding(subject: Subject) -> Finding:
                      f"{evidence['first_step']} to {evidence['last_step']} in {len(growth_rows)} tensors "
                      f"(largest: {top['tensor']}, max |g| {top['from']:.3g} → {top['to']:.3g})")
     if nonfinite_step is not None:
-        parts.append(f"the loss ({loss_col}) became non-finite at step {nonfinite_step}")
+        began = logged.get("first_step") if logged else None
+        parts.append(f"the loss ({loss_col}) became non-finite at step {nonfinite_step} and never recovered"
+                     + (f" (first non-finite at step {began})" if began is not None and began != nonfinite_step else ""))
     if dropped:
         parts.append(f"{len(dropped)} tensors had non-finite gradients (first: {dropped[0]['tensor']} at "
                      f"step {dropped[0]['step']})")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from incidents.diagnosis import signals
+from incidents.diagnosis import signals, units
 from incidents.diagnosis.findings import Finding, not_fired
 from incidents.diagnosis.subject import Subject
 
@@ -113,13 +113,13 @@ def watch_overhead(subject: Subject) -> Finding:
     capped = bool(facts and facts.share_is_estimate and share is not None and share >= MAX_SHARE)
     reasons = []
     if share is not None and share > HEAVY_SHARE:
-        amount = f"at least {share:.0%}" if capped else f"{share:.0%}"
+        amount = f"at least {units.share(share)}" if capped else units.share(share)
         reasons.append(f"{'an estimated ' if estimated else ''}{amount} of step time was spent in watch work")
     if slowdown is not None and slowdown >= SLOWDOWN:
         reasons.append(f"steps are {slowdown:.2f}× slower than the baseline")
     heuristic = params is not None and params > LARGE_MODEL and util is not None and util < LOW_UTIL
     if heuristic:
-        reasons.append(f"a {params / 1e6:.0f}M-parameter model left the GPU at {util:.0f}% utilisation")
+        reasons.append(f"a {params / 1e6:.0f}M-parameter model left the GPU at {units.percent(util)} utilisation")
     if not reasons:
         return not_fired(rule, "Histograms are frequent, but no measurement shows their cost (no profile share "
                                "> 20 %, no slowdown against a baseline, GPU not idle on a large model).", **evidence)
@@ -138,11 +138,11 @@ def watch_overhead(subject: Subject) -> Finding:
     verdict = (f'wandb.watch(log="{log}", log_freq={freq_text}) is the cause: histograms of {tensors} tensors '
                f"every {interval} step{'s' if interval != 1 else ''}; " + "; ".join(reasons) + ".")
     if predicted and base_s:
-        verdict += f" Predicted step time without it: {predicted:.3g} s, the baseline's median"
-        verdict += f" (now {step_s:.3g} s)." if step_s else "."
+        verdict += f" Predicted step time without it: {units.step_time(predicted)}, the baseline's median"
+        verdict += f" (now {units.step_time(step_s)})." if step_s else "."
     elif predicted:
-        verdict += (f" {'Estimated' if estimated else 'Predicted'} mean step time without it: {predicted:.3g} s "
-                    f"(now {mean_s:.3g} s).")
+        verdict += (f" {'Estimated' if estimated else 'Predicted'} mean step time without it: {units.step_time(predicted)} "
+                    f"(now {units.step_time(mean_s)}).")
     elif capped:
         verdict += " No step time without it is predicted: the estimate reached its cap."
     by_share = share is not None and share > HEAVY_SHARE

@@ -1,8 +1,10 @@
-"""The research-question rule: training is technically clean but the loss does not move.
+"""The progress rule: is the training loss moving, and if not, which suspect comes first?
 
-This is the second class of the two-class method: when no engineering rule fires and the loss sits
-near its starting value, the likely answer is about the data or the task (labels that carry no
-signal, a target the model cannot express), not about the code. Two patterns are not that:
+It runs only when no engineering rule fired, on a supervised run's training loss (never an RL
+run's, never one curve made of several trainings: an epoch counter that goes back to 1). A loss
+that fell, or rose, is not stuck. A loss that did not move (its end within its range and noise of
+its start) is read in ``stuck.py``: at chance from the first steps it is an engineering suspect
+before a research question, and the finding says what would decide it. One more pattern:
 
 * a loss that falls at first and then stops almost at once (within ``EARLY_SHARE`` of its points,
   at most ``EARLY_POINTS`` of them) has learned the label frequencies and nothing more, which is
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from incidents.diagnosis import quality, signals
+from incidents.diagnosis import quality, signals, stuck
 from incidents.diagnosis.findings import Finding, not_fired
 from incidents.diagnosis.subject import Subject
 
@@ -36,9 +38,6 @@ EARLY_SHARE = 0.05
 EARLY_POINTS = 50
 #: A first fall of at least this share of the starting loss shows the loss did move before it stopped.
 FIRST_FALL = 0.10
-#: Config keys naming how many outputs (classes, tokens) the model chooses between.
-OUTPUT_KEYS = ("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab", "output_size", "num_tokens",
-               "n_tokens", "output_dim")
 #: Metric names of reinforcement learning, where "the loss should fall" does not hold.
 RL_WORDS = re.compile(r"reward|return|policy|value[_ /.-]?loss|entropy|episode|advantage|kl[_ /.-]?div|q[_ ]?loss",
                       re.IGNORECASE)
@@ -68,6 +67,10 @@ def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
     if len(loss) < MIN_POINTS:
         return not_fired(rule, f"Not checked: {len(loss)} loss points (< {MIN_POINTS}) are too few to judge "
                                "progress.", metric=column, points=int(len(loss)))
+    restart = stuck.restarted(history)
+    if restart is not None:
+        return not_fired(rule, f"Not applied: the run trained several models one after another ({restart}), so its "
+                               f"{column} curve is not one training's.", metric=column, restart=restart)
     m = signals.movement(loss)
     start, end, change = m["start"], m["end"], m["change"]
     threshold = max(STUCK_SHARE * m["scale"], NOISE_Z * m["stderr"])
@@ -88,13 +91,16 @@ def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
         evidence["ending"] = ended
     note = f" The run {ended}: it is judged on the steps it logged." if ended else ""
     if change <= -threshold:
+        if ended:
+            note = f" The run {ended}: training was still making progress over the steps it logged."
         worse = quality.worsened(history)
         if worse:
             w = worse[0]
             evidence["held_out_worse"] = worse
             return not_fired(rule, f"The training loss fell ({moved}), but {w['metric']} got worse ({w['start']:.3g} "
                                    f"→ {w['end']:.3g}, {w['direction']} is better): the model does not generalise, "
-                                   "so this is not progress (see quality collapse)." + note, **evidence)
+                                   "so this is not progress (see quality collapse and overfitting)." + note,
+                             **evidence)
         return not_fired(rule, f"The loss fell ({moved}): training makes progress." + note, **evidence)
     if change >= threshold:
         return not_fired(rule, f"The loss rose ({moved}): training diverges rather than stalls, which is not "
@@ -116,12 +122,7 @@ def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
                        "with their inputs (not shifted or mismatched), that the loss is computed on the model's "
                        "output, and the learning rate; only then whether the labels carry signal." + note,
                        evidence, 0.55)
-    return Finding(rule, True, "research",
-                   f"Likely a research question, not a bug: {clean}, yet {column} stayed near its starting "
-                   f"value ({moved}; a move under {threshold:.3g} counts as none) over steps {steps[0]}–"
-                   f"{steps[1]}. Check that the labels carry signal (shuffled or random labels?), the task's "
-                   "difficulty, and the learning-rate range." + note,
-                   evidence, 0.75 if not subject.health.empty else 0.5)
+    return stuck.flat(subject, column, loss, m, threshold, evidence, clean, moved, note)
 
 
 def _early_plateau(loss: pd.Series, threshold: float) -> tuple[float, int] | None:
@@ -143,13 +144,10 @@ def _early_plateau(loss: pd.Series, threshold: float) -> tuple[float, int] | Non
 
 def _chance(run: Any, end: float) -> tuple[str, float] | None:
     """The loss of uniform guessing, ln K, when the config names K outputs."""
-    config = getattr(run, "config", {}) or {}
-    for key in OUTPUT_KEYS:
-        value = config.get(key)
-        if isinstance(value, dict) and "value" in value:
-            value = value["value"]
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 2:
-            level = math.log(value)
-            return (f"; uniform guessing over {value:,} outputs (config {key}) scores ln {value} = {level:.3g}, "
-                    f"and predicting the label frequencies scores their entropy, at most that", level)
-    return None
+    out = stuck.outputs(run)
+    if out is None:
+        return None
+    key, value = out
+    level = math.log(value)
+    return (f"; uniform guessing over {value:,} outputs (config {key}) scores ln {value} = {level:.3g}, "
+            f"and predicting the label frequencies scores their entropy, at most that", level)

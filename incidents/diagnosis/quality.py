@@ -11,7 +11,6 @@ the same time, and identical logged media (every prediction image the same file)
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 
 from incidents.diagnosis import signals
 from incidents.diagnosis.findings import Finding, not_fired
+from incidents.diagnosis.names import has_word, held_out, tokens
 from incidents.diagnosis.subject import Subject
 
 HIGHER = frozenset({"accuracy", "acc", "f1", "fscore", "dice", "iou", "miou", "jaccard", "auc", "auroc", "auprc",
@@ -26,7 +26,6 @@ HIGHER = frozenset({"accuracy", "acc", "f1", "fscore", "dice", "iou", "miou", "j
                     "ssim", "top1", "top5", "mcc", "kappa", "sensitivity", "specificity"})
 LOWER = frozenset({"loss", "error", "err", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "wer", "cer", "fid",
                    "bpc", "bpd"})
-HELD_OUT = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout", "heldout"})
 MIN_POINTS = 3
 NEAR_ZERO_SHARE = 0.01
 #: A constant counts as a collapse when it sits this far below the metric's best.
@@ -34,33 +33,22 @@ CONSTANT_DROP = 0.25
 CONSTANT_TAIL = 3
 
 
-def tokens(name: str) -> list[str]:
-    """``val/DiceScore`` → ``["val", "dice", "score"]``; digits kept on their word (``f1``, ``rouge1``)."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", str(name))
-    return [t.lower() for t in re.split(r"[^A-Za-z0-9]+", spaced) if t]
-
-
-def _in(words: list[str], vocabulary: frozenset[str]) -> bool:
-    return any(w in vocabulary or w.rstrip("0123456789") in vocabulary for w in words)
-
-
 def direction(name: str) -> str | None:
     """``higher`` or ``lower`` is better, from the metric's name; None when the name does not say."""
     words = tokens(name)
-    if _in(words, LOWER):
+    if has_word(words, LOWER):
         return "lower"
-    if _in(words, HIGHER):
+    if has_word(words, HIGHER):
         return "higher"
     return None
-
-
-def held_out(name: str) -> bool:
-    return _in(tokens(name), HELD_OUT)
 
 
 def _series(history: pd.DataFrame, column: str) -> pd.Series:
     values = pd.to_numeric(history[column], errors="coerce").dropna()
     return values[np.isfinite(values.to_numpy(dtype="float64"))]
+
+
+series = _series   # one held-out or training series, finite values only (other rules read it too)
 
 
 def held_out_metrics(history: pd.DataFrame | None) -> list[tuple[str, str]]:

@@ -15,6 +15,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from incidents.diagnosis.attribution import (  # noqa: F401  (the GPU figures rules and reports read)
+    gpu_columns,
+    run_gpu,
+    run_gpu_memory,
+    run_gpus,
+    steady_rows,
+    training_window,
+)
+from incidents.diagnosis.names import held_out, tokens
 from incidents.evidence.wandb.evidence import histogram_role, logged_tensor
 
 LOSS_NAMES = ("loss", "train/loss", "train_loss", "training_loss", "train/train_loss")
@@ -76,12 +85,6 @@ def histogram_interval(steps: list[int] | np.ndarray) -> int | None:
     return int(np.median(np.diff(unique)))
 
 
-def gpu_columns(system: pd.DataFrame) -> list[str]:
-    if system is None:
-        return []
-    return sorted(c for c in system.columns if re.fullmatch(r"system\.gpu\.\d+\.gpu", str(c)))
-
-
 #: Fewer steady-state GPU samples than this give no GPU-utilisation verdict (W&B samples every 15 s
 #: by default, so this is about a minute and a quarter of training).
 MIN_GPU_SAMPLES = 5
@@ -90,25 +93,13 @@ MIN_GPU_SAMPLES = 5
 def _steady_gpu(system: pd.DataFrame, trim: float, history: pd.DataFrame | None) -> pd.DataFrame | None:
     """The GPU columns' rows taken while training ran (between the first and last logged step, when
     the history has timestamps), less the first and last ``trim`` of them (start-up and teardown)."""
-    cols = gpu_columns(system)
-    if not cols:
-        return None
-    frame = system[cols].dropna(how="all")
-    if history is not None and "_timestamp" in history and history["_timestamp"].notna().sum() >= 2 and len(frame):
-        stamps = history["_timestamp"].dropna()
-        inside = frame[(frame.index >= float(stamps.iloc[0])) & (frame.index <= float(stamps.iloc[-1]))]
-        frame = inside
-    if frame.empty:
-        return frame
-    n = len(frame)
-    cut = int(n * trim)
-    if n - 2 * cut >= 3:
-        frame = frame.iloc[cut: n - cut]
-    return frame
+    rows = steady_rows(system, trim, history)
+    return None if rows is None else rows[gpu_columns(system)]
 
 
 def gpu_utilisation(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame | None = None) -> float | None:
-    """Mean GPU utilisation (%) over all GPUs in the steady state (first and last ``trim`` dropped)."""
+    """Mean GPU utilisation (%) over all the node's GPUs in the steady state (first and last ``trim``
+    dropped). A run's own figure is :func:`run_gpu`, which reads only the GPUs the run used."""
     frame = _steady_gpu(system, trim, history)
     if frame is None or frame.empty:
         return None
@@ -120,12 +111,6 @@ def gpu_samples(system: pd.DataFrame, trim: float = 0.05, history: pd.DataFrame 
     """How many steady-state system samples the GPU utilisation figure rests on."""
     frame = _steady_gpu(system, trim, history)
     return 0 if frame is None else int(len(frame))
-
-
-def run_gpu(run: Any) -> tuple[float | None, int]:
-    """A run's steady-state GPU utilisation during training and its sample count (one figure for all)."""
-    system, history = getattr(run, "system", None), getattr(run, "history", None)
-    return gpu_utilisation(system, history=history), gpu_samples(system, history=history)
 
 
 def gpu_memory_percent(system: pd.DataFrame) -> float | None:
@@ -142,15 +127,22 @@ def gpu_memory_percent(system: pd.DataFrame) -> float | None:
 
 
 def loss_column(history: pd.DataFrame) -> str | None:
-    """The training loss: a well-known name first, then any column whose name ends in ``loss``."""
+    """The training loss: a well-known name first, then a name ending in ``loss``, then any name
+    with a ``loss`` word (``train_loss_epoch``, ``Train_Loss/Task0``), the most logged first; never a
+    held-out loss (``val``, ``test``, ``eval``…)."""
     if history is None or history.empty:
         return None
     for name in LOSS_NAMES:
         if name in history.columns:
             return name
-    candidates = sorted(c for c in history.columns if str(c).lower().endswith("loss")
-                        and not str(c).startswith("_") and "val" not in str(c).lower())
-    return candidates[0] if candidates else None
+    names = [str(c) for c in history.columns if not str(c).startswith("_") and not held_out(str(c))]
+    ending = [c for c in names if c.lower().endswith("loss")]
+    if ending:       # the most logged; then a "…train_loss" (an objective, not one of its parts); then by name
+        return min(ending, key=lambda c: (-int(history[c].notna().sum()), tokens(c)[-2:-1] != ["train"], c))
+    worded = [c for c in names if "loss" in tokens(c)]
+    if not worded:
+        return None
+    return min(worded, key=lambda c: ("train" not in tokens(c), -int(history[c].notna().sum()), c))
 
 
 def median_step_time(run: Any) -> tuple[float | None, str]:
@@ -323,9 +315,11 @@ def planned_share(run: Any) -> str | None:
     column = next((c for c in ("epoch", "train/epoch", "epochs") if c in history.columns), None)
     if epochs is not None and column is not None:
         done = pd.to_numeric(history[column], errors="coerce").dropna()
-        if len(done) and float(done.max()) + 1 < epochs[1]:
-            return (f"in epoch {float(done.max()):.3g} of {epochs[1]:,} planned ({(float(done.max()) + 1) / epochs[1]:.0%},"
-                    f" config {epochs[0]})")
+        # A whole-number counter names the epoch under way (0 or 1 for the first); a fraction
+        # (the Trainer's train/epoch) is the progress made.
+        ran = (float(done.max()) + (1 if (done % 1 == 0).all() else 0)) if len(done) else 0.0
+        if len(done) and ran < epochs[1]:
+            return f"in epoch {float(done.max()):.3g} of {epochs[1]:,} planned ({ran / epochs[1]:.0%}, config {epochs[0]})"
     return f"at step {last:,}"
 
 
@@ -334,7 +328,8 @@ def ending_text(run: Any) -> str | None:
     ending = getattr(run, "ending", None) or {}
     how = ending.get("how")
     if how not in ENDED_EARLY:
-        return None
+        where = planned_share(run)
+        return f"has a history cut short {where}" if ending.get("history_cut") and where else None
     where = planned_share(run)
     return ENDED_EARLY[how] + (f" {where}" if where else "") + \
         (f"; {ending['detail']}" if how in ("crashed", "killed") and ending.get("detail") else "")

@@ -6,7 +6,7 @@ only costly part) from being repeated per rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -30,6 +30,8 @@ class Subject:
     scaled_hook: tuple[float, str] | None = None
     #: Statistics of gradient and weight histograms the user logged by hand (not wandb.watch).
     logged: pd.DataFrame | None = None
+    #: Figures several rules read, computed once per subject (the GPU evidence).
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def health(self) -> pd.DataFrame:

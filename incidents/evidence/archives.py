@@ -111,7 +111,9 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
         total += size
         if total > max_bytes:
             raise UnsafeArchive(f"archive expands past {_human(max_bytes)}; refused, nothing was written")
-        member = Member(safe_member_name(name), size, is_dir)
+        # ``tar -C folder -czf run.tar.gz .`` writes the archive's own root first, as "./".
+        root = is_dir and name.replace("\\", "/").rstrip("/") == "."
+        member = Member("." if root else safe_member_name(name), size, is_dir)
         if member.name.count("/") > max_depth:
             raise UnsafeArchive(f"archive member {name[:200]!r} is nested more than {max_depth} folders deep; "
                                 "refused, nothing was written")

@@ -172,7 +172,7 @@ def evidence_from_row(row: Evidence, blobs: BlobStore) -> RunEvidence:
         history=_read_parquet(blobs, row.blobs["history"]), system=_read_parquet(blobs, row.blobs["system"]),
         histograms=histos, warnings=list(facts.get("warnings", [])),
         histogram_counts=dict(facts.get("histogram_counts", {})), media=dict(facts.get("media", {})),
-        ending=dict(facts.get("ending", {})))
+        ending=dict(facts.get("ending", {})), nonfinite=facts.get("nonfinite"))
 
 
 def _histos(run: RunEvidence) -> pd.DataFrame:
@@ -198,7 +198,7 @@ def _facts(run: RunEvidence) -> dict[str, Any]:
         "ended_at": run.ended_at.isoformat() if run.ended_at else None,
         "environment": run.environment, "config": run.config, "summary": run.summary,
         "warnings": run.warnings, "histogram_counts": run.histogram_counts, "inspect": inspect_dict(run),
-        "media": run.media, "ending": run.ending,
+        "media": run.media, "ending": run.ending, "nonfinite": run.nonfinite,
     })
 
 

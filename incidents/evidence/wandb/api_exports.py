@@ -20,6 +20,8 @@ from hourtab.core.values import check_json_depth, json_loads
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.evidence import RunEvidence, empty_histograms, empty_system, histogram_counts
 from incidents.evidence.wandb.frames import histogram_frame, with_step_time
+from incidents.evidence.wandb.histograms import decode, is_histogram
+from incidents.evidence.wandb.nonfinite import from_table
 from incidents.evidence.wandb.records import histogram_kind
 
 EXPECTED = ("a W&B public-API export has the columns _step, _runtime, _timestamp and the logged "
@@ -67,6 +69,8 @@ def read_api_export(path: Path, table: pd.DataFrame | None = None) -> RunEvidenc
         raise InvalidEvidence(f"{path.name} is not a W&B export: {EXPECTED}; found columns: {shown}")
     warnings: list[str] = []
     table.columns = columns
+    if _has_nested(table):      # {"gradients": {"fc.weight": <histogram>}} as one cell: name it gradients/fc.weight
+        table = pd.DataFrame.from_records([flat_row(r) for r in table.to_dict("records")])
     media: dict[str, dict[str, Any]] = {}
     history, system, histos = frames_from_table(table, warnings, media)
     is_system = history.empty and not system.empty
@@ -74,10 +78,30 @@ def read_api_export(path: Path, table: pd.DataFrame | None = None) -> RunEvidenc
                            name=path.stem, history=history, system=system, histograms=histos,
                            warnings=warnings, media=media)
     evidence.histogram_counts = histogram_counts(histos)
+    evidence.nonfinite = _logged_nonfinite(table)
     clock = history["_runtime"] if "_runtime" in history else system.get("_runtime")
     if clock is not None and clock.notna().any():
         evidence.runtime_s = float(clock.max())
     return evidence
+
+
+def _has_nested(table: pd.DataFrame) -> bool:
+    """Cells holding dicts of metrics (not one typed value such as a histogram)."""
+    for column in table.columns:
+        if table[column].dtype == object:
+            cell = next((v for v in table[column] if isinstance(v, dict)), None)
+            if cell is not None and "_type" not in cell:
+                return True
+    return False
+
+
+def _logged_nonfinite(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Non-finite values the export says were logged (the history columns, by step)."""
+    columns = [c for c in table.columns if not str(c).startswith(("system.", "_"))]
+    steps = pd.to_numeric(table["_step"], errors="coerce") if "_step" in table else \
+        pd.Series(np.arange(len(table)), index=table.index)
+    known = steps.notna()
+    return from_table(table.loc[known, columns], steps[known].astype("int64"))
 
 
 def flat_row(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -189,17 +213,14 @@ def _media(steps: pd.Series, series: pd.Series) -> dict[str, Any] | None:
 
 
 def _histograms(column: str, steps: pd.Series, series: pd.Series) -> list[tuple] | None:
+    """A column of histograms (any encoding ``histograms.decode`` reads), or None when it is not one."""
     values = [(_cell(v), s) for v, s in zip(series, steps, strict=True) if v is not None and v == v]
-    if not values or not all(isinstance(v, dict) and v.get("_type") == "histogram" for v, _ in values):
+    if not values or not all(is_histogram(v) for v, _ in values):
         return None
     kind, tensor = histogram_kind(column)
     rows = []
     for cell, step in values:
-        counts = np.asarray(cell.get("values", []), dtype=np.float64)
-        if "bins" in cell:
-            bins = np.asarray(cell["bins"], dtype=np.float64)
-        else:
-            packed = cell.get("packedBins") or {}
-            bins = packed.get("min", 0.0) + packed.get("size", 0.0) * np.arange(packed.get("count", len(counts)) + 1)
-        rows.append((column, kind, tensor, int(step), bins, counts))
+        decoded = decode(cell)
+        if decoded is not None:
+            rows.append((column, kind, tensor, int(step), decoded[0], decoded[1]))
     return rows

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from incidents.evidence.wandb.tracebacks import last_traceback
+
 INTERRUPT = re.compile(r"\bKeyboardInterrupt\b")
 #: The last line of a Python traceback: ``SomeError: message`` (or a bare exception name).
 EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b.*)$")
@@ -37,7 +39,18 @@ def _console(lines: list[str]) -> tuple[str | None, str | None, int | None]:
 
 
 def run_ending(exit_code: int | None, console: list[str], exit_source: str, console_source: str) -> dict[str, Any]:
-    """``{"how", "exit_code", "detail", "source"}`` from the exit code and the console's last lines."""
+    """``{"how", "exit_code", "detail", "source"}`` from the exit code and the console's last lines, and
+    for a run that did not finish, what its last traceback shows (``tracebacks.last_traceback``):
+    ``exception``, ``message``, ``user_frame``, ``cause``, ``fix``."""
+    ending = _ending(exit_code, console, exit_source, console_source)
+    if ending["how"] != "finished":
+        shown = last_traceback(console)
+        if shown is not None:
+            ending.update(shown)
+    return ending
+
+
+def _ending(exit_code: int | None, console: list[str], exit_source: str, console_source: str) -> dict[str, Any]:
     seen, line, number = _console(console)
     detail = f"{line} ({console_source}, line {number} of the last {len(console)})" if line else None
     if exit_code is None:

@@ -24,6 +24,9 @@ Column conventions (the contract other modules build on):
   exited, unfinished), ``exit_code``, ``detail`` (the exception line, when the console shows one),
   ``source``.
 * ``environment`` — keys from :data:`ENVIRONMENT_KEYS`; absent facts are left out, never guessed.
+* ``nonfinite`` — per key, the non-finite values the run actually logged (``nonfinite.py``): a NaN in
+  ``history`` may only mean "not logged at this step". ``None`` when the reader could not tell
+  (evidence stored before readers recorded it, a chart export).
 """
 
 from __future__ import annotations
@@ -140,6 +143,8 @@ class RunEvidence:
     media: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: How the run ended (see the module docstring); empty when nothing says.
     ending: dict[str, Any] = field(default_factory=dict)
+    #: Non-finite values logged, per key (see the module docstring); None when not known.
+    nonfinite: dict[str, dict[str, Any]] | None = None
 
     def strip_forbidden_text(self) -> None:
         """Remove characters XML 1.0 forbids from names shown in reports, feeds and PDFs."""

@@ -41,10 +41,13 @@ def nested_values(items: dict[tuple[str, ...], str], drop_prefix: str) -> dict[s
 
 
 def summary_values(items: dict[tuple[str, ...], str]) -> dict[str, Any]:
-    histos = {k[0] for k, v in items.items() if len(k) == 2 and k[1] == "_type" and v == _HISTOGRAM_TYPE}
+    """The run's summary as ``{"a.b": value}``, leaving out histograms: a histogram is stored as its
+    parts (``[*key, "_type"]``, ``bins``, ``values``) at any depth (``Gradients/fc`` is ``["Gradients",
+    "fc", …]``), or as one JSON object; neither is a summary figure."""
+    histos = {k[:-1] for k, v in items.items() if len(k) > 1 and k[-1] == "_type" and v == _HISTOGRAM_TYPE}
     out: dict[str, Any] = {}
     for key, vj in sorted(items.items()):
-        if key[0] in histos or key[0].startswith("_wandb"):
+        if key[0].startswith("_wandb") or any(key[:i] in histos for i in range(1, len(key))):
             continue
         value = _loads(vj)
         if isinstance(value, dict) and value.get("_type") == "histogram":

@@ -201,3 +201,39 @@ def _size(f: BinaryIO) -> int:
 def _damage(offset: int, what: str) -> str:
     return (f"damaged record at byte {offset} ({what}); records before it were read, "
             f"reading resumed at the next 32 KiB block")
+
+
+def write_records(f: BinaryIO, payloads: Iterator[bytes]) -> int:
+    """Write records in the SDK's framing (the trimming tool, the benchmark and tests build files with it).
+
+    Returns the number of bytes written. Mirrors LevelDB's writer: records are split at block
+    boundaries into FIRST/MIDDLE/LAST chunks; fewer than 7 bytes left in a block become zeros.
+    """
+    out = bytearray(FILE_HEADER)
+    crc32 = zlib.crc32
+    type_crc = {k: crc32(bytes((k,))) for k in (FULL, FIRST, MIDDLE, LAST)}
+    written = 0
+    for payload in payloads:
+        view = memoryview(payload)
+        first = True
+        while True:
+            left = BLOCK_SIZE - ((written + len(out)) % BLOCK_SIZE)
+            if left < CHUNK_HEADER:
+                out += b"\0" * left
+                continue
+            room = left - CHUNK_HEADER
+            piece = view[:room]
+            view = view[room:]
+            last = len(view) == 0
+            kind = FULL if first and last else FIRST if first else LAST if last else MIDDLE
+            out += struct.pack("<IHB", crc32(piece, type_crc[kind]), len(piece), kind)
+            out += piece
+            first = False
+            if last:
+                break
+        if len(out) >= 1 << 20:
+            f.write(out)
+            written += len(out)
+            out = bytearray()
+    f.write(out)
+    return written + len(out)

@@ -12,12 +12,18 @@ from incidents.evidence import archives
 from incidents.evidence.wandb.api_exports import is_api_table, read_api_export, read_table
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.evidence.wandb.records import read_wandb_file
-from incidents.evidence.wandb.runfolder import _fill_from_requirements, read_run_folder
+from incidents.evidence.wandb.runfolder import (
+    _fill_from_requirements,
+    fill_ending_from_console,
+    read_run_folder,
+)
 from incidents.evidence.wandb.ui_csv import is_ui_table, read_csv_table, read_ui_csv, refuse
 
 ACCEPTED = ("a run folder (run-*, offline-run-*, latest-run or wandb/), a run-<id>.wandb file, "
             "a .zip/.tar.gz of a run folder, or an export (.csv, .json, .jsonl, .parquet)")
 EXPORT_SUFFIXES = (".csv", ".json", ".jsonl", ".parquet")
+#: Console captures an export may come with (the run's own file name, and what people save it as).
+CONSOLE_NAMES = ("output.log", "console.log", "stdout.log", "train.log")
 
 
 def load_runs(path: str | Path, *, max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
@@ -69,8 +75,9 @@ def _load_runs(path: Path, *, max_archive_bytes: int, max_members: int) -> list[
             exports = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in EXPORT_SUFFIXES
                        and not p.name.startswith(("wandb-", "requirements"))]
             if not any(root.rglob("run-*.wandb")) and len(exports) == 1 and not _has_legacy(root):
-                return _load_runs(exports[0], max_archive_bytes=max_archive_bytes,
-                                  max_members=max_members)
+                runs = _load_runs(exports[0], max_archive_bytes=max_archive_bytes, max_members=max_members)
+                _console_beside(runs, root)
+                return runs
             return [read_run_folder(root)]
     if name.endswith(".csv"):
         table = read_csv_table(path)
@@ -93,6 +100,13 @@ def load_run(path: str | Path, **limits: int) -> RunEvidence:
         names = ", ".join(repr(r.name) for r in runs)
         first.warnings.append(f"this export holds {len(runs)} runs ({names}); this is {first.name!r}")
     return first
+
+
+def _console_beside(runs: list[RunEvidence], root: Path) -> None:
+    """An export packed with the run's console capture (``output.log``): how the run ended."""
+    logs = [p for p in root.rglob("*.log") if p.is_file() and p.name in CONSOLE_NAMES]
+    if len(logs) == 1 and len(runs) == 1:
+        fill_ending_from_console(runs[0], logs[0], logs[0].name)
 
 
 def _has_legacy(root: Path) -> bool:

@@ -6,7 +6,8 @@ row or per value. A row of plain numeric metrics, the common case, is read throu
 protobuf lists its keys and values in C and the values go into the buffers in one pass; any
 other row (nested keys, histograms, media, text, typed values) is decoded with the SDK's classes
 and read item by item. Record kinds we use: ``run``, ``environment``, ``telemetry``, ``config``,
-``history``, ``summary``, ``stats``, ``exit``, ``output_raw``; the rest (files, requests) are
+``history``, ``summary``, ``stats``, ``exit``, and the console (``output_raw``, ``output`` before
+wandb 0.13); the rest (files, requests) are
 decoded and counted past.
 """
 
@@ -32,6 +33,8 @@ from incidents.evidence.wandb.evidence import RunEvidence, histogram_role
 from incidents.evidence.wandb.facts import environment, nested_values, parse_time, summary_values
 from incidents.evidence.wandb.frames import histogram_frame, history_frame, system_frame
 from incidents.evidence.wandb.framing import Cursor, iter_records
+from incidents.evidence.wandb.histograms import from_parts, is_histogram
+from incidents.evidence.wandb.nonfinite import from_columns
 from incidents.evidence.wandb.views import (
     BODY_CLASSES,
     RECORD_METADATA,
@@ -40,7 +43,7 @@ from incidents.evidence.wandb.views import (
     fold_plain_update,
 )
 
-HIST_PARTS = frozenset({"_type", "bins", "values"})
+HIST_PARTS = frozenset({"_type", "bins", "values", "packedBins"})
 #: Parts the SDK writes for a logged media file (``wandb.Image`` and the like) under ``[key…, part]``.
 MEDIA_PARTS = frozenset({"sha256", "path", "size", "width", "height", "format", "caption"})
 NESTED_PARTS = HIST_PARTS | MEDIA_PARTS
@@ -131,6 +134,7 @@ class _Fold:
             "history": self._history, "summary": self._summary, "stats": self._stats,
             "config": self._config, "run": self._run, "environment": self._environment,
             "telemetry": self._telemetry, "exit": self._exit, "output_raw": self._output,
+            "output": self._output,     # the console as SDKs before 0.13 recorded it
         }
 
     def feed(self, record: Record) -> None:
@@ -200,7 +204,7 @@ class _Fold:
         try:
             value = float(vj)
         except ValueError:
-            value = self._non_float(key, vj, item)
+            value = self._non_float(key, vj, item, step)
             if value is None:
                 return
         if key == "_step":      # the row's step is ``h.step``; keep hot loops from missing on it
@@ -231,7 +235,7 @@ class _Fold:
             cols.set("system." + item.key, row, value)
 
     # -- the rest ---------------------------------------------------------------------------------
-    def _non_float(self, key: str, vj: str, item) -> float | None:
+    def _non_float(self, key: str, vj: str, item, step: int) -> float | None:
         if not vj:
             which = item.WhichOneof("value")
             if which in ("integer", "number"):
@@ -249,8 +253,23 @@ class _Fold:
             return float(value)
         if value is None:
             return None
+        if isinstance(value, dict) and self._typed(key, value, step):
+            return None
         self.non_numeric.add(key)
         return None
+
+    def _typed(self, key: str, value: dict[str, Any], step: int) -> bool:
+        """A histogram or media file written as one item (wandb 0.13 and older): kept as the
+        nested-key form would be; False for any other object."""
+        if is_histogram(value):
+            self._add_histogram(key, from_parts(value.get("values"), value.get("bins"), value.get("packedBins")),
+                                step)
+            return True
+        media = value.get("_type")
+        if isinstance(media, str) and (media.endswith("-file") or media.startswith("images")):
+            self._medium(key, media, {k: str(v) for k, v in value.items()}, step)
+            return True
+        return False
 
     def _nested(self, parts: dict[tuple[str, ...], dict[str, str]], step: int, row: int) -> None:
         for path, p in parts.items():
@@ -284,6 +303,12 @@ class _Fold:
         seen["last"] = digest
 
     def _histogram(self, key: str, p: dict[str, str], step: int) -> None:
+        self._add_histogram(key, from_parts(p.get("values", "[]"), p.get("bins"), p.get("packedBins")), step)
+
+    def _add_histogram(self, key: str, decoded: tuple[np.ndarray, np.ndarray] | None, step: int) -> None:
+        if decoded is None:
+            self.non_numeric.add(key)
+            return
         kind, tensor = histogram_kind(key)
         self.hist_tally[kind] += 1
         role = histogram_role(key) if kind == "other" else None
@@ -292,12 +317,7 @@ class _Fold:
         if len(self.hist_rows) >= self.hist_limit:
             self.hist_dropped += 1
             return
-        try:
-            bins = np.asarray(json_loads(p.get("bins", "[]")), dtype=np.float64)
-            counts = np.asarray(json_loads(p.get("values", "[]")), dtype=np.float64)
-        except ValueError:
-            self.non_numeric.add(key)
-            return
+        bins, counts = decoded
         self.hist_rows.append((key, kind, tensor, step, bins, counts))
 
     def _config(self, c) -> None:
@@ -343,6 +363,7 @@ class _Fold:
     def finish(self, warnings: list[str], *, release: bool = False) -> RunEvidence:
         """The run as read so far. ``release`` hands the column buffers to the frames without a copy;
         the fold must not be fed again after it (a tail that goes on reading leaves it off)."""
+        nonfinite = from_columns(self.history)
         history = history_frame(self.history, release)
         system = system_frame(self.system, release)
         start = self.run.get("start") or parse_time(self.env.get("started_at"))
@@ -387,6 +408,7 @@ class _Fold:
             ending=run_ending(self.exit["exit_code"] if self.exit else None, list(self.console),
                               "the .wandb exit record" if self.exit else "no exit record in the .wandb file",
                               "console output in the .wandb file"),
+            nonfinite=nonfinite,
         )
 
 

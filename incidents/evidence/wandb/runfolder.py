@@ -20,6 +20,7 @@ from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import RunEvidence, histogram_counts
 from incidents.evidence.wandb.facts import apple_gpu
+from incidents.evidence.wandb.nonfinite import from_rows
 from incidents.evidence.wandb.records import CONSOLE_TAIL, NoReadableRecord, read_wandb_file
 
 LEGACY_FILES = ("config.yaml", "wandb-metadata.json", "wandb-summary.json", "wandb-history.jsonl",
@@ -100,7 +101,7 @@ def _legacy(folder: Path, name: str) -> Path | None:
 
 
 def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
-    from incidents.evidence.wandb.api_exports import frames_from_rows
+    from incidents.evidence.wandb.api_exports import flat_row, frames_from_rows
 
     config = _legacy(folder, "config.yaml")
     if config:
@@ -121,6 +122,9 @@ def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
     history = _legacy(folder, "wandb-history.jsonl")
     if history and evidence.history.empty:
         rows = list(_read_jsonl(history, evidence.warnings))
+        if evidence.warnings and "is cut short" in evidence.warnings[-1]:
+            evidence.ending = {**evidence.ending, "history_cut": True}
+        evidence.nonfinite = from_rows(flat_row(r) for r in rows)
         hist, _, histos = frames_from_rows(rows, evidence.warnings, media=evidence.media)
         evidence.history, evidence.histograms = hist, histos
         evidence.histogram_counts = histogram_counts(histos) if len(histos) else {}
@@ -150,7 +154,10 @@ def _read_jsonl(path: Path, warnings: list[str]):
             try:
                 row = json_loads(line)
             except ValueError:
-                warnings.append(f"{path.name} line {number} is not valid JSON; skipped")
+                last = not line.endswith("\n")
+                warnings.append(f"{path.name} line {number} " + ("is cut short: the file ends mid-line (copied while "
+                                "being written, or truncated); the lines before it were read" if last else
+                                "is not valid JSON; skipped"))
                 continue
             if isinstance(row, dict):
                 yield row
@@ -224,17 +231,28 @@ def _memory(gpu: dict[str, Any]) -> int | None:
 
 
 def _fill_ending(evidence: RunEvidence, folder: Path) -> None:
-    """How the run ended, read again with the console's last lines when ``files/output.log`` has them."""
-    log = folder / "files" / "output.log"
+    """How the run ended, read again with the console's last lines when an ``output.log`` has them
+    (``files/output.log``; wandb 0.8–0.9 wrote it beside its other files)."""
+    log = next((p for p in (folder / "files" / "output.log", folder / "output.log") if p.is_file()), None)
+    fill_ending_from_console(evidence, log, str(log.relative_to(folder)) if log is not None else "")
+
+
+def fill_ending_from_console(evidence: RunEvidence, log: Path | None, shown: str) -> None:
+    """Read the ending again with the last lines of ``log`` (a console capture such as ``output.log``)."""
     lines: list[str] = []
-    if log.is_file():
+    if log is not None:
         with open(log, encoding="utf-8", errors="replace") as f:
             lines = [line.rstrip("\n") for line in deque(f, maxlen=CONSOLE_TAIL) if line.strip()]
     ending = evidence.ending
     if (ending.get("how") and not lines) or (not ending and not lines):
         return
     source = str(ending.get("source") or "wandb-metadata.json exitcode").split(";")[0]
-    evidence.ending = run_ending(ending.get("exit_code"), lines, source, "files/output.log")
+    read = run_ending(ending.get("exit_code"), lines, source, shown)
+    # A log cut short (wandb 0.10-0.12 could flush a single line) must not hide the traceback the
+    # .wandb file's own console records showed.
+    if ending.get("exception") and not read.get("exception"):
+        return
+    evidence.ending = {**read, **({"history_cut": True} if ending.get("history_cut") else {})}
 
 
 def _fill_from_requirements(evidence: RunEvidence, folder: Path) -> None:

@@ -136,7 +136,9 @@ def loader_findings(facts: ScriptFacts) -> list[AuditFinding]:
 
 
 def device_findings(facts: ScriptFacts) -> list[AuditFinding]:
-    if not facts.uses_cuda or not facts.model_names:
+    """A model the script builds but never moves to the GPU it uses; a trainer that places the model
+    on the device itself (Lightning with accelerator="gpu", Hugging Face's Trainer) moves it."""
+    if not facts.uses_cuda or not facts.model_names or facts.placed_by:
         return []
     unmoved = {n: line for n, line in facts.model_names.items() if n not in facts.moved}
     if not unmoved:

@@ -74,6 +74,9 @@ class ScriptFacts:
     model_names: dict[str, int] = field(default_factory=dict)  # variable → last line of its construction
     moved: set[str] = field(default_factory=set)
     uses_cuda: bool = False
+    #: A trainer that places the model on the device itself (Lightning's Trainer(accelerator="gpu"),
+    #: Hugging Face's Trainer), named as the script writes it; None when the script places it.
+    placed_by: str | None = None
     device_name: str | None = None
     profilers: list[Site] = field(default_factory=list)
     loaders: list[Site] = field(default_factory=list)
@@ -212,12 +215,16 @@ class _Collector(ScopedVisitor):
             self.facts.uses_cuda = True
 
     def visit_Call(self, node: ast.Call) -> None:
-        if any(kw.arg == "accelerator" and isinstance(kw.value, ast.Constant) and kw.value.value in {"gpu", "cuda"}
-               for kw in node.keywords):
-            self.facts.uses_cuda = True  # Lightning's Trainer(accelerator="gpu") moves the module itself
         spelled = _text(node.func)
         func = self.qualified(node.func)
         name = func or spelled
+        accelerator = next((kw.value.value for kw in node.keywords if kw.arg == "accelerator"
+                            and isinstance(kw.value, ast.Constant)), None)
+        if accelerator in {"gpu", "cuda"}:
+            self.facts.uses_cuda = True  # Lightning's Trainer(accelerator="gpu") moves the module itself
+            self.facts.placed_by = f'{spelled}(accelerator="{accelerator}")'
+        elif calls.is_trainer(func):
+            self.facts.placed_by = f"{spelled} (Hugging Face's Trainer moves the model to the device)"
         tail = name.rsplit(".", 1)[-1]
         api = calls.watch_api(func, spelled, node, self.lightning_imported, self.wandb_imported)
         if api is not None:

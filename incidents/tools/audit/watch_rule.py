@@ -47,7 +47,13 @@ def _label(api: str, log: Value, freq: Value) -> str:
     log_text = f'"{log.value}"' if isinstance(log, Traced) and isinstance(log.value, str) else \
         short(log.value) if isinstance(log, Traced) else "?"
     freq_text = short(freq.value) if isinstance(freq, Traced) else "?"
-    return f"{name}(log={log_text}, log_freq={freq_text})"
+    # The Trainer passes log_freq itself: say where the figure comes from where it is shown.
+    origin = ""
+    if name.startswith("Trainer") and isinstance(freq, Traced) and freq.via.startswith("max("):
+        rule = f"max(100, logging_steps={freq.value}, TrainingArguments' default)" if "default logging_steps" in \
+            freq.via else freq.via.split(":")[0]
+        origin = f" = {rule}, from the Trainer's logging steps"
+    return f"{name}(log={log_text}, log_freq={freq_text}{origin})"
 
 
 def _severity(freq: int, model: ModelSize | None, per_step: float | None) -> str:

@@ -79,10 +79,16 @@ def test_healthy_run_fires_nothing_and_every_rule_was_checked(pathology_runs):
     assert stuck.evidence["relative_drop"] > 0.1
 
 
-def test_random_labels_are_a_research_question(pathology_runs):
+def test_a_loss_at_its_start_from_the_first_steps_is_an_engineering_suspect_before_a_research_question(
+        pathology_runs):
+    """Random labels: the loss never leaves its first value. Labels are one suspect among the
+    engineering ones; the watch histograms clear frozen parameters, and the finding says what decides."""
     f = _by_rule(pathology_runs["stuck"])["clean_but_stuck"]
-    assert f.fired and f.cls == "research"
-    assert "research question" in f.verdict
+    assert f.fired and f.cls == "engineering"
+    assert f.verdict.startswith("Stuck from the first steps, an engineering suspect before a research question")
+    assert "labels misaligned with their inputs" in f.verdict and "learning rate of zero" in f.verdict
+    assert "clears frozen parameters and a zero learning rate" in f.verdict
+    assert any("shuffled labels" in d for d in f.evidence["would_decide"])
     assert abs(f.evidence["relative_drop"]) < 0.1
     assert _fired(pathology_runs["stuck"]) == {"clean_but_stuck"}
 

@@ -161,7 +161,7 @@ def test_slow_dataloader_is_input_bound_with_its_evidence_named(gpu_runs):
     profiled = _by_rule(diagnose(run, profile=trace, profile_source="slow-loader.trace.json"))["input_bound"]
     assert profiled.fired and profiled.confidence == 0.8
     assert "slow-loader.trace.json (input_share)" in profiled.evidence["evidence_used"]
-    assert f"{trace['input_share']:.0%} of the profiled steps was spent fetching batches" in profiled.verdict
+    assert f"{trace['input_share'] * 100:.1f} % of the profiled steps was spent fetching batches" in profiled.verdict
 
 
 def test_diagnose_json_keeps_its_shape_lists_evidence_and_an_undetermined_finding(gpu_runs):

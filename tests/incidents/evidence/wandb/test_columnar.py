@@ -137,6 +137,8 @@ def test_histograms_plain_and_nested_come_back_exactly(shapes):
     n = len(shapes["hists"])
     assert run.histogram_counts["logged_gradients"] == run.histogram_counts["logged_parameters"] == n
     assert not any(c.startswith(("weights_hist", "Gradients")) for c in run.history.columns)
+    # nor into the summary, the nested one ({"Gradients": {"fc": histogram}}) as its parts neither
+    assert not any(k.startswith(("weights_hist", "Gradients")) for k in run.summary)
 
 
 def test_a_tail_reading_the_file_in_pieces_gives_the_same_evidence(shapes, tmp_path, block_sizes):

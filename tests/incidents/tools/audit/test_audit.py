@@ -190,3 +190,47 @@ def test_a_gpu_script_is_predicted_from_a_gpu_calibration(tmp_path):
     params, tensors = report["model"]["parameters"], report["model"]["tensors"]
     assert p["per_step_s"] == pytest.approx(params * (0.05 + 0.4) * 1e-9 + tensors * (90 + 120) * 1e-6)
     assert " h over 11,250 steps" in watch["message"]
+
+
+LIGHTNING_ON_GPU = '''import lightning as L
+from transformers import BertConfig, BertForSequenceClassification
+
+
+class Lit(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def training_step(self, batch, batch_idx):
+        return self.net(**batch).loss
+
+
+net = BertForSequenceClassification(BertConfig(num_labels=2))
+trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1)
+trainer.fit(Lit(net))
+'''
+
+
+def test_a_lightning_trainer_on_the_gpu_places_the_model_itself(tmp_path):
+    """Trainer(accelerator="gpu") moves the LightningModule and what it holds: not "trains on the CPU"."""
+    path = tmp_path / "train.py"
+    path.write_text(LIGHTNING_ON_GPU)
+    report = as_json(audit(str(path), "--json"))
+    assert "model_not_on_device" not in by_rule(report) and report["model"]["parameters"] > 100e6
+    path.write_text(LIGHTNING_ON_GPU.replace('trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1)\n'
+                                             'trainer.fit(Lit(net))\n', 'x = net.cuda if False else "cuda"\n'))
+    assert "model_not_on_device" in by_rule(as_json(audit(str(path), "--json")))
+
+
+def test_the_trainers_watch_frequency_says_it_comes_from_its_logging_steps(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text('import os\nfrom transformers import BertConfig, BertForSequenceClassification, Trainer, '
+                    'TrainingArguments\n\nos.environ["WANDB_WATCH"] = "all"\n'
+                    'model = BertForSequenceClassification(BertConfig(num_labels=2))\n'
+                    'args = TrainingArguments(output_dir="out", report_to="wandb", logging_steps=10)\n'
+                    'Trainer(model=model, args=args).train()\n')
+    [watch] = by_rule(as_json(audit(str(path), "--json")))["wandb_watch"]
+    assert watch["severity"] == "info"
+    assert watch["message"].startswith('Trainer → wandb.watch(log="all", log_freq=100 = max(100, logging_steps=10), '
+                                       "from the Trainer's logging steps)")
+    assert "model_not_on_device" not in by_rule(as_json(audit(str(path), "--json")))

@@ -117,7 +117,7 @@ def test_a_capped_calibration_estimate_is_called_a_lower_bound_and_predicts_noth
     ev = seen.finding.evidence
     assert seen.estimated_share == 0.9 and ev["share_is_estimate"] is True
     assert "capped at 90% (a lower bound)" in ev["watch_share_source"]
-    assert seen.finding.fired and "an estimated at least 90% of step time" in seen.finding.verdict
+    assert seen.finding.fired and "an estimated at least 90.0 % of step time" in seen.finding.verdict
     assert ev["predicted_step_s"] is None and ev["predicted_source"].startswith("not predicted")
     assert "No step time without it is predicted" in seen.finding.verdict
 
@@ -141,7 +141,7 @@ def test_a_busy_machines_wall_step_is_not_compared_with_cpu_time(watched, tmp_pa
     assert seen.estimated_share == pytest.approx(0.30) and ev["share_is_estimate"] is True
     assert ev["watch_share_source"].startswith("estimate: ") and "CPU time per step" in ev["watch_share_source"]
     assert "0.50 of a core the training process used, W&B system.cpu × cpu_count, 4 samples" in ev["watch_share_source"]
-    assert seen.finding.fired and "an estimated 30% of step time" in seen.finding.verdict
+    assert seen.finding.fired and "an estimated 30.0 % of step time" in seen.finding.verdict
 
 
 def test_a_process_using_a_whole_core_is_compared_by_wall_time(watched, tmp_path):

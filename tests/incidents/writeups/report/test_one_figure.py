@@ -25,6 +25,7 @@ from incidents.evidence.wandb import load_run
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.report import charts
 from incidents.writeups.report.build import build_report
+from incidents.writeups.report.figures import step_time
 from incidents.writeups.report.inputs import ActionInput, EntryInput, ProfileInput, ReportInput, RunInput
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "repro_rounds"
@@ -128,6 +129,18 @@ def test_runtime_ratios_and_hook_time_are_each_one_named_figure(incident):
     assert (f"watch hooks {watch['mean_hook_ms']:.1f} ms/step of wall-clock time ({watch['mean_hook_cpu_ms']:.1f} "
             "ms/step of CPU time on the training thread; the verdict's share of step time is wall-clock)") \
         in report.log_entry
+
+
+def test_the_watch_verdict_writes_each_figure_as_the_report_does(incident):
+    """The verdict, shown beside the report's tables, gives the share and step times in their units."""
+    runs, profile, report = incident
+    verdict = next(f for f in report.fired if f.rule == "watch_overhead").verdict
+    share = {m.mode: m for m in report.attributions[0].mode_figures}["watch:all:1"].share
+    step = _kpi(report, "Median step time").before
+    baseline = step_time(_history_median(runs["0qz1lavj"]))
+    assert f"{share.text} of step time was spent in watch work" in verdict
+    assert f"Predicted step time without it: {baseline}, the baseline's median (now {step.text})." in verdict
+    assert re.fullmatch(r"\d+\.\d %", share.text) and re.fullmatch(r"\d+\.\d ms", step.text)
 
 
 def test_the_pdf_shows_each_quantity_once_with_its_runs_named(incident, pdf_flow):

@@ -84,7 +84,7 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 url=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["public_url"])' "$work/ledger.json")
-"$py" -c 'import sys, urllib.request; assert b"Model training support" in urllib.request.urlopen(sys.argv[1], timeout=30).read()' "$url"
+"$py" -c 'import sys, urllib.request; assert b"MLOps platform retainer" in urllib.request.urlopen(sys.argv[1], timeout=30).read()' "$url"
 # The calendar and the API's description (a file the wheel must carry) are served from the wheel too.
 "$py" -c 'import sys, urllib.request as u; assert u.urlopen(sys.argv[1] + ".ics", timeout=30).read().startswith(b"BEGIN:VCALENDAR"); assert b"openapi: 3.1" in u.urlopen(sys.argv[2], timeout=10).read()' "$url" "$HOURTAB_PUBLIC_URL/api/v1/openapi.yaml"
 kill "$server"; wait "$server" 2>/dev/null || true; server=""

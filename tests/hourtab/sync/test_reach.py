@@ -6,12 +6,14 @@ and says nothing but that the address is not allowed."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 
 import pytest
 
 from hourtab.sync import service
 from hourtab.sync.clients import kimai, tracker
-from hourtab.sync.errors import AddressNotAllowed, InvalidConnection, TrackerUnreachable
+from hourtab.sync.errors import AddressNotAllowed, InvalidConnection, OutOfBudget, TrackerUnreachable
 from hourtab.sync.limits import Budget, Limits
 from hourtab.sync.reach import Reach
 from tests.conftest import free_port
@@ -92,3 +94,21 @@ def test_a_name_is_checked_on_every_address_it_resolves_to_and_connected_as_chec
         with pytest.raises((AddressNotAllowed, TrackerUnreachable)):
             _kimai(f"https://kimai.rebind.test:{port}", rebinding).get("/api/timesheets")
         assert len(fake.requests) == seen
+
+
+def test_a_name_that_never_resolves_is_cut_at_the_requests_deadline():
+    """``getaddrinfo`` has no timeout: a resolver that never answers must still end at the deadline."""
+    release = threading.Event()
+
+    def never_answers(host: str, port: int) -> list[str]:
+        release.wait()                       # released at the end, so no thread outlives the test
+        return ["127.0.0.1"]
+
+    try:
+        api = _kimai("https://kimai.silent.test", Reach(allow_private=True, resolve=never_answers))
+        started = time.monotonic()
+        with pytest.raises((TrackerUnreachable, OutOfBudget), match="within"):
+            api.get("/api/timesheets")
+        assert time.monotonic() - started < CLOSED.sync_s + 5
+    finally:
+        release.set()

@@ -83,3 +83,29 @@ def test_entries_that_cannot_be_read_are_listed_on_the_connections_page(app, log
     page = logged_in.get("/account/connections").get_data(as_text=True)
     assert "1 entry could not be read and was skipped (the rest synced)" in page
     assert "entry 77: &#39;garbage&#39; is not a time" in page and "1 new" in page
+
+
+def test_the_answer_depth_cap_is_a_setting():
+    """``HOURTAB_SYNC_ANSWER_DEPTH`` bounds an answer's nesting: a value 9 levels deep is read under the
+    default (32) and cut under 4; a cap that is no positive number is refused."""
+    from app.config import from_environment
+    from app.extensions import sync_limits
+    from hourtab.core.errors import InvalidInput
+    from hourtab.sync.clients import toggl
+    from hourtab.sync.limits import Budget
+    from hourtab.sync.reach import Reach
+    from tests.hourtab.sync.fake_trackers import Toggl
+
+    with pytest.raises(InvalidInput, match="HOURTAB_SYNC_ANSWER_DEPTH"):
+        from_environment({"HOURTAB_SYNC_ANSWER_DEPTH": "0"})
+    fake = Toggl(TOKEN)
+    fake.raw_rows = [f'{{"id": 5, "workspace_id": {fake.workspace}, "tags": [[[[[[["deep"]]]]]]]}}']
+    cuts = {}
+    with serving(toggl=fake) as trackers:
+        for depth in ("", "4"):
+            limits = sync_limits(from_environment({"HOURTAB_SYNC_ANSWER_DEPTH": depth} if depth else {}))
+            api = toggl.api(trackers.url, TOKEN, "")
+            api.reach, api.limits, api.budget = Reach(allow_private=True), limits, Budget(limits)
+            window = "start_date=2026-01-01&end_date=2026-02-01"
+            cuts[limits.max_depth] = api.get(f"/api/v9/me/time_entries?{window}").cut
+    assert cuts == {32: False, 4: True}

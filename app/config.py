@@ -78,6 +78,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HOURTAB_SYNC_REQUEST_S", "15",
             "Seconds one request to a tracker may take in all: connect, TLS, headers and body."),
     Setting("HOURTAB_SYNC_ANSWER_MB", "16", "Largest answer read from a tracker, in MiB; a larger one is not read."),
+    Setting("HOURTAB_SYNC_ANSWER_DEPTH", "32",
+            "Deepest nesting read in a tracker's answer; an entry holding a deeper value is skipped and listed."),
     Setting("HOURTAB_SYNC_BUDGET_S", "40",
             "Seconds one sync may spend reading its tracker; past that it saves nothing and continues at its "
             "next turn."),
@@ -170,6 +172,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "SYNC_ALLOW_PRIVATE_HOSTS": env.get("HOURTAB_SYNC_ALLOW_PRIVATE_HOSTS", "0") == "1",
         "SYNC_REQUEST_S": _positive(env, "HOURTAB_SYNC_REQUEST_S", "15"),
         "SYNC_ANSWER_BYTES": int(_positive(env, "HOURTAB_SYNC_ANSWER_MB", "16") * 1024 * 1024),
+        "SYNC_ANSWER_DEPTH": int(_positive(env, "HOURTAB_SYNC_ANSWER_DEPTH", "32")),
         "SYNC_BUDGET_S": _positive(env, "HOURTAB_SYNC_BUDGET_S", "40"),
         "SYNC_BUDGET_REQUESTS": int(_positive(env, "HOURTAB_SYNC_BUDGET_REQUESTS", "400")),
         "SYNC_BUDGET_BYTES": int(_positive(env, "HOURTAB_SYNC_BUDGET_MB", "128") * 1024 * 1024),

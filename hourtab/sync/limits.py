@@ -25,7 +25,8 @@ class Limits:
     request_s: float = 15.0
     #: Bytes one answer may have (``HOURTAB_SYNC_ANSWER_MB``); a larger one is not read.
     answer_bytes: int = 16 * MIB
-    #: Nesting one answer may have; deeper values make their entry unreadable (skipped and listed).
+    #: Nesting one answer may have (``HOURTAB_SYNC_ANSWER_DEPTH``); deeper values make their entry
+    #: unreadable (skipped and listed).
     max_depth: int = 32
     #: Seconds, requests and bytes one sync may spend (``HOURTAB_SYNC_BUDGET_S``, ``_REQUESTS``, ``_MB``).
     sync_s: float = 40.0
@@ -40,6 +41,7 @@ class Limits:
     def from_settings(cls, settings: Mapping[str, Any]) -> Limits:
         """The limits the app's settings say (``app.config``'s ``SYNC_*`` keys, from ``HOURTAB_SYNC_*``)."""
         return cls(request_s=float(settings["SYNC_REQUEST_S"]), answer_bytes=int(settings["SYNC_ANSWER_BYTES"]),
+                   max_depth=int(settings.get("SYNC_ANSWER_DEPTH", cls.max_depth)),
                    sync_s=float(settings["SYNC_BUDGET_S"]), sync_requests=int(settings["SYNC_BUDGET_REQUESTS"]),
                    sync_bytes=int(settings["SYNC_BUDGET_BYTES"]), check_s=float(settings["SYNC_CHECK_S"]),
                    allow_private=bool(settings["SYNC_ALLOW_PRIVATE_HOSTS"]))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -51,6 +52,28 @@ def _getaddrinfo(host: str, port: int) -> list[str]:
     except (OSError, UnicodeError) as e:
         raise httpcore.ConnectError(f"{host} did not resolve") from e
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def resolve_within(resolve: Resolver, host: str, port: int, seconds: float) -> list[str]:
+    """``resolve(host, port)`` given at most ``seconds``: ``getaddrinfo`` has no timeout of its own, and a
+    resolver that never answers would otherwise hold the worker past the request's deadline. The lookup
+    runs in a daemon thread, which is left behind (it ends when the resolver gives up) if it is late."""
+    answer: dict[str, Any] = {}
+
+    def lookup() -> None:
+        try:
+            answer["addresses"] = resolve(host, port)
+        except BaseException as e:   # handed to the caller, who raises it
+            answer["error"] = e
+
+    thread = threading.Thread(target=lookup, name=f"resolve {host}", daemon=True)
+    thread.start()
+    thread.join(max(0.0, seconds))
+    if thread.is_alive():
+        raise httpcore.ConnectTimeout(f"{host} did not resolve within the request's deadline")
+    if "error" in answer:
+        raise answer["error"]
+    return answer["addresses"]
 
 
 def _plain(address: IP) -> IP:
@@ -97,13 +120,15 @@ class Reach:
         if parts.scheme != "https" or (self.hosts and (host not in self.hosts or parts.port not in (None, 443))):
             raise AddressNotAllowed()
 
-    def private_host(self, host: str) -> bool:
-        """Whether ``host`` is, or resolves only to, private or loopback addresses (plain ``http`` may go there)."""
+    def private_host(self, host: str, within: float = 5.0) -> bool:
+        """Whether ``host`` is, or resolves (within ``within`` seconds) only to, private or loopback
+        addresses (plain ``http`` may go there)."""
         try:
             addresses = [ipaddress.ip_address(host)]
         except ValueError:
             try:
-                addresses = [ipaddress.ip_address(a.split("%")[0]) for a in self.resolve(host, 443)]
+                resolved = resolve_within(self.resolve, host, 443, within)
+                addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolved]
             except (httpcore.ConnectError, ValueError):
                 return False
         return bool(addresses) and all(is_private(a) for a in addresses)
@@ -114,12 +139,14 @@ class Reach:
             return True
         return self.allow_private and is_private(address)
 
-    def address_for(self, host: str, port: int) -> str:
-        """The one address to connect to: ``host`` resolved once, refused unless all its addresses are allowed."""
+    def address_for(self, host: str, port: int, within: float = 30.0) -> str:
+        """The one address to connect to: ``host`` resolved once (in at most ``within`` seconds), refused
+        unless all its addresses are allowed."""
         try:
             addresses = [ipaddress.ip_address(host)]
         except ValueError:
-            addresses = [ipaddress.ip_address(a.split("%")[0]) for a in self.resolve(host, port)]
+            resolved = resolve_within(self.resolve, host, port, within)
+            addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolved]
         if not addresses or not all(self.allowed(host, a) for a in addresses):
             raise AddressNotAllowed()
         return str(addresses[0])
@@ -178,7 +205,7 @@ class GuardedBackend(httpcore.NetworkBackend):
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
-        address = self.reach.address_for(host, port)
+        address = self.reach.address_for(host, port, self.deadline.left(timeout))
         stream = self.inner.connect_tcp(address, port, self.deadline.left(timeout), local_address, socket_options)
         peer = ipaddress.ip_address(str(stream.get_extra_info("server_addr")[0]).split("%")[0])
         if str(peer) != address or not self.reach.allowed(host, peer):   # belt and braces: what we reached

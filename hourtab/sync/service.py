@@ -71,7 +71,7 @@ def clean_api_url(url: str | None, chosen: Tracker, limits: Limits | None = None
         raise must_use_https
     cleaned = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
     reach.check_url(cleaned)
-    if parts.scheme == "http" and not reach.private_host(parts.hostname):
+    if parts.scheme == "http" and not reach.private_host(parts.hostname, current(limits).check_s):
         raise must_use_https
     return cleaned
 

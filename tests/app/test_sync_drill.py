@@ -26,7 +26,9 @@ pytestmark = pytest.mark.slow
 
 #: "Within a minute of falling due", as the issue asks; the drill's budgets make it a few seconds.
 WITHIN_S = 60
-BUDGET_S = 3
+#: Wide enough that the healthy tracker's sync fits on a loaded machine (it takes well under a second), and
+#: still a small part of what the misbehaving ones would take (the drip alone needs over a minute).
+BUDGET_S = 6
 
 
 def _connect(app, email: str, name: str, url: str) -> tuple[int, int | None]:
@@ -57,11 +59,11 @@ def test_two_misbehaving_trackers_delay_no_other_account(database_url, tmp_path)
     app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
                       "TESTING": True, "QUEUE_IMMEDIATE": False, "HOURTAB_JOB_LEASE_S": "1.5",
                       "HOURTAB_SYNC_MINUTES": "0.05", "HOURTAB_SYNC_BUDGET_S": str(BUDGET_S),
-                      "HOURTAB_SYNC_REQUEST_S": "1", "HOURTAB_CSV_QUEUE_ABOVE_KB": "0.01"})
+                      "HOURTAB_SYNC_REQUEST_S": "3", "HOURTAB_CSV_QUEUE_ABOVE_KB": "0.01"})
     drip, endless, healthy = Clockify(TOKEN), Kimai(TOKEN, endless=True), Toggl(TOKEN)
     day = months()[1]
     endless.add(at(day, 8), 600)
-    drip.add(at(day, 8), 600)            # an answer of 1.5 kB: half a minute at its pace
+    drip.add(at(day, 8), 600)            # an answer of 1.5 kB: over a minute at its pace
     for i in range(3):
         healthy.add(at(day, 9 + i), 1800, f"Entry {i}")
     with serving(clockify=drip, kimai=endless, toggl=healthy) as trackers, serve(app) as web:

@@ -4,7 +4,8 @@
 with each entry. Pages are counted by the ``X-Total-Pages`` header. Kimai takes ``begin``/``end`` as
 local times (``YYYY-MM-DDTHH:MM:SS``) and has no deletion feed, so every sync reads a window, as for
 Harvest. A running entry has no ``end``. Authentication is ``Authorization: Bearer`` (API tokens,
-Kimai 2); the instance URL is the consultant's own.
+Kimai 2); the instance URL is the consultant's own. Who the token belongs to, and the zone of their
+profile, come from ``/api/users/me``.
 """
 
 from __future__ import annotations
@@ -35,11 +36,24 @@ def _user(value: Any) -> tuple[str, tuple[str, ...]]:
 
 
 def identify(api: Api, workspace: str) -> Identity:
-    rows = [r for r in _page(api.get("/api/timesheets", {"page": 1, "size": 1, "full": "true"}))
-            if isinstance(r, dict)]
-    name, _ = _user(rows[0].get("user")) if rows else ("", ())
-    user_id = text(entry_id(rows[0]["user"])) if rows and isinstance(rows[0].get("user"), dict) else ""
-    return Identity(user_id=user_id, user_name=name, timezone=None, workspaces=[], default_workspace=None)
+    """Who the token belongs to and the zone of their Kimai profile (``GET /api/users/me``): Kimai reads
+    ``begin``/``end`` and writes its exports in that zone, so it is the connection's wall clock too."""
+    me = api.get("/api/users/me").data
+    me = me if isinstance(me, dict) else {}
+    name, _ = _user(me)
+    user_id = entry_id(me) or ""
+    return Identity(user_id=user_id, user_name=name, timezone=_profile_zone(me) or None, workspaces=[],
+                    default_workspace=None)
+
+
+def _profile_zone(me: dict) -> str:
+    """The user's ``timezone`` (Kimai 2 serialises it on the user), else their ``timezone`` preference."""
+    if isinstance(me.get("timezone"), str) and me["timezone"].strip():
+        return me["timezone"].strip()
+    for preference in me.get("preferences") or ():
+        if isinstance(preference, dict) and preference.get("name") == "timezone":
+            return text(preference.get("value")).strip()
+    return ""
 
 
 def _page(reply: Reply) -> list[dict]:

@@ -333,6 +333,11 @@ class Kimai(Fake):
         del self.entries[entry_id]
 
     def answer(self, path, query, host):
+        if path == "/api/users/me":   # Kimai 2 serialises the zone preference on the user, and in the list
+            user = self.template["user"]
+            return 200, {}, {**user, "language": "en", "timezone": self.zone.key,
+                             "preferences": [{"name": "timezone", "value": self.zone.key},
+                                             {"name": "language", "value": "en"}]}
         if path != "/api/timesheets":
             return 404, {}, {"code": 404, "message": "Not Found"}
         rows = sorted(self.entries.values(), key=lambda e: e["begin"], reverse=True)
@@ -357,7 +362,8 @@ class Kimai(Fake):
 
 # --- the server ---------------------------------------------------------------------------------
 
-ROUTES = (("/api/v9/", "toggl"), ("/api/v1/", "clockify"), ("/v2/", "harvest"), ("/api/timesheets", "kimai"))
+ROUTES = (("/api/v9/", "toggl"), ("/api/v1/", "clockify"), ("/v2/", "harvest"), ("/api/timesheets", "kimai"),
+          ("/api/users/me", "kimai"))
 
 
 class Trackers:

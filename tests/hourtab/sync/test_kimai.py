@@ -10,6 +10,7 @@ import pytest
 from hourtab.core.db import transaction
 from hourtab.sync import service
 from hourtab.sync.errors import InvalidConnection
+from hourtab.timesheets.zone import tracker_zone
 from tests.hourtab.sync.conftest import (
     TOKEN,
     ZONE,
@@ -47,6 +48,17 @@ def populate(fake: Kimai) -> dict[str, int]:
 def test_kimai_needs_its_url(db_session, account, box):
     with pytest.raises(InvalidConnection, match="self-hosted"):
         service.connect(db_session, account, box, "kimai", TOKEN)
+
+
+def test_kimai_takes_its_zone_from_the_users_profile(db_session, account, box):
+    """The account is in New York; the Kimai user's profile says Tokyo: Kimai reads ``begin``/``end`` and
+    writes its exports on Tokyo's clock, so the connection and the remembered tracker zone say Tokyo."""
+    fake = Kimai(TOKEN, zone="Asia/Tokyo")
+    with serving(kimai=fake) as trackers:
+        with transaction(db_session):
+            connection = service.connect(db_session, account, box, "kimai", TOKEN, api_url=trackers.url)
+    assert (connection.timezone, connection.tracker_user, connection.tracker_user_id) == ("Asia/Tokyo", "Ada L.", "2")
+    assert tracker_zone(db_session, account.id, "kimai").timezone == "Asia/Tokyo"
 
 
 def test_kimai_backfill_increment_running_pages_and_429(db_session, account, box):

@@ -6,19 +6,21 @@ and says nothing but that the address is not allowed."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 
 import pytest
 
 from hourtab.sync import service
 from hourtab.sync.clients import kimai, tracker
-from hourtab.sync.errors import AddressNotAllowed, InvalidConnection, TrackerUnreachable
+from hourtab.sync.errors import AddressNotAllowed, InvalidConnection, OutOfBudget, TrackerUnreachable
 from hourtab.sync.limits import Budget, Limits
 from hourtab.sync.reach import Reach
 from tests.conftest import free_port
 from tests.hourtab.sync.conftest import TOKEN
 from tests.hourtab.sync.fake_trackers import Kimai, serving
 
-CLOSED = Limits(allow_private=False, request_s=1.0, sync_s=3.0)
+CLOSED = Limits(allow_private=False, request_s=10.0, sync_s=30.0)   # room for a healthy request
 REFUSED = "The tracker's address is not allowed."
 
 
@@ -92,3 +94,23 @@ def test_a_name_is_checked_on_every_address_it_resolves_to_and_connected_as_chec
         with pytest.raises((AddressNotAllowed, TrackerUnreachable)):
             _kimai(f"https://kimai.rebind.test:{port}", rebinding).get("/api/timesheets")
         assert len(fake.requests) == seen
+
+
+def test_a_name_that_never_resolves_is_cut_at_the_requests_deadline():
+    """``getaddrinfo`` has no timeout: a resolver that never answers must still end at the deadline."""
+    release = threading.Event()
+
+    def never_answers(host: str, port: int) -> list[str]:
+        release.wait()                       # released at the end, so no thread outlives the test
+        return ["127.0.0.1"]
+
+    try:
+        api = _kimai("https://kimai.silent.test", Reach(allow_private=True, resolve=never_answers))
+        api.limits = tight = Limits(allow_private=True, request_s=0.5, sync_s=1.0)
+        api.budget = Budget(tight)
+        started = time.monotonic()
+        with pytest.raises((TrackerUnreachable, OutOfBudget), match="within"):
+            api.get("/api/timesheets")
+        assert time.monotonic() - started < 10           # it waited on the resolver forever before
+    finally:
+        release.set()

@@ -10,7 +10,8 @@ import pytest
 
 from incidents.diagnosis import RULES, diagnose
 
-pytestmark = [pytest.mark.torch, pytest.mark.slow]
+# pathology_runs (session-scoped, ~4 s) would be made on each worker: one xdist group makes it once.
+pytestmark = [pytest.mark.torch, pytest.mark.slow, pytest.mark.xdist_group("pathology_runs")]
 
 
 def _by_rule(run):

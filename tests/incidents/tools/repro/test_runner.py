@@ -12,7 +12,8 @@ import pytest
 
 from tests.incidents.tools.repro.conftest import TINY_ARGS, run_cli
 
-pytestmark = pytest.mark.torch
+# tiny_run (session-scoped, ~4 s of training) would be made on each worker: one xdist group makes it once.
+pytestmark = [pytest.mark.torch, pytest.mark.xdist_group("tiny_run")]
 SCHEMA = Path(__file__).resolve().parents[4] / "incidents" / "evidence" / "schemas" / "profile.schema.json"
 TINY_TENSORS = 41
 

@@ -25,7 +25,8 @@ from click.testing import CliRunner
 
 from app.cli import cli
 
-pytestmark = [pytest.mark.torch, pytest.mark.slow]
+# Both tests read one module-scoped training run (~13 s): one xdist group keeps it on one worker, made once.
+pytestmark = [pytest.mark.torch, pytest.mark.slow, pytest.mark.xdist_group("watchdog")]
 CHILD = Path(__file__).with_name("child_train.py")
 ROOT = Path(__file__).resolve().parents[4]
 

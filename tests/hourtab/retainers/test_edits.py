@@ -143,17 +143,21 @@ def test_the_repair_joins_split_rules_back_and_revises_the_periods_up(db_session
         assert repair_split_rules(db_session, now=NOW) == {}                      # nothing left to join
 
 
-def _everything_but_the_repair(url: str) -> None:
-    """Migrate to every revision but the repair's (it changes no schema, so today's models write there)."""
+def _back_to_before_the_repair(url: str) -> None:
+    """Step the schema back to just before the repair, keeping the rows written at the head.
+
+    The rows are written by today's services on today's schema (later migrations may add columns
+    today's models read); stepping back undoes those later migrations, so upgrading again runs the
+    repair on the rows exactly as it would on a database that never saw it.
+    """
+    from alembic import command
     from alembic.script import ScriptDirectory
 
-    from app.migrate import alembic_config, upgrade
+    from app.migrate import alembic_config
 
-    scripts = ScriptDirectory.from_config(alembic_config(url))
-    mine = scripts.get_revision("0017e")
-    before = mine.down_revision if isinstance(mine.down_revision, tuple) else (mine.down_revision,)
-    for target in [*before, *(h for h in scripts.get_heads() if h != mine.revision)]:
-        upgrade(url, target)
+    config = alembic_config(url)
+    parent = ScriptDirectory.from_config(config).get_revision("0017e").down_revision
+    command.downgrade(config, parent)
 
 
 def test_the_migration_repairs_a_rule_saved_the_old_way(empty_url):
@@ -161,7 +165,7 @@ def test_the_migration_repairs_a_rule_saved_the_old_way(empty_url):
     from app.migrate import upgrade
     from hourtab.core.db import make_engine, make_sessionmaker
 
-    _everything_but_the_repair(empty_url)
+    upgrade(empty_url)
     engine = make_engine(empty_url)
     try:
         session = make_sessionmaker(engine)()
@@ -173,6 +177,7 @@ def test_the_migration_repairs_a_rule_saved_the_old_way(empty_url):
             service.match_entries(session, account.id)
         assert sum(n for _, n in figures(session, retainer).values()) == 0
         session.close()
+        _back_to_before_the_repair(empty_url)
         upgrade(empty_url)
         session = make_sessionmaker(engine)()
         retainer = session.get(Retainer, retainer.id)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.hours_helpers import team_export
 from tests.conftest import PASSWORD
+from tests.helpers.hours import team_export
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -16,9 +16,9 @@ import xml.etree.ElementTree as ET
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from tests.app.test_retainers import FORM
+from tests.app.consultant.test_retainers import FORM
 from tests.conftest import post_form, signup
-from tests.mail_sink import header_line, smtp_server
+from tests.helpers.mail import header_line, smtp_server
 
 PUBLIC_URL = "https://stunden.bücher.example"      # an internationalised host name
 #: Control characters, a line break and a right-to-left override in one name.

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from app.cli import cli
 from hourtab.core.db import make_engine, make_sessionmaker, transaction
 from hourtab.timesheets.models import Upload
-from tests.app.hours_helpers import SAMPLE, setup_retainer
+from tests.helpers.hours import SAMPLE, setup_retainer
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from app.db import get_db
 from hourtab.core.db import transaction
 from incidents.writeups import service
-from tests.app.hours_helpers import AUG_20, setup_retainer
+from tests.helpers.hours import AUG_20, setup_retainer
 
 MATH = "$\\frac{$"
 

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import func, select
 
 from hourtab.retainers.models import Retainer
-from tests.app.test_retainers import FORM
+from tests.app.consultant.test_retainers import FORM
 from tests.conftest import PASSWORD, serve, signup
 from tests.security.conftest import at_once, logged_in_session, token_of
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from app.db import get_db
 from app.public.hours import MISS_BUCKET
 from hourtab.core.ratelimit import RateEvent
-from tests.app.hours_helpers import AUG_20, setup_retainer
+from tests.helpers.hours import AUG_20, setup_retainer
 
 
 @pytest.fixture

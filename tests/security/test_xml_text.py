@@ -14,9 +14,9 @@ from hourtab.retainers.models import Retainer
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from incidents.writeups import service as incidents
-from tests.app.hours_helpers import setup_retainer, toggl_csv
-from tests.app.test_retainers import FORM
+from tests.app.consultant.test_retainers import FORM
 from tests.conftest import PASSWORD, post_form
+from tests.helpers.hours import setup_retainer, toggl_csv
 
 BAD = "\x01\x02\ufffe\uffff\x0b\x1f"
 

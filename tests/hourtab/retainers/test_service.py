@@ -15,7 +15,7 @@ from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import retainer_entries
 from hourtab.timesheets.importer import import_file
-from tests.app.hours_helpers import SAMPLE, setup_retainer, toggl_csv
+from tests.helpers.hours import SAMPLE, setup_retainer, toggl_csv
 
 
 def _terms(hours="20", start="2017-08-01"):

@@ -17,8 +17,8 @@ from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from tests.conftest import DATA
 from tests.factories import make_account
+from tests.helpers.fake_trackers import Clockify, Toggl, iso, serving
 from tests.hourtab.sync.conftest import TOKEN, run_sync
-from tests.hourtab.sync.fake_trackers import Clockify, Toggl, iso, serving
 
 METAPLM = DATA / "timetrackers/clockify/metaplm_Clockify_Time_Report_Detailed_01_01_2026-31_12_2026.csv"
 FLORES = DATA / "timetrackers/toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"

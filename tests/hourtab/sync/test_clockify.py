@@ -14,6 +14,7 @@ from hourtab.sync.clients.clockify import PAGE_SIZE, iso_duration_seconds
 from hourtab.sync.errors import ChooseWorkspace
 from hourtab.sync.models import Connection
 from hourtab.timesheets.models import TimeEntry
+from tests.helpers.fake_trackers import Clockify, parse, serving
 from tests.hourtab.sync.conftest import (
     TOKEN,
     ZONE,
@@ -24,7 +25,6 @@ from tests.hourtab.sync.conftest import (
     months,
     run_sync,
 )
-from tests.hourtab.sync.fake_trackers import Clockify, parse, serving
 
 CLIENT = "Client X"
 

@@ -18,8 +18,8 @@ from hourtab.sync import service
 from hourtab.timesheets import importer
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
+from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, parse, serving
 from tests.hourtab.sync.conftest import TOKEN, at, ledger_by_period, make_retainer, months, run_sync
-from tests.hourtab.sync.fake_trackers import Clockify, Harvest, Kimai, Toggl, parse, serving
 
 
 def toggl_export(fake: Toggl, zone: str) -> bytes:

@@ -19,8 +19,8 @@ from hourtab.sync import runner, service
 from hourtab.sync.models import Connection
 from hourtab.timesheets.models import TimeEntry
 from tests.conftest import wait_until
+from tests.helpers.fake_trackers import Toggl, serving
 from tests.hourtab.sync.conftest import TOKEN, at, ledger_by_period, make_retainer, months
-from tests.hourtab.sync.fake_trackers import Toggl, serving
 
 ACME = "Acme GmbH"      # the Toggl fake's first client (project 0)
 

@@ -11,8 +11,8 @@ from sqlalchemy import update
 from hourtab.core.db import transaction
 from hourtab.sync import service
 from hourtab.sync.models import Connection
+from tests.helpers.fake_trackers import Harvest, serving
 from tests.hourtab.sync.conftest import TOKEN, by_month, ledger_by_period, make_retainer, months, run_sync
-from tests.hourtab.sync.fake_trackers import Harvest, serving
 
 CLIENT = "ABC Corp"
 

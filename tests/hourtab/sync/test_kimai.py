@@ -11,6 +11,7 @@ from hourtab.core.db import transaction
 from hourtab.sync import service
 from hourtab.sync.errors import InvalidConnection
 from hourtab.timesheets.zone import tracker_zone
+from tests.helpers.fake_trackers import Kimai, parse, serving
 from tests.hourtab.sync.conftest import (
     TOKEN,
     ZONE,
@@ -21,7 +22,6 @@ from tests.hourtab.sync.conftest import (
     months,
     run_sync,
 )
-from tests.hourtab.sync.fake_trackers import Kimai, parse, serving
 
 CUSTOMER = "Kimai GmbH"
 

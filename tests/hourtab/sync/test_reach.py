@@ -17,8 +17,8 @@ from hourtab.sync.errors import AddressNotAllowed, InvalidConnection, OutOfBudge
 from hourtab.sync.limits import Budget, Limits
 from hourtab.sync.reach import Reach
 from tests.conftest import free_port
+from tests.helpers.fake_trackers import Kimai, serving
 from tests.hourtab.sync.conftest import TOKEN
-from tests.hourtab.sync.fake_trackers import Kimai, serving
 
 CLOSED = Limits(allow_private=False, request_s=10.0, sync_s=30.0)   # room for a healthy request
 REFUSED = "The tracker's address is not allowed."

@@ -18,8 +18,8 @@ from hourtab.sync.models import Connection
 from hourtab.sync.reach import Reach
 from hourtab.sync.transport import Api
 from tests.conftest import free_port
+from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, serving
 from tests.hourtab.sync.conftest import TOKEN, at, months, run_sync
-from tests.hourtab.sync.fake_trackers import Clockify, Harvest, Kimai, Toggl, serving
 
 FAKES = {"toggl": lambda: Toggl(TOKEN), "clockify": lambda: Clockify(TOKEN),
          "harvest": lambda: Harvest(TOKEN), "kimai": lambda: Kimai(TOKEN)}

@@ -7,6 +7,7 @@ import datetime as dt
 
 from hourtab.core.db import transaction
 from hourtab.sync import service
+from tests.helpers.fake_trackers import Toggl, parse, serving
 from tests.hourtab.sync.conftest import (
     TOKEN,
     ZONE,
@@ -17,7 +18,6 @@ from tests.hourtab.sync.conftest import (
     months,
     run_sync,
 )
-from tests.hourtab.sync.fake_trackers import Toggl, parse, serving
 
 ACME = "Acme GmbH"
 

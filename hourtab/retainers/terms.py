@@ -50,7 +50,7 @@ E = TypeVar("E", bound=enum.StrEnum)
 
 
 def choice(enum_cls: type[E], value: object, what: str) -> E:
-    """``value`` (a member or its text) as a member of ``enum_cls``, or ``InvalidTerms`` naming the choices."""
+    """``value`` (a member or its text) as a member of ``enum_cls``; else ``InvalidTerms`` naming the choices."""
     try:
         return enum_cls(str(value))
     except ValueError as e:
@@ -119,6 +119,12 @@ class Terms:
         object.__setattr__(self, "period", choice(PeriodKind, self.period, "period"))
         object.__setattr__(self, "rollover", choice(Rollover, self.rollover, "rollover"))
         object.__setattr__(self, "overage", choice(Overage, self.overage, "overage handling"))
+        self._check_period()
+        self._check_rollover()
+        self._check_overage()
+
+    def _check_period(self) -> None:
+        """The allotment and when periods start: a start date, a reset day and a time zone that exist."""
         if not EARLIEST <= self.start <= LATEST:
             raise InvalidTerms(f"The start date must be between {EARLIEST} and {LATEST}, not {self.start}.")
         if not isinstance(self.allotment_s, int) or self.allotment_s <= 0:
@@ -135,6 +141,8 @@ class Terms:
         except (ZoneInfoNotFoundError, ValueError) as e:
             raise InvalidTerms(f"Unknown time zone {self.timezone!r}; use an IANA name such as "
                                "Europe/Berlin or America/New_York.") from e
+
+    def _check_rollover(self) -> None:
         if self.rollover is Rollover.CAP:
             if self.rollover_cap_s is None or self.rollover_cap_s < 0:
                 raise InvalidTerms("Rollover with a cap needs the cap in hours (zero or more).")
@@ -142,6 +150,8 @@ class Terms:
             object.__setattr__(self, "rollover_cap_s", None)
         if self.rollover_expiry_periods is not None and self.rollover_expiry_periods < 1:
             raise InvalidTerms("Rolled-over hours must live at least one period (or never expire).")
+
+    def _check_overage(self) -> None:
         if self.overage is Overage.BILL:
             if self.overage_rate is None or Decimal(self.overage_rate) < 0:
                 raise InvalidTerms("Billing overage needs an hourly overage rate (zero or more).")

@@ -20,11 +20,13 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.resources import files
+from typing import Any
 
 from flask import Flask
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import jobs
 from hourtab.core import accounts, progress
 from hourtab.core.accounts import Account
 from hourtab.core.blobs import BlobStore
@@ -120,7 +122,7 @@ DAMIRARH_NAMES = DemoNames(
                           "Project D": "Reviewed the month's GPU spend"})
 
 #: Sample exports (see samples/PROVENANCE.md), the retainer built on each one's client, its names.
-DEMO_FILES = (
+DEMO_FILES: tuple[tuple[str, str, str, dict[str, Any], DemoNames], ...] = (
     # Real Toggl export, anonymised by its author (floresfdev/toggl-dashboard).
     ("toggl_floresfdev_2017-08.csv", "BERT fine-tuning retainer", BERT_CLIENT,
      dict(hours="120", rounding=6, rollover_cap="10"), FLORES_NAMES),
@@ -171,13 +173,10 @@ def queue_demo(session: Session, enqueue: Callable[[str], None] | None = None) -
 
     ``enqueue`` hands the job to the queue; by default the current app's.
     """
-    if enqueue is None:
-        from app.jobs import enqueue
-
     with transaction(session):
         account, password = _demo_account(session)
         job = create_job(session, account.id, "demo_setup", {})
-    enqueue(job.id)
+    (enqueue or jobs.enqueue)(job.id)
     return DEMO_EMAIL, password, job.id
 
 
@@ -189,7 +188,7 @@ def init_app(app: Flask) -> None:
         progress.report("Loading the demo data", 0, 1)
         # Progress is written from another connection: nothing reports inside this write transaction.
         with progress.quiet():
-            load_samples(session, session.get(Account, job.account_id), blobs)
+            load_samples(session, session.get_one(Account, job.account_id), blobs)
         return {}
 
     app.extensions["hourtab.queue"].register("demo_setup", demo_setup, "Loading the demo data", 600)
@@ -203,8 +202,9 @@ def shifted_export(data: bytes, today: dt.date, names: DemoNames | None = None) 
     """
     rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
     header, body = rows[0], rows[1:]
-    for row in body if names else ():
-        names.apply(header, row)
+    if names is not None:
+        for row in body:
+            names.apply(header, row)
     columns = [i for i, name in enumerate(header) if name in DATE_COLUMNS]
     dates = [dt.date.fromisoformat(row[i]) for row in body for i in columns if ISO_DATE.match(row[i])]
     shift = dt.timedelta(weeks=(today - max(dates)).days // 7)

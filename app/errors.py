@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, g, jsonify, render_template, request
+from flask import Flask, Response, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
@@ -77,7 +77,9 @@ def form_status(error: Exception | None = None) -> tuple[int, dict[str, str]]:
     return (400 if request.method == "POST" else 200), {}
 
 
-def render_error(status: int, title: str, message: str, headers: dict[str, str] | None = None):
+def render_error(status: int, title: str, message: str,
+                 headers: dict[str, str] | None = None) -> tuple[Response | str, int, dict[str, str]]:
+    response: Response | str
     if wants_json():
         response = jsonify({"error": title, "message": message, "status": status})
     else:

@@ -31,10 +31,10 @@ from hourtab.retainers import service
 from hourtab.retainers.exports import report_json
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets import profiles, uploads
+from hourtab.timesheets.dateorder import DATE_ORDERS
 from hourtab.timesheets.detect import FORMAT_NAMES
 from hourtab.timesheets.errors import UnknownRetainer
 from hourtab.timesheets.importer import ImportOptions
-from hourtab.timesheets.normalise import DATE_ORDERS
 
 PREFIX = "/api/v1"
 

@@ -68,7 +68,7 @@ def retainer_rotate_token(retainer_id: int) -> None:
         session = cx.session
         with transaction(session):
             retainer = _by_id(session, retainer_id)
-            account = session.get(accounts.Account, retainer.account_id)
+            account = session.get_one(accounts.Account, retainer.account_id)
             retainer = service.rotate_token(session, account, retainer_id)
         click.echo(cx.public_url(retainer.public_token))
 

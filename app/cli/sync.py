@@ -87,7 +87,7 @@ def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
             job = start(session, connection.account_id, "sync_run", {"connection_id": connection.id, "trigger": "cli"})
             app.extensions["hourtab.queue"].runner.run(job.id)
             session.expire_all()
-            done = session.get(Job, job.id)
+            done = session.get_one(Job, job.id)
             outcomes.append(done.result if done.status == "done" else
                             {"id": connection.id, "tracker": connection.tracker,
                              "status": (done.result or {}).get("status", "failed"), "error": done.error})
@@ -168,7 +168,7 @@ def resume(connection_id: int, email: str | None, token_stdin: bool, as_json: bo
     with cli_session() as cx:
         connection = _owned_connection(cx.session, email, connection_id)
         with transaction(cx.session):
-            owner = cx.session.get(Account, connection.account_id)
+            owner = cx.session.get_one(Account, connection.account_id)
             connection = service.resume(cx.session, owner, connection_id, token_box(cx.settings), token)
         shown = {"id": connection.id, "status": connection.status}
     click.echo(json.dumps(shown) if as_json else f"Connection {shown['id']} resumed; it syncs at the next tick "
@@ -189,7 +189,7 @@ def remove(connection_id: int, email: str | None, as_json: bool) -> None:
     with cli_session() as cx:
         connection = _owned_connection(cx.session, email, connection_id)
         with transaction(cx.session):
-            service.remove(cx.session, cx.session.get(Account, connection.account_id), connection_id)
+            service.remove(cx.session, cx.session.get_one(Account, connection.account_id), connection_id)
     click.echo(json.dumps({"id": connection_id, "removed": True}) if as_json else
                f"Connection {connection_id} removed and its token deleted; the entries it synced stay.")
 

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -53,7 +54,7 @@ def _error_payload(error: TimesheetError) -> dict:
     if report is not None:
         payload.update(report.as_json())
     if isinstance(error, AmbiguousDateOrder):
-        issues = [{"line": None, "column": ", ".join(error.columns),
+        issues: list[dict[str, Any]] = [{"line": None, "column": ", ".join(error.columns),
                    "value": ", ".join(e.value for e in error.examples[:3]), "message": str(error)}]
     elif isinstance(error, RowsRejected):
         issues = [{"line": i.line, "column": i.column, "value": i.value, "message": i.message} for i in error.issues]

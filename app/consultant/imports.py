@@ -68,7 +68,7 @@ def _changes(values) -> dict[str, Any]:
     return out
 
 
-def _query(options: dict[str, Any]) -> dict[str, str]:
+def _query(options: dict[str, Any]) -> dict[str, Any]:
     """Options as query-string or hidden-field values (the one-off reading of an old link)."""
     args = {"format": options.get("format"), "date_order": options.get("date_order"),
             "timezone": options.get("timezone"), "profile": options.get("profile"),
@@ -208,7 +208,7 @@ def import_confirm(upload_id: int):
         flash(str(e))
         return redirect(url_for("consultant.import_preview", upload_id=upload_id,
                                 **_query({k: v for k, v in changes.items() if k != "skip_invalid"})))
-    queue_alert_check(current_app._get_current_object(), db, me.id)
+    queue_alert_check(current_app, db, me.id)
     c = result.counts()
     flash(f"Imported: {c['new']} new, {c['unchanged']} unchanged, {c['changed']} changed, "
           f"{c['missing']} missing upstream, {c['skipped']} skipped.")

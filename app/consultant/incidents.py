@@ -109,8 +109,9 @@ def _edit(rule: str, anchor: str = "", saved: str = ""):
 
 @_edit("/evidence", "evidence")
 def incident_attach(db: Session, incident: Incident) -> None:
-    if request.form.get("evidence_id"):
-        service.attach_run(db, incident, form_id("evidence_id"), request.form.get("role", ""))
+    evidence_id = form_id("evidence_id")
+    if evidence_id is not None:
+        service.attach_run(db, incident, evidence_id, request.form.get("role", ""))
     elif request.files.get("profile"):
         upload = request.files["profile"]
         name = Path(upload.filename or "profile.json").name[:200]

@@ -36,19 +36,19 @@ def register(app: Flask, queue: Queue) -> None:
 
     def csv_import(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
-        result = import_file(session, session.get(Account, job.account_id), blobs.get_bytes(p["key"]),
+        result = import_file(session, session.get_one(Account, job.account_id), blobs.get_bytes(p["key"]),
                              p["filename"], blobs, created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
                              retainer_id=p.get("retainer_id"))
         return _imported(session, job, result)
 
     def csv_read(session: Session, job: Job) -> dict[str, Any]:
-        upload = read_staged(session, session.get(Account, job.account_id), job.params["upload_id"], blobs)
+        upload = read_staged(session, session.get_one(Account, job.account_id), job.params["upload_id"], blobs)
         return {"upload_id": upload.id, "status": upload.status}
 
     def csv_confirm(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
         # A job queued before the confirm box existed has no "confirmed": it was confirmed as it stood.
-        result = confirm(session, session.get(Account, job.account_id), p["upload_id"], blobs, p.get("changes"),
+        result = confirm(session, session.get_one(Account, job.account_id), p["upload_id"], blobs, p.get("changes"),
                          confirmed=p.get("confirmed", True) or None)
         return _imported(session, job, result)
 

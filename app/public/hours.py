@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
-from flask import Response, current_app, render_template, request
+from flask import Response, abort, current_app, render_template, request
 from sqlalchemy import bindparam, select
 
 from app.db import engine, get_db
@@ -122,14 +122,21 @@ def _serve(token: str, fmt: str, render: Callable[[Stamp], Rendered]) -> Respons
     response = Response(rendered.body, mimetype=rendered.mimetype, headers=list(rendered.headers))
     response.set_etag(rendered.etag)
     response.last_modified = rendered.rendered_at
-    return response.make_conditional(request)
+    response.make_conditional(request)     # answers 304 in place when the client's copy is current
+    return response
+
+
+def _retainer(stamp: Stamp) -> Retainer:
+    """The stamped retainer; one deleted since its stamp was read is not found."""
+    retainer = get_db().get(Retainer, stamp.retainer_id)
+    if retainer is None:
+        abort(404)
+    return retainer
 
 
 def _report(stamp: Stamp, all_text: bool = False) -> HoursReport:
     """The report behind every format; only the CSV and statements need older entries' text."""
-    db = get_db()
-    retainer = db.get(Retainer, stamp.retainer_id)
-    return service.hours_report(db, retainer, now(), all_text=all_text)
+    return service.hours_report(get_db(), _retainer(stamp), now(), all_text=all_text)
 
 
 def _slug(text: str) -> str:
@@ -158,7 +165,7 @@ def _alerts_when(stamp: Stamp) -> str:
     from hourtab.alerts import service as alerts
 
     db = get_db()
-    return alerts.alerts_when(alerts.settings_for(db, db.get(Retainer, stamp.retainer_id)).enabled)
+    return alerts.alerts_when(alerts.settings_for(db, _retainer(stamp)).enabled)
 
 
 @bp.route("/h/<token>")
@@ -200,7 +207,7 @@ def hours_statement(token: str, month: str):
     parse_month(month)
     stamp = _stamp_or_404(token)
     today = now().astimezone(ZoneInfo(stamp.timezone)).date()
-    status = month_status(get_db(), get_db().get(Retainer, stamp.retainer_id), month, today)
+    status = month_status(get_db(), _retainer(stamp), month, today)
     if status is None:
         raise _miss()
 
@@ -231,7 +238,7 @@ def hours_calendar(token: str):
 
     def render(stamp: Stamp) -> Rendered:
         db = get_db()
-        retainer = db.get(Retainer, stamp.retainer_id)
+        retainer = _retainer(stamp)
         today = now().astimezone(ZoneInfo(stamp.timezone)).date()
         body = retainer_calendar(db, retainer, today, f"{base}/h/{token}")
         name = f"hours-{_slug(retainer.name)}.ics"
@@ -258,7 +265,7 @@ def hours_feed(token: str):
         db = get_db()
         page_url = f"{base}/h/{token}"
         items = [{"title": i.title, "id": i.id, "updated": _atom_time(i.updated), "link": page_url + i.link,
-                  "summary": i.summary} for i in feed_items(db, db.get(Retainer, stamp.retainer_id), report)]
+                  "summary": i.summary} for i in feed_items(db, _retainer(stamp), report)]
         updated = items[0]["updated"] if items else _atom_time(report.as_of)
         xml = render_template("public/hours/feed.xml", r=report, items=items, page_url=page_url,
                               feed_id=feed_id(stamp.retainer_id), updated=updated)

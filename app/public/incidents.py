@@ -6,6 +6,8 @@ cached in blob storage under a hash of their inputs, so a re-download is a singl
 
 from __future__ import annotations
 
+from typing import Literal
+
 from flask import Response
 
 from app.db import get_db
@@ -22,7 +24,7 @@ HEADERS = {"Content-Security-Policy": PUBLIC_CSP, "Referrer-Policy": "no-referre
            "X-Robots-Tag": "noindex", "Cache-Control": "private, max-age=60"}
 
 
-def _render(token: str, slug: str, kind: str) -> tuple[bytes, str]:
+def _render(token: str, slug: str, kind: Literal["html", "pdf"]) -> tuple[bytes, str]:
     db = get_db()
     try:
         retainer_id = retainers.by_token(db, token).id

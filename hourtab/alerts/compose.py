@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from sqlalchemy.orm import Session
 
@@ -17,6 +18,7 @@ from hourtab.core.accounts import Account
 from hourtab.retainers import service as retainers
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import headline, hours_formatter
+from hourtab.retainers.report import RetainerInfo
 
 LEADS = {
     "used_80": "80 % of this period's hours are used.",
@@ -34,6 +36,13 @@ class MailSettings:
     sender: str
 
 
+class Sender(TypedDict):
+    """``on_behalf_of`` and ``reply_to`` of :class:`Mail`: whose message it is, where answers go."""
+
+    on_behalf_of: str
+    reply_to: str
+
+
 @dataclass(frozen=True)
 class Draft:
     """One event's e-mail, before it is addressed."""
@@ -41,7 +50,7 @@ class Draft:
     subject: str
     context: dict
     public_url: str
-    sender: dict[str, str]          # ``on_behalf_of`` and ``reply_to`` of :class:`Mail`
+    sender: Sender
     attachments: tuple[Attachment, ...] = field(default=())
 
     def to(self, email: str, unsubscribe_token: str, is_copy: bool) -> Mail:
@@ -57,10 +66,10 @@ def unsubscribe_url(public_url: str, token: str) -> str:
     return f"{public_url}/alerts/unsubscribe/{token}"
 
 
-def from_consultant(session: Session, retainer: Retainer, info) -> dict[str, str]:
+def from_consultant(session: Session, retainer: Retainer, info: RetainerInfo) -> Sender:
     """Sent as "<display name> via HourTab"; answers go to the contact address the client sees."""
     account = session.get(Account, retainer.account_id)
-    return {"on_behalf_of": account.display_name if account else "", "reply_to": info.consultant_contact}
+    return Sender(on_behalf_of=account.display_name if account else "", reply_to=info.consultant_contact)
 
 
 def subject(event: AlertEvent, name: str) -> str:

@@ -186,11 +186,11 @@ def due_events(session: Session, retainer: Retainer, ledger: Ledger) -> list[Ale
         last = closed[-1]
         ended = dt.datetime.combine(last.period.end, dt.time(), tzinfo=retainer.terms().tz)
         if ended >= retainer.created_at:   # not for history imported after the fact
-            event = _add_event(session, retainer.id, "period_closed", last.period.start.isoformat(),
-                               {"used_s": last.used_s, "available_s": last.available_s,
-                                "period": last.period.label, "month": last.period.month_key})
-            if event is not None:
-                new.append(event)
+            closing = _add_event(session, retainer.id, "period_closed", last.period.start.isoformat(),
+                                 {"used_s": last.used_s, "available_s": last.available_s,
+                                  "period": last.period.label, "month": last.period.month_key})
+            if closing is not None:
+                new.append(closing)
     session.flush()
     return [e for e in new if e.status == "pending"]
 
@@ -235,7 +235,7 @@ def recipients(session: Session, retainer: Retainer) -> list[Recipient]:
                            .order_by(AlertSubscription.id))
     out = [Recipient(f"sub:{s.id}", s.email, s.token, False) for s in subs]
     if settings_for(session, retainer).copy_to_consultant:
-        account = session.get(Account, retainer.account_id)
+        account = session.get_one(Account, retainer.account_id)     # the retainer's owner: always there
         out.append(Recipient("consultant", account.email, "", True))
     return out
 
@@ -259,7 +259,9 @@ def deliver(session: Session, event_id: int, mail: compose.MailSettings, durable
     its reservation back (durably too), so a retry may send that one.
     """
     event = session.get(AlertEvent, event_id)
-    retainer = session.get(Retainer, event.retainer_id) if event is not None else None
+    if event is None:
+        return 0
+    retainer = session.get(Retainer, event.retainer_id)
     if retainer is None or not retainer.public_token:
         return 0
     draft = compose.alert_draft(session, event, retainer, mail.public_url, now or utcnow())
@@ -288,7 +290,7 @@ def send_confirmation(session: Session, subscription_id: int, mail: compose.Mail
     if sub is None or sub.confirmed_at is not None:
         return 0
     retainer = session.get(Retainer, sub.retainer_id)
-    if not retainer.public_token:          # the page was disabled since: nothing to confirm on
+    if retainer is None or not retainer.public_token:  # the page was disabled since: nothing to confirm on
         return 0
     when = alerts_when(settings_for(session, retainer).enabled)
     send(mail.smtp_url, build_message(compose.confirmation(session, sub, retainer, mail.public_url, when),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+from typing import Any
 
 from sqlalchemy import Integer, String, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -49,7 +50,7 @@ class ApiToken(AccountOwned, Base):
     def live(self) -> bool:
         return self.revoked_at is None
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         """What a list shows of a token: never the token itself (it is not kept)."""
         def iso(at: dt.datetime | None) -> str | None:
             return at.isoformat() if at is not None else None

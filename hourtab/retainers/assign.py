@@ -122,11 +122,17 @@ def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | 
         # The key is the entry: a concurrent transaction that routed the same entry routed it to the
         # same retainer (the rules decide), so a clash is skipped, not an error.
         insert_new_rows(session, retainer_entries, ("entry_id", "retainer_id"), rows, conflict=("entry_id",))
-    routed.lost = {int(k): int(v) for k, v in current[moved & current.notna()].value_counts().items()}
-    routed.gained = {int(k): int(v) for k, v in target[arriving].value_counts().items()}
+    routed.lost = _counts(current[moved & current.notna()])
+    routed.gained = _counts(target[arriving])
     touch_ids(session, routed.retainer_ids)
     session.flush()
     return routed
+
+
+def _counts(retainer_ids: pd.Series) -> dict[int, int]:
+    """How many entries each retainer id in ``retainer_ids`` stands for."""
+    counts = retainer_ids.value_counts()
+    return {int(k): int(v) for k, v in zip(counts.index.tolist(), counts.tolist(), strict=True)}
 
 
 def match_entries(session: Session, account_id: int) -> dict[int, int]:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 from sqlalchemy import func, select
@@ -139,10 +139,12 @@ def _moves(before: pd.DataFrame, after: pd.DataFrame) -> tuple[Move, ...]:
     moved = both[both["place_was"] != both["place_now"]]
     changed = both[(both["place_was"] == both["place_now"]) & (both["seconds_was"] != both["seconds_now"])
                    & (both["place_now"] != NOT_COUNTED)]
+    # Grouped on int64 columns, so every key is an int (pandas types group keys as any hashable).
     out = [Move(int(s), int(t), len(g), int(g["seconds_was" if t == NOT_COUNTED else "seconds_now"].sum()))
-           for (s, t), g in moved.groupby(["place_was", "place_now"], sort=True)]
+           for (s, t), g in cast(Iterable[tuple[tuple[int, int], pd.DataFrame]],
+                                 moved.groupby(["place_was", "place_now"], sort=True))]
     out += [Move(int(p), int(p), len(g), int((g["seconds_now"] - g["seconds_was"]).sum()))
-            for p, g in changed.groupby("place_now", sort=True)]
+            for p, g in cast(Iterable[tuple[int, pd.DataFrame]], changed.groupby("place_now", sort=True))]
     return tuple(out)
 
 

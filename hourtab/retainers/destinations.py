@@ -46,7 +46,7 @@ def file_targets(session: Session, account_id: int, frame: pd.DataFrame, known_i
     brought them, and stay with an archived retainer that holds them, exactly as ``assign`` routes.
     """
     rows = frame.reset_index(drop=True)
-    known = pd.Series(np.asarray(known_ids, dtype=np.int64), index=rows.index)
+    known = pd.Series(np.asarray(known_ids, dtype=np.int64), index=rows.index).astype(int)
     chosen = pd.Series(pd.NA if chosen_id is None else chosen_id, index=rows.index, dtype="Int64")
     current = pd.Series(pd.NA, index=rows.index, dtype="Int64")
     is_known = known >= 0
@@ -106,7 +106,7 @@ def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, 
     now = now or dt.datetime.now(dt.UTC)
     rows = frame.reset_index(drop=True)
     target, by_default, current = file_targets(session, account_id, rows, known_ids, chosen_id)
-    known = pd.Series(np.asarray(known_ids, dtype=np.int64), index=rows.index)
+    known = pd.Series(np.asarray(known_ids, dtype=np.int64), index=rows.index).astype(int)
     written = pd.Series(np.ones(len(rows), bool) if touched is None else np.asarray(touched, bool), index=rows.index)
     # A row stored as it is keeps the routing it was given (the import routes only what it writes).
     stay = ~written & (known >= 0)
@@ -139,9 +139,9 @@ def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, 
     return {
         "retainers": out,
         "unassigned": {"entries": int(nowhere.sum()), "seconds": unassigned_s, "hours": format_hours(unassigned_s),
-                       "groups": [{"client": g.client, "project": g.project, "entries": int(g.count),
-                                   "seconds": int(g.sum), "hours": format_hours(int(g.sum))}
-                                  for g in groups.itertuples()]},
+                       "groups": [{"client": g["client"], "project": g["project"], "entries": int(g["count"]),
+                                   "seconds": int(g["sum"]), "hours": format_hours(int(g["sum"]))}
+                                  for g in groups.to_dict("records")]},
         "defaulted": {"retainer": chosen_name, "entries": len(defaulted),
                       "rows": [{"line": int(r["line"]), "date": pd.Timestamp(r["local_date"]).date().isoformat(),
                                 "description": r["description"] or "", "duration": hms(int(r["duration_s"]))}

@@ -5,7 +5,8 @@ Below the service and the revision records, which both build on these reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import typing
+from collections.abc import Iterable
 
 import pandas as pd
 from sqlalchemy import String, cast, select
@@ -64,11 +65,11 @@ def held_frames(session: Session, account_id: int) -> dict[int, pd.DataFrame]:
     if not len(frame):
         return {}
     frame = _typed(frame).sort_values("entry_id", kind="stable")
-    return {int(rid): part.drop(columns="retainer_id").reset_index(drop=True)
+    return {int(typing.cast(int, rid)): part.drop(columns="retainer_id").reset_index(drop=True)
             for rid, part in frame.groupby("retainer_id", sort=True)}
 
 
-def entry_text(session: Session, entry_ids: Sequence[int]) -> pd.DataFrame:
+def entry_text(session: Session, entry_ids: Iterable[int]) -> pd.DataFrame:
     """Description, project, task and person of the given entries, indexed by ``entry_id``."""
     te = TimeEntry
     ids = [int(i) for i in entry_ids]

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from hourtab.core.db import Base, UTCDateTime, utcnow
 from hourtab.core.scoping import AccountOwned
 from hourtab.retainers.matching import MatchRules
-from hourtab.retainers.terms import Rounding, Terms
+from hourtab.retainers.terms import Overage, PeriodKind, Rollover, Rounding, RoundingMode, Terms
 
 retainer_entries = Table(
     "retainer_entries", Base.metadata,
@@ -70,11 +70,11 @@ class Retainer(AccountOwned, Base):
 
     def terms(self) -> Terms:
         return Terms(
-            allotment_s=self.allotment_s, start=self.start_date, period=self.period, reset_day=self.reset_day,
-            timezone=self.timezone, rollover=self.rollover, rollover_cap_s=self.rollover_cap_s,
-            rollover_expiry_periods=self.rollover_expiry_periods, overage=self.overage,
-            overage_rate=self.overage_rate,
-            rounding=Rounding(self.rounding_min, self.rounding_mode, self.minimum_min))
+            allotment_s=self.allotment_s, start=self.start_date, period=PeriodKind(self.period),
+            reset_day=self.reset_day, timezone=self.timezone, rollover=Rollover(self.rollover),
+            rollover_cap_s=self.rollover_cap_s, rollover_expiry_periods=self.rollover_expiry_periods,
+            overage=Overage(self.overage), overage_rate=self.overage_rate,
+            rounding=Rounding(self.rounding_min, RoundingMode(self.rounding_mode), self.minimum_min))
 
     def rules(self) -> MatchRules:
         return MatchRules.from_json(self.match_rules)
@@ -108,10 +108,10 @@ class RetainerTerms(AccountOwned, Base):
 
     def terms(self, base: Terms) -> Terms:
         """These figures on ``base``'s period structure."""
-        return replace(base, allotment_s=self.allotment_s, rollover=self.rollover,
+        return replace(base, allotment_s=self.allotment_s, rollover=Rollover(self.rollover),
                        rollover_cap_s=self.rollover_cap_s, rollover_expiry_periods=self.rollover_expiry_periods,
-                       overage=self.overage, overage_rate=self.overage_rate,
-                       rounding=Rounding(self.rounding_min, self.rounding_mode, self.minimum_min))
+                       overage=Overage(self.overage), overage_rate=self.overage_rate,
+                       rounding=Rounding(self.rounding_min, RoundingMode(self.rounding_mode), self.minimum_min))
 
 
 class RetainerCredit(AccountOwned, Base):

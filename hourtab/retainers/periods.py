@@ -74,7 +74,7 @@ def next_reset(terms: Terms, after: dt.date) -> dt.date:
 
 def periods_through(terms: Terms, last_day: dt.date) -> list[Period]:
     """Every period from the start up to the one containing ``last_day`` (at least one)."""
-    periods = []
+    periods: list[Period] = []
     start = terms.start
     while True:
         end = next_reset(terms, start)

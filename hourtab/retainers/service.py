@@ -35,7 +35,17 @@ from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import local_date
 from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.revisions import revisions_of, watch_closed_periods
-from hourtab.retainers.terms import InvalidTerms, Rounding, Terms, hours_to_seconds
+from hourtab.retainers.terms import (
+    InvalidTerms,
+    Overage,
+    PeriodKind,
+    Rollover,
+    Rounding,
+    RoundingMode,
+    Terms,
+    choice,
+    hours_to_seconds,
+)
 from hourtab.retainers.versions import add_version, schedule_change, terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
 
@@ -115,12 +125,14 @@ def parse_terms(data: TermsInput) -> Terms:
         if not rate.is_finite() or abs(rate) > MAX_RATE:
             raise InvalidTerms(f"The overage rate must be a number up to {MAX_RATE:,}, not {data.overage_rate!r}.")
     return Terms(
-        allotment_s=hours_to_seconds(data.hours, "hours per period"), start=start, period=period,
-        reset_day=reset_day, timezone=(data.timezone or "UTC").strip(), rollover=rollover,
+        allotment_s=hours_to_seconds(data.hours, "hours per period"), start=start,
+        period=choice(PeriodKind, period, "period"), reset_day=reset_day,
+        timezone=(data.timezone or "UTC").strip(), rollover=choice(Rollover, rollover, "rollover"),
         rollover_cap_s=hours_to_seconds(cap, "the rollover cap") if cap is not None else None,
         rollover_expiry_periods=_int(data.rollover_expiry_periods, "Expiry"),
-        overage=(data.overage or "carry").strip().lower(), overage_rate=rate,
-        rounding=Rounding(_int(data.rounding, "Rounding") or 0, (data.rounding_mode or "up").strip().lower(),
+        overage=choice(Overage, (data.overage or "carry").strip().lower(), "overage handling"), overage_rate=rate,
+        rounding=Rounding(_int(data.rounding, "Rounding") or 0,
+                          choice(RoundingMode, (data.rounding_mode or "up").strip().lower(), "rounding mode"),
                           _int(data.minimum, "The minimum") or 0))
 
 

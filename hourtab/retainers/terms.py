@@ -10,6 +10,7 @@ import datetime as dt
 import enum
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hourtab.core.errors import InvalidInput
@@ -45,10 +46,13 @@ class RoundingMode(enum.StrEnum):
 
 ROUNDING_INCREMENTS_MIN = (0, 6, 15, 30)
 
+E = TypeVar("E", bound=enum.StrEnum)
 
-def _choice(enum_cls: type[enum.StrEnum], value: object, what: str) -> enum.StrEnum:
+
+def choice(enum_cls: type[E], value: object, what: str) -> E:
+    """``value`` (a member or its text) as a member of ``enum_cls``; else ``InvalidTerms`` naming the choices."""
     try:
-        return enum_cls(value)
+        return enum_cls(str(value))
     except ValueError as e:
         allowed = ", ".join(m.value for m in enum_cls)
         raise InvalidTerms(f"Unknown {what} {value!r}; choose one of: {allowed}.") from e
@@ -79,7 +83,7 @@ class Rounding:
         if self.increment_min not in ROUNDING_INCREMENTS_MIN:
             raise InvalidTerms(f"Rounding must be one of {', '.join(map(str, ROUNDING_INCREMENTS_MIN))} "
                                f"minutes (0 = none), not {self.increment_min}.")
-        object.__setattr__(self, "mode", _choice(RoundingMode, self.mode, "rounding mode"))
+        object.__setattr__(self, "mode", choice(RoundingMode, self.mode, "rounding mode"))
         if not 0 <= self.minimum_min <= 240:
             raise InvalidTerms("The minimum per entry must be between 0 and 240 minutes.")
 
@@ -112,9 +116,15 @@ class Terms:
     rounding: Rounding = field(default_factory=Rounding)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "period", _choice(PeriodKind, self.period, "period"))
-        object.__setattr__(self, "rollover", _choice(Rollover, self.rollover, "rollover"))
-        object.__setattr__(self, "overage", _choice(Overage, self.overage, "overage handling"))
+        object.__setattr__(self, "period", choice(PeriodKind, self.period, "period"))
+        object.__setattr__(self, "rollover", choice(Rollover, self.rollover, "rollover"))
+        object.__setattr__(self, "overage", choice(Overage, self.overage, "overage handling"))
+        self._check_period()
+        self._check_rollover()
+        self._check_overage()
+
+    def _check_period(self) -> None:
+        """The allotment and when periods start: a start date, a reset day and a time zone that exist."""
         if not EARLIEST <= self.start <= LATEST:
             raise InvalidTerms(f"The start date must be between {EARLIEST} and {LATEST}, not {self.start}.")
         if not isinstance(self.allotment_s, int) or self.allotment_s <= 0:
@@ -131,6 +141,8 @@ class Terms:
         except (ZoneInfoNotFoundError, ValueError) as e:
             raise InvalidTerms(f"Unknown time zone {self.timezone!r}; use an IANA name such as "
                                "Europe/Berlin or America/New_York.") from e
+
+    def _check_rollover(self) -> None:
         if self.rollover is Rollover.CAP:
             if self.rollover_cap_s is None or self.rollover_cap_s < 0:
                 raise InvalidTerms("Rollover with a cap needs the cap in hours (zero or more).")
@@ -138,6 +150,8 @@ class Terms:
             object.__setattr__(self, "rollover_cap_s", None)
         if self.rollover_expiry_periods is not None and self.rollover_expiry_periods < 1:
             raise InvalidTerms("Rolled-over hours must live at least one period (or never expire).")
+
+    def _check_overage(self) -> None:
         if self.overage is Overage.BILL:
             if self.overage_rate is None or Decimal(self.overage_rate) < 0:
                 raise InvalidTerms("Billing overage needs an hourly overage rate (zero or more).")

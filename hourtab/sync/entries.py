@@ -162,7 +162,8 @@ def to_frame(entries: list[RemoteEntry], spec: FormatSpec, zone: str, scope: str
     frame = frame.assign(external_id=ids, fingerprint=fingerprints(scope, ids))
     frame = frame.assign(content_hash=content_hashes(frame))
     label = spec.label.removesuffix(" API")
-    warnings = [f"{label} entry {stopped[i.line - 1].id} was left out: {i.message} ({i.column})"
+    # Every issue of a parsed body names its line: the n-th stopped entry is line n.
+    warnings = [f"{label} entry {stopped[(i.line or 1) - 1].id} was left out: {i.message} ({i.column})"
                 for i in result.issues]
     warnings += [re.sub(r"^line (\d+):", lambda m: f"{label} entry {stopped[int(m.group(1)) - 1].id}:", w)
                  for w in result.warnings]

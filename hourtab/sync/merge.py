@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 from sqlalchemy import exists, func, insert, select, update
@@ -40,7 +40,7 @@ from hourtab.sync.clients import Tracker
 from hourtab.sync.entries import Fetched, RemoteEntry, api_spec, scope_key, to_frame
 from hourtab.sync.models import Connection, SyncedEntry
 from hourtab.timesheets.importer import COMPARED
-from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
+from hourtab.timesheets.models import TimeEntry, Upload, time_entry_changes
 from hourtab.timesheets.normalise import TOLERANCE_S
 
 #: Statuses a stored entry counts with (``removed`` ones do not count).
@@ -194,7 +194,7 @@ class _Writer:
         self.inserted: list[int] = []
 
     def change(self, entry_id: int, row: dict[str, Any], old_status: str) -> None:
-        entry = self.session.get(TimeEntry, entry_id)
+        entry = self.session.get_one(TimeEntry, entry_id)
         old = {c: _json(getattr(entry, c)) for c in (*COMPARED, "status")}
         for key, value in _values(row).items():
             setattr(entry, key, value)
@@ -237,7 +237,7 @@ class _Writer:
                     SyncedEntry.connection_id == self.connection.id, SyncedEntry.external_id == h["external_id"])
                     .values(remote_hash=h["remote_hash"]))
         if self.changes:
-            self.session.execute(TimeEntryChange.__table__.insert(), self.changes)
+            self.session.execute(time_entry_changes.insert(), self.changes)
         self.session.flush()
 
 
@@ -252,7 +252,8 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
                         unreadable=[{"id": u.id, "reason": u.reason} for u in fetched.unreadable[:UNREADABLE_SHOWN]])
     result.skipped = sum(not e.running for e in fetched.entries) - len(frame)
     remote = {e.id: e for e in fetched.entries}
-    plan = _classify(session, connection, tracker, frame.to_dict("records"), remote, _known(session, connection.id),
+    rows = cast(list[dict[str, Any]], frame.to_dict("records"))     # the frame's column names are str
+    plan = _classify(session, connection, tracker, rows, remote, _known(session, connection.id),
                      fetched, result)
     days = [d for _, row in plan.changed for d in (plan.old_day[row["external_id"]], _day(row))]
     days += [_day(r) for r in plan.new] + [k.local_date for k in plan.gone.values()] + [d for _, _, d in plan.revived]

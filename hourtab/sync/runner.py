@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from hourtab.core import progress
@@ -137,11 +137,11 @@ def _sync(session: Session, connection: Connection, job_id: str, plan: FetchPlan
         outcome.requests = fetched.requests
         progress.report(f"Saving {len(fetched.entries)} entries", 1, 2)
         with progress.quiet():   # the write transaction lasts until the runner commits it with "done"
-            connection = _reload(session, connection_id)
-            if connection is None:      # removed while the tracker answered: nothing to write
+            reloaded = _reload(session, connection_id)
+            if reloaded is None:      # removed while the tracker answered: nothing to write
                 return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
-            result = apply_fetched(session, connection, chosen, fetched, options.now())
-            _succeeded(connection, plan.full, started, result.as_json(), options, fetched.names)
+            result = apply_fetched(session, reloaded, chosen, fetched, options.now())
+            _succeeded(reloaded, plan.full, started, result.as_json(), options, fetched.names)
             service.release(session, connection_id, job_id)
             session.flush()
         outcome.counts, outcome.warnings = result.counts(), result.warnings
@@ -167,7 +167,7 @@ def _stopped(session: Session, connection_id: int) -> Callable[[], bool]:
     """Whether the connection was removed or paused since the sync began: asked on a connection of its own,
     so the job's session keeps no transaction open while the tracker answers."""
     bind = session.get_bind()
-    engine = getattr(bind, "engine", bind)
+    engine = bind if isinstance(bind, Engine) else bind.engine
 
     def stopped() -> bool:
         with engine.connect() as db:

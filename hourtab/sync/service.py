@@ -17,7 +17,7 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account
-from hourtab.core.db import utcnow
+from hourtab.core.db import changed_rows, utcnow
 from hourtab.core.jobs import Job
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.retainers.models import Retainer
@@ -301,15 +301,14 @@ def due(session: Session, now: dt.datetime, limit: int = 500) -> list[tuple[int,
     rows = session.execute(select(Connection.id, Connection.next_sync_at)
                            .where(Connection.status == "active", Connection.next_sync_at <= now)
                            .order_by(Connection.next_sync_at).limit(limit))
-    return [(i, at) for i, at in rows]
+    return [(i, at) for i, at in rows if at is not None]    # never None past the filter
 
 
 def reserve(session: Session, connection_id: int, expected: dt.datetime, then: dt.datetime) -> bool:
     """Move the next sync time forward only if nobody did since we read it: the one who moves it queues."""
-    hit = session.execute(update(Connection).where(Connection.id == connection_id, Connection.status == "active",
-                                                   Connection.next_sync_at == expected)
-                          .values(next_sync_at=then)).rowcount
-    return bool(hit)
+    return bool(changed_rows(session, update(Connection).where(
+        Connection.id == connection_id, Connection.status == "active", Connection.next_sync_at == expected)
+        .values(next_sync_at=then)))
 
 
 def pending_job(session: Session, connection: Connection) -> Job | None:
@@ -323,11 +322,10 @@ def pending_job(session: Session, connection: Connection) -> Job | None:
 def claim(session: Session, connection_id: int, job_id: str, now: dt.datetime) -> bool:
     """Take the connection for this job; refused while another job holding it still has a live lease."""
     live = select(Job.id).where(Job.status == "running", Job.lease_until > now, Job.id != job_id)
-    hit = session.execute(update(Connection).where(
+    return bool(changed_rows(session, update(Connection).where(
         Connection.id == connection_id,
         or_(Connection.lock_job_id.is_(None), Connection.lock_job_id == job_id, Connection.lock_job_id.not_in(live)))
-        .values(lock_job_id=job_id)).rowcount
-    return bool(hit)
+        .values(lock_job_id=job_id)))
 
 
 def prune_jobs(session: Session, now: dt.datetime, keep: dt.timedelta = dt.timedelta(days=7),
@@ -336,7 +334,7 @@ def prune_jobs(session: Session, now: dt.datetime, keep: dt.timedelta = dt.timed
     pages show of the last one is kept on the connection itself."""
     old = (select(Job.id).where(Job.kind == "sync_run", Job.status == "done", Job.finished_at < now - keep)
            .limit(limit))
-    return session.execute(delete(Job).where(Job.id.in_(old))).rowcount or 0
+    return changed_rows(session, delete(Job).where(Job.id.in_(old)))
 
 
 def release(session: Session, connection_id: int, job_id: str) -> None:

@@ -52,10 +52,10 @@ REDIRECTS = 3
 DEFAULT_RETRY_S = 60
 
 
-class Headers(dict):
+class Headers(dict[str, str]):
     """Response headers, looked up without regard to case."""
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         return super().get(key.lower(), default)
 
     def __getitem__(self, key: str) -> str:

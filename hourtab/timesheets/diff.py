@@ -5,7 +5,7 @@ entries it would flag for removal. Shown before confirming and kept with the upl
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import pandas as pd
@@ -53,14 +53,19 @@ def _row(values: dict[str, Any], zone: ZoneInfo) -> dict[str, str]:
             "description": values["description"] or "", "duration": hms(int(values["duration_s"]))}
 
 
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The frame's rows as dicts keyed by its column names (all str here; pandas allows any hashable)."""
+    return cast(list[dict[str, Any]], frame.to_dict("records"))
+
+
 def build_diff(session: Session, new: pd.DataFrame, changed_new: pd.DataFrame, changed_ids: list[int],
                removal_ids: list[int], zone_name: str, scope: str) -> dict[str, Any]:
     """The diff as plain JSON: each kind's rows (up to ``MAX_LISTED``) and its full count."""
     zone = ZoneInfo(zone_name)
-    new_rows = [{"line": int(r["line"]), **_row(r, zone)} for r in new.head(MAX_LISTED).to_dict("records")]
+    new_rows = [{"line": int(r["line"]), **_row(r, zone)} for r in _records(new.head(MAX_LISTED))]
     stored = _entries(session, changed_ids[:MAX_LISTED] + removal_ids[:MAX_LISTED])
     changed = []
-    for fresh, entry_id in zip(changed_new.head(MAX_LISTED).to_dict("records"), changed_ids, strict=False):
+    for fresh, entry_id in zip(_records(changed_new.head(MAX_LISTED)), changed_ids, strict=False):
         old = stored[entry_id]
         fields = [{"field": label, "old": _show(f, getattr(old, f), zone), "new": _show(f, fresh[f], zone)}
                   for f, label in SHOWN_FIELDS.items()]

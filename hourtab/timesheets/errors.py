@@ -95,7 +95,7 @@ class UnknownFormat(TimesheetError):
 class UnknownRetainer(TimesheetError):
     """The retainer an upload is recorded for does not exist or belongs to another account."""
 
-    def __init__(self, retainer_id: int) -> None:
+    def __init__(self, retainer_id: int | str) -> None:
         self.retainer_id = retainer_id
         super().__init__(f"No retainer {retainer_id} in this account; nothing was imported. "
                          "`hourtab ledger` and the Retainers page list your retainers' ids.")

@@ -52,7 +52,7 @@ from hourtab.timesheets.errors import (
     TimesheetError,
     UnknownRetainer,
 )
-from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
+from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload, time_entries, time_entry_changes
 from hourtab.timesheets.parsed import BytesSource, Source
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES
@@ -270,14 +270,14 @@ class _Plan:
     unchanged: int
     missing: pd.DataFrame
     notes: list[str]
+    #: The file's rows, the stored entry each one is (-1: a new entry) and whether the import
+    #: writes it (new or changed), in the same order.
+    frame: pd.DataFrame
+    known_ids: np.ndarray
+    touched: np.ndarray
     scope: str = ""
     #: Rows that are entries the tracker's live sync already brought (``synced``): not added again.
     adopted: int = 0
-    #: The file's rows, the stored entry each one is (-1: a new entry) and whether the import
-    #: writes it (new or changed), in the same order.
-    frame: pd.DataFrame | None = None
-    known_ids: np.ndarray | None = None
-    touched: np.ndarray | None = None
 
 
 def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> _Plan:
@@ -416,7 +416,7 @@ def _driver_rows(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.d
 def _insert_new(session: Session, frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> None:
     """Insert the new entries; a row another import stored meanwhile (same fingerprint) is skipped."""
     rows = _driver_rows(frame, account_id, upload_id, now, session.get_bind().dialect.name)
-    insert_new_rows(session, TimeEntry.__table__, INSERT_COLUMNS, rows, conflict=("account_id", "fingerprint"),
+    insert_new_rows(session, time_entries, INSERT_COLUMNS, rows, conflict=("account_id", "fingerprint"),
                     order_by="source_line")
 
 
@@ -492,7 +492,7 @@ def _write(session: Session, account: Account, upload: Upload, plan: _Plan, repo
         changes.extend({"account_id": account.id, "entry_id": i, "upload_id": upload.id, "kind": "missing_upstream",
                         "old_values": {"status": "active"}, "changed_at": now} for i in ids)
     if changes:
-        session.execute(TimeEntryChange.__table__.insert(), changes)
+        session.execute(time_entry_changes.insert(), changes)
 
     skipped = _skipped_rows(report)
     upload.status = "imported"

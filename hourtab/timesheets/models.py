@@ -7,7 +7,7 @@ is what keeps two concurrent imports of overlapping files from adding the same e
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -18,6 +18,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -112,6 +113,12 @@ class TimeEntryChange(AccountOwned, Base):
     kind: Mapped[str] = mapped_column(String(20), nullable=False)
     old_values: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
     changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
+
+
+#: The two tables written in bulk through Core (one INSERT for thousands of rows, no ORM objects).
+#: A declarative class's ``__table__`` is typed as any FromClause; these are Tables.
+time_entries = cast(Table, TimeEntry.__table__)
+time_entry_changes = cast(Table, TimeEntryChange.__table__)
 
 
 class ImportProfile(AccountOwned, Base):

@@ -8,9 +8,9 @@ from sqlalchemy.orm import Session
 from hourtab.core.accounts import Account
 from hourtab.core.errors import Conflict, NotFound
 from hourtab.core.scoping import select_owned
+from hourtab.timesheets.dateorder import DATE_ORDERS
 from hourtab.timesheets.errors import MappingInvalid
 from hourtab.timesheets.models import ImportProfile
-from hourtab.timesheets.normalise import DATE_ORDERS
 from hourtab.timesheets.spec import DURATION_UNITS, FIELDS
 
 

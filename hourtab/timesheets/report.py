@@ -100,8 +100,9 @@ def totals(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     month = frame["local_date"].dt.strftime("%Y-%m")
     by_month = frame.assign(month=month).groupby("month", sort=True)["duration_s"].agg(["sum", "count"]).reset_index()
     return {
-        "by_project": [{"client": r.client, "project": r.project, "seconds": int(r.sum), "entries": int(r.count),
-                        "hours": hours(int(r.sum))} for r in by_project.itertuples()],
-        "by_month": [{"month": r.month, "seconds": int(r.sum), "entries": int(r.count), "hours": hours(int(r.sum))}
-                     for r in by_month.itertuples()],
+        "by_project": [{"client": r["client"], "project": r["project"], "seconds": int(r["sum"]),
+                        "entries": int(r["count"]), "hours": hours(int(r["sum"]))}
+                       for r in by_project.to_dict("records")],
+        "by_month": [{"month": r["month"], "seconds": int(r["sum"]), "entries": int(r["count"]),
+                      "hours": hours(int(r["sum"]))} for r in by_month.to_dict("records")],
     }

@@ -210,8 +210,8 @@ def _scan(utf8: bytes, columns: list[str], delimiter: str, optional: frozenset[i
 
 
 def _quote_issue(line: int, error: str, text: str, delimiter: str, columns: list[str], last: int) -> RowIssue:
-    physical = text.splitlines()
-    physical = physical[line - 1] if line - 1 < len(physical) else ""
+    lines = text.splitlines()
+    physical = lines[line - 1] if line - 1 < len(lines) else ""
     index = _open_quote_field(physical, delimiter)
     column = columns[index] if index is not None and index < len(columns) else ""
     swallowed = f"; lines {line + 1} to {last} were read into it" if last > line else ""

@@ -50,7 +50,7 @@ def identify(api: Api, workspace: str) -> Identity:
     if default and default not in spaces:
         spaces.insert(0, default)
     labels = [(w, f"{w} (default)" if w == default else w) for w in dict.fromkeys(spaces)]
-    settings = user.get("settings") if isinstance(user.get("settings"), dict) else {}
+    settings = given if isinstance(given := user.get("settings"), dict) else {}
     return Identity(user_id=text(user["id"]), user_name=text(user.get("name") or user.get("email")),
                     timezone=settings.get("timeZone") or None, workspaces=labels, default_workspace=default)
 
@@ -75,11 +75,11 @@ def _entry(e: dict, plan: FetchPlan) -> RemoteEntry:
     start, end = parse_time(interval.get("start")), parse_time(interval.get("end"))
     running = end is None
     seconds = None
-    if not running:
+    if end is not None:
         seconds = iso_duration_seconds(interval.get("duration"))
         if seconds is None and start is not None:
             seconds = int((end - start).total_seconds())
-    project = e.get("project") if isinstance(e.get("project"), dict) else {}
+    project = given if isinstance(given := e.get("project"), dict) else {}
     if start is None:
         raise ValueError("it has no start")
     return RemoteEntry(id=text(e["id"]), user=plan.user_name, start=start, end=end, duration_s=seconds,

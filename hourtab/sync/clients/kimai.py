@@ -68,7 +68,7 @@ def _name(obj: Any) -> str:
 
 def _entry(e: dict, fallback_user: str) -> RemoteEntry:
     start, end = parse_time(e.get("begin")), parse_time(e.get("end"))
-    project = e.get("project") if isinstance(e.get("project"), dict) else {}
+    project = given if isinstance(given := e.get("project"), dict) else {}
     user, others = _user(e.get("user"))
     duration = e.get("duration")
     if start is None:

@@ -51,8 +51,8 @@ def test_path_parameters_are_the_routes_own():
 
 
 def test_the_documented_import_options_are_the_importers():
+    from hourtab.timesheets.dateorder import DATE_ORDERS
     from hourtab.timesheets.detect import FORMAT_NAMES
-    from hourtab.timesheets.normalise import DATE_ORDERS
 
     form = spec()["paths"]["/api/v1/imports"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
     assert form["properties"]["format"]["enum"] == list(FORMAT_NAMES)

@@ -79,7 +79,7 @@ def watchdog(wandb_dir: Path, once: bool, as_json: bool, notify_to: tuple[str, .
 
     dog.notify = notify
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    last = {"at": 0.0, "step": None}
+    last: dict[str, Any] = {"at": 0.0, "step": None}
 
     def on_poll(observation: Any) -> None:
         if as_json or observation is None:

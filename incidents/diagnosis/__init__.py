@@ -17,6 +17,7 @@ from typing import Any
 from incidents.diagnosis import crash, gpu, gradients, overfitting, overhead, progress, quality
 from incidents.diagnosis.findings import CLASSES, Finding
 from incidents.diagnosis.subject import Subject, prepare
+from incidents.evidence.wandb.evidence import RunEvidence
 
 __all__ = ["CLASSES", "RULES", "Finding", "Subject", "diagnose", "diagnose_subject", "prepare"]
 
@@ -28,9 +29,9 @@ RULES = ("crash", "watch_overhead", "model_not_on_gpu", "input_bound", "gpu_unde
 _GRADIENT_RULES = (gradients.exploding, gradients.vanishing, gradients.dead_layer, gradients.static_parameters)
 
 
-def diagnose(run: Any, baseline: Any | None = None, profile: dict[str, Any] | None = None,
+def diagnose(run: RunEvidence, baseline: RunEvidence | None = None, profile: dict[str, Any] | None = None,
              profile_source: str = "profile") -> list[Finding]:
-    """Run every rule on ``run`` (a RunEvidence), optionally against a baseline run and a profile."""
+    """Run every rule on ``run``, optionally against a baseline run and a profile."""
     return diagnose_subject(prepare(run, baseline, profile, profile_source))
 
 

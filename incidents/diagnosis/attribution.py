@@ -130,7 +130,7 @@ def _held(node: dict[int, tuple[float, float | None]]) -> list[int]:
     return sorted(i for i, m in known.items() if m >= known[least] + HOLD_MARGIN)
 
 
-def gpu_columns(system: pd.DataFrame) -> list[str]:
+def gpu_columns(system: pd.DataFrame | None) -> list[str]:
     """The node's per-GPU utilisation columns (``system.gpu.<i>.gpu``, or the process's own
     ``system.gpu.process.<i>.gpu`` where only that was exported)."""
     if system is None:
@@ -158,7 +158,7 @@ def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
                 history: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """Every column of the system samples with a GPU figure, taken while training ran (see above)."""
     cols = gpu_columns(system)
-    if not cols:
+    if system is None or not cols:
         return None
     frame = system.loc[system[cols].notna().any(axis=1)]
     window = training_window(history)
@@ -175,7 +175,7 @@ def steady_rows(system: pd.DataFrame | None, trim: float = 0.05,
 
 def run_gpus(run: Any, low_util: float = 50.0, steady: pd.DataFrame | None = None) -> Attribution:
     """The GPUs the run used (``attribution.attribute``): its own, never the node's idle or foreign ones."""
-    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    system, history = run.system, run.history
     return attribute(system, steady if steady is not None else steady_rows(system, history=history), low_util)
 
 
@@ -183,7 +183,7 @@ def run_gpu(run: Any, gpus: Attribution | None = None, steady: pd.DataFrame | No
     """A run's steady-state GPU utilisation during training over the GPUs it used (all the GPUs that
     hold memory when which are its own is not determined), and the sample count: one figure for all.
     ``gpus`` and ``steady``: the run's attribution and samples when the caller has them already."""
-    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    system, history = run.system, run.history
     frame = steady if steady is not None else steady_rows(system, history=history)
     if frame is None or frame.empty:
         return None, 0
@@ -196,7 +196,7 @@ def run_gpu(run: Any, gpus: Attribution | None = None, steady: pd.DataFrame | No
 
 def run_gpu_memory(run: Any, gpus: Attribution | None = None) -> float | None:
     """Mean GPU memory allocated (% of the device) on the GPUs the run used; None when not recorded."""
-    system = getattr(run, "system", None)
+    system = run.system
     if system is None:
         return None
     cols = (gpus or run_gpus(run)).columns(system, "memoryAllocated")

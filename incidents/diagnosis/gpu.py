@@ -69,9 +69,9 @@ def _gpu_evidence(subject: Subject) -> dict[str, Any]:
 
 def _gpu_facts(subject: Subject) -> dict[str, Any]:
     run = subject.run
-    system = getattr(run, "system", None)
+    system = run.system
     env = getattr(run, "environment", {}) or {}
-    steady = signals.steady_rows(system, history=getattr(run, "history", None))
+    steady = signals.steady_rows(system, history=run.history)
     gpus = signals.run_gpus(run, LOW_UTIL, steady=steady)
     util, samples = signals.run_gpu(run, gpus, steady) if steady is not None else (None, 0)
     which = ",".join(str(i) for i in gpus.gpus) or "*"
@@ -148,8 +148,7 @@ def model_not_on_gpu(subject: Subject) -> Finding:
             f"{samples}), so training ran on the CPU.{told}")
     params = ev["parameters"]
     if params is not None and params < CPU_SIZED:
-        rl = rl_metrics(getattr(subject.run, "history", None)) if getattr(subject.run, "history", None) \
-            is not None else []
+        rl = rl_metrics(subject.run.history)
         bound = " A reinforcement-learning run like this one is bound by its environment steps." if rl else ""
         ev["evidence_used"].append(f"{subject.run_label} parameter count (watch histograms or config)")
         return Finding(rule, True, "engineering",
@@ -172,8 +171,8 @@ def _steady_mean(system: pd.DataFrame, column: str, history: pd.DataFrame | None
 
 def _cpu(subject: Subject) -> tuple[list[tuple[str, float]], float | None]:
     """Per-core steady means (``system.cpu.<i>.cpu_percent``) and W&B's overall ``system.cpu``."""
-    system = getattr(subject.run, "system", None)
-    history = getattr(subject.run, "history", None)
+    system = subject.run.system
+    history = subject.run.history
     if system is None or system.empty:
         return [], None
     cores = [c for c in system.columns if re.fullmatch(r"system\.cpu\.\d+\.cpu_percent", str(c))]
@@ -184,7 +183,7 @@ def _cpu(subject: Subject) -> tuple[list[tuple[str, float]], float | None]:
 
 def _data_wait(subject: Subject) -> tuple[str, float, float, float] | None:
     """(column, median wait s, median step s, share) for a per-step data-wait metric the run logs."""
-    history = getattr(subject.run, "history", None)
+    history = subject.run.history
     if history is None or history.empty:
         return None
     step, _ = signals.median_step_time(subject.run)
@@ -312,10 +311,11 @@ def input_bound(subject: Subject) -> Finding:
     per_core, overall = _cpu(subject)
     cpu = (f"; host CPU averaged {units.percent(overall)} (system.cpu), not saturated" if overall is not None and not per_core
            else f"; no CPU core above {CPU_SATURATED:.0f} %" if per_core else "")
+    workers = _workers(subject)
     used = [ev["gpu_util_source"]] + ([f"{subject.run_label} system.cpu"] if overall is not None else []) + \
         ["attached profile (no input share)" if subject.profile else "no profile attached",
          f"{subject.run_label} history (no per-step data-wait metric)", f"{subject.run_label} config (no DataLoader "
-         "worker setting)" if _workers(subject) is None else f"{subject.run_label} config {_workers(subject)[0]}"]
+         "worker setting)" if workers is None else f"{subject.run_label} config {workers[0]}"]
     return undetermined(rule, f"GPU under-used ({units.percent(util)} utilisation over {samples}{cpu}); cause not "
                               "determined: nothing in the evidence shows an input pipeline (no profile with "
                               "data-loading time, no per-step data wait, no saturated host CPU, no loader "

@@ -9,6 +9,7 @@ in the models we see (``layers.0`` … ``layers.11``, ``embeddings`` before ``en
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ VANISHING_DECADES = 3.0    # vanishing: early layers ≥ 1000× smaller than lat
 MIN_STEPS = 3
 
 
-def _steps_text(steps: list[int]) -> list[int]:
+def _steps_text(steps: Iterable[Any]) -> list[int]:
     return sorted(int(s) for s in steps)
 
 
@@ -54,51 +55,96 @@ def _loss_fell(loss: pd.Series) -> tuple[float, float] | None:
     return (m["start"], m["end"]) if m["change"] <= -max(0.1 * m["scale"], 3 * m["stderr"]) else None
 
 
+def _loss_divergence(subject: Subject, loss_col: str | None) -> tuple[int | None, dict[str, Any] | None]:
+    """The step the loss went non-finite for good (or None), and the reader's non-finite record of it."""
+    if loss_col is None:
+        return None, None
+    record = subject.run.nonfinite
+    logged = (record or {}).get(loss_col)
+    loss = pd.to_numeric(subject.run.history[loss_col], errors="coerce")
+    return _first_nonfinite(loss, logged, record is not None), logged
+
+
+def _dropped_tensors(grads: pd.DataFrame) -> list[dict[str, Any]]:
+    """Tensors whose histogram total shrank: wandb.watch leaves non-finite values out of the count."""
+    dropped: list[dict[str, Any]] = []
+    for tensor, frame in grads.groupby("tensor"):
+        totals = frame.sort_values("step")
+        full = totals["total"].max()
+        short = totals[totals["total"] < full]
+        if len(short):
+            dropped.append({"tensor": tensor, "step": int(short["step"].iloc[0]),
+                            "non_finite": int(full - short["total"].iloc[0])})
+    return dropped
+
+
+def _growing_tensors(grads: pd.DataFrame, evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tensors whose gradients grew, when the median gradient grew steadily; fills ``evidence``."""
+    if grads.empty or grads["step"].nunique() < MIN_STEPS:
+        return []
+    live = grads[grads["absmax"] > 0]
+    per_step = live.assign(lg=np.log10(live["absmax"])).groupby("step")["lg"].median().sort_index()
+    if len(per_step) < MIN_STEPS:
+        return []
+    diffs = np.diff(per_step.to_numpy())
+    growth = float(per_step.iloc[-1] - per_step.iloc[0])
+    rising = float((diffs > 0).mean())
+    evidence.update(growth_decades=round(growth, 2), rising_share=round(rising, 2),
+                    first_step=int(per_step.index[0]), last_step=int(per_step.index[-1]))
+    if growth < GROWTH_DECADES or rising < RISING_SHARE:
+        return []
+    rows: list[dict[str, Any]] = []
+    for tensor, frame in live.sort_values("step").groupby("tensor"):
+        first, last = float(frame["absmax"].iloc[0]), float(frame["absmax"].iloc[-1])
+        if math.log10(last) - math.log10(first) >= GROWTH_DECADES:
+            rows.append({"tensor": tensor, "from": first, "to": last,
+                         "steps": [int(frame["step"].iloc[0]), int(frame["step"].iloc[-1])]})
+    rows.sort(key=lambda r: -(r["to"] / r["from"] if r["from"] else 0))
+    return rows
+
+
+def _came_back(logged: dict[str, Any] | None) -> str:
+    """The loss went non-finite and was finite again after, as a clause; empty when it did not."""
+    if not logged:
+        return ""
+    return (f"the loss was logged non-finite {logged['count']} time(s) (first at step "
+            f"{logged['first_step']}) and finite again after: not a divergence")
+
+
+def _explosion_parts(evidence: dict[str, Any], growth_rows: list[dict[str, Any]], loss_col: str | None,
+                     nonfinite_step: int | None, logged: dict[str, Any] | None,
+                     dropped: list[dict[str, Any]]) -> list[str]:
+    """The sentences of a fired finding: growth, a diverged loss, tensors with non-finite values."""
+    parts = []
+    if growth_rows:
+        top = growth_rows[0]
+        parts.append(f"gradient magnitude grew {evidence['growth_decades']:.1f} decades from step "
+                     f"{evidence['first_step']} to {evidence['last_step']} in {len(growth_rows)} tensors "
+                     f"(largest: {top['tensor']}, max |g| {top['from']:.3g} → {top['to']:.3g})")
+    if nonfinite_step is not None:
+        began = logged.get("first_step") if logged else None
+        parts.append(f"the loss ({loss_col}) became non-finite at step {nonfinite_step} and never recovered"
+                     + (f" (first non-finite at step {began})" if began is not None and began != nonfinite_step else ""))
+    if dropped:
+        parts.append(f"{len(dropped)} tensors had non-finite gradients (first: {dropped[0]['tensor']} at "
+                     f"step {dropped[0]['step']})")
+    return parts
+
+
 def exploding(subject: Subject) -> Finding:
     """Gradient spread growing step over step, or non-finite values (loss, or values watch dropped)."""
     rule = "exploding_gradients"
     grads = subject.health_kind("gradients")
-    loss_col = signals.loss_column(getattr(subject.run, "history", None))
-    nonfinite_step, logged = None, None
-    if loss_col is not None:
-        record = getattr(subject.run, "nonfinite", None)
-        logged = (record or {}).get(loss_col)
-        nonfinite_step = _first_nonfinite(pd.to_numeric(subject.run.history[loss_col], errors="coerce"), logged,
-                                          record is not None)
-    dropped: list[dict] = []
-    if not grads.empty:
-        for tensor, frame in grads.groupby("tensor"):
-            totals = frame.sort_values("step")
-            full = totals["total"].max()
-            short = totals[totals["total"] < full]
-            if len(short):
-                dropped.append({"tensor": tensor, "step": int(short["step"].iloc[0]),
-                                "non_finite": int(full - short["total"].iloc[0])})
+    loss_col = signals.loss_column(subject.run.history)
+    nonfinite_step, logged = _loss_divergence(subject, loss_col)
+    dropped = _dropped_tensors(grads)
     if grads.empty and nonfinite_step is None:
-        came_back = (f"; the loss was logged non-finite {logged['count']} time(s) (first at step "
-                     f"{logged['first_step']}) and finite again after: not a divergence") if logged else ""
+        came_back = f"; {_came_back(logged)}" if logged else ""
         return not_fired(rule, "Not checked: no gradient histograms (wandb.watch log='gradients' or 'all', or "
                                "gradient histograms logged by hand)" + (came_back or " and the loss stayed finite") + ".",
                          **({"transient_non_finite_loss": logged} if logged else {}))
-    evidence: dict = {"source": f"{subject.health_source}, gradients"}
-    growth_rows = []
-    if not grads.empty and grads["step"].nunique() >= MIN_STEPS:
-        live = grads[grads["absmax"] > 0]
-        per_step = live.assign(lg=np.log10(live["absmax"])).groupby("step")["lg"].median().sort_index()
-        if len(per_step) >= MIN_STEPS:
-            diffs = np.diff(per_step.to_numpy())
-            growth = float(per_step.iloc[-1] - per_step.iloc[0])
-            rising = float((diffs > 0).mean())
-            evidence.update(growth_decades=round(growth, 2), rising_share=round(rising, 2),
-                            first_step=int(per_step.index[0]), last_step=int(per_step.index[-1]))
-            if growth >= GROWTH_DECADES and rising >= RISING_SHARE:
-                for tensor, frame in live.sort_values("step").groupby("tensor"):
-                    g = math.log10(frame["absmax"].iloc[-1]) - math.log10(frame["absmax"].iloc[0])
-                    if g >= GROWTH_DECADES:
-                        growth_rows.append({"tensor": tensor, "from": float(frame["absmax"].iloc[0]),
-                                            "to": float(frame["absmax"].iloc[-1]),
-                                            "steps": [int(frame["step"].iloc[0]), int(frame["step"].iloc[-1])]})
-    growth_rows.sort(key=lambda r: -(r["to"] / r["from"] if r["from"] else 0))
+    evidence: dict[str, Any] = {"source": f"{subject.health_source}, gradients"}
+    growth_rows = _growing_tensors(grads, evidence)
     evidence["tensors"] = growth_rows[:8]
     evidence["growing_tensors"] = len(growth_rows)
     evidence["non_finite_loss_step"] = nonfinite_step
@@ -113,24 +159,12 @@ def exploding(subject: Subject) -> Finding:
                                f"({fell[0]:.3g} → {fell[1]:.3g}) and stayed finite: gradients growing from a small start "
                                "as the model learns, not an explosion.", **evidence)
     if not growth_rows and nonfinite_step is None and not dropped:
-        transient = (f" The loss was logged non-finite {logged['count']} time(s) (first at step {logged['first_step']})"
-                     " and finite again after: not a divergence.") if logged and nonfinite_step is None else ""
+        back = _came_back(logged)
+        transient = f" {back[0].upper()}{back[1:]}." if back else ""
         return not_fired(rule, "Gradient magnitudes did not grow step over step and no value was non-finite "
                                "for good." + transient if transient else
                          "Gradient magnitudes did not grow step over step and no value was non-finite.", **evidence)
-    parts = []
-    if growth_rows:
-        top = growth_rows[0]
-        parts.append(f"gradient magnitude grew {evidence['growth_decades']:.1f} decades from step "
-                     f"{evidence['first_step']} to {evidence['last_step']} in {len(growth_rows)} tensors "
-                     f"(largest: {top['tensor']}, max |g| {top['from']:.3g} → {top['to']:.3g})")
-    if nonfinite_step is not None:
-        began = logged.get("first_step") if logged else None
-        parts.append(f"the loss ({loss_col}) became non-finite at step {nonfinite_step} and never recovered"
-                     + (f" (first non-finite at step {began})" if began is not None and began != nonfinite_step else ""))
-    if dropped:
-        parts.append(f"{len(dropped)} tensors had non-finite gradients (first: {dropped[0]['tensor']} at "
-                     f"step {dropped[0]['step']})")
+    parts = _explosion_parts(evidence, growth_rows, loss_col, nonfinite_step, logged, dropped)
     confidence = 0.9 if (growth_rows and (nonfinite_step is not None or dropped)) else 0.75
     return Finding(rule, True, "engineering", "Exploding gradients: " + "; ".join(parts) +
                    ". Check the learning rate, initialisation, and add gradient clipping or normalisation.",
@@ -156,7 +190,7 @@ def vanishing(subject: Subject) -> Finding:
     early, late = order[:third], order[-third:]
     early_scale, late_scale = float(scale[early].median()), float(scale[late].median())
     decades = math.log10(late_scale / early_scale)
-    evidence = {"early_tensors": early[:6], "late_tensors": late[:6], "early_max_abs_grad": early_scale,
+    evidence: dict[str, Any] = {"early_tensors": early[:6], "late_tensors": late[:6], "early_max_abs_grad": early_scale,
                 "late_max_abs_grad": late_scale, "decades": round(decades, 2),
                 "steps": [int(steps[len(steps) // 2]), int(steps[-1])],
                 "source": f"{subject.health_source}, gradients (median max |g| over the later half)"}
@@ -180,12 +214,12 @@ def dead_layer(subject: Subject) -> Finding:
     if grads["step"].nunique() < 2:
         return not_fired(rule, "Not checked: gradients were logged at fewer than two steps.")
     zero_by_tensor = grads.groupby("tensor")["absmax"].max() == 0
-    modules: dict[str, list[str]] = {}
+    modules: dict[str, list[tuple[str, bool]]] = {}
     for tensor, is_zero in zero_by_tensor.items():
-        modules.setdefault(signals.module_of(tensor), []).append((tensor, bool(is_zero)))
+        modules.setdefault(signals.module_of(str(tensor)), []).append((str(tensor), bool(is_zero)))
     dead = {m: [t for t, _ in ts] for m, ts in modules.items() if all(z for _, z in ts)}
     steps = _steps_text(grads["step"].unique())
-    evidence = {"modules": sorted(dead, key=signals.natural_key),
+    evidence: dict[str, Any] = {"modules": sorted(dead, key=signals.natural_key),
                 "tensors": sorted((t for ts in dead.values() for t in ts), key=signals.natural_key),
                 "steps": [steps[0], steps[-1]], "logged_steps": len(steps),
                 "source": f"{subject.health_source}, gradients"}
@@ -213,9 +247,9 @@ def static_parameters(subject: Subject) -> Finding:
     grad_scale = grads.groupby("tensor")["absmax"].median() if not grads.empty else pd.Series(dtype=float)
     typical = float(grad_scale[grad_scale > 0].median()) if (grad_scale > 0).any() else 0.0
     moving = set(grad_scale[grad_scale >= typical * 1e-3].index) if typical > 0 else set()
-    static = sorted((t for t, same in unchanged.items() if same and t in moving), key=signals.natural_key)
+    static = sorted((str(t) for t, same in unchanged.items() if same and t in moving), key=signals.natural_key)
     steps = _steps_text(params["step"].unique())
-    evidence = {"tensors": static[:12], "static_tensors": len(static),
+    evidence: dict[str, Any] = {"tensors": static[:12], "static_tensors": len(static),
                 "checked_tensors": int(unchanged.size), "steps": [steps[0], steps[-1]],
                 "source": f"{subject.health_source}, weights and gradients"}
     if not grads.empty and not static:

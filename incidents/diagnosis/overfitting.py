@@ -36,7 +36,7 @@ NOISE_Z = 3.0
 
 def overfitting(subject: Subject) -> Finding:
     rule = "overfitting"
-    history = getattr(subject.run, "history", None)
+    history = subject.run.history
     held = [(c, way) for c, way in quality.held_out_metrics(history) if way == "lower" and "loss" in names.tokens(c)]
     held = [(c, way) for c, way in held if len(quality.series(history, c)) >= MIN_POINTS]
     if not held:

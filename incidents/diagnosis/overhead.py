@@ -11,6 +11,7 @@ median step over the baseline's. The GPU rules live in ``gpu.py``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from incidents.diagnosis import signals, units
@@ -33,31 +34,39 @@ def _fix_options(subject: Subject) -> list[dict[str, Any]]:
     light = facts.light_watch_mode if facts else None
     silent = " (in this profile it never reached a logging step, so its cost excludes histograms)" \
         if light and light.get("logged") is False else ""
+    measured = light if facts and light and light.get("log_freq", 0) >= 50 else None
     options = [{"code": 'wandb.watch(model, log="gradients", log_freq=100)',
                 "keeps": "gradients every 100 steps; parameters never" + silent,
-                "ratio_to_baseline": light.get("ratio_to_baseline") if light and light.get("log_freq", 0) >= 50
-                else None,
-                "source": f"{facts.source} mode {light['mode']}" if light and light.get("log_freq", 0) >= 50
-                else None}]
+                "ratio_to_baseline": measured.get("ratio_to_baseline") if measured else None,
+                "source": f"{facts.source} mode {measured['mode']}" if facts and measured else None}]
     fast = facts.fastwatch_mode if facts else None
     options.append({"code": f'incidents.tools.fastwatch.watch(model, log="{(fast or {}).get("log") or "all"}", '
                             f'log_freq={(fast or {}).get("log_freq") or 1})',
                     "keeps": "every tensor's histograms at every logging step (HourTab's low-overhead watch)",
                     "ratio_to_baseline": fast.get("ratio_to_baseline") if fast else None,
-                    "source": f"{facts.source} mode {fast['mode']}" if fast else None})
+                    "source": f"{facts.source} mode {fast['mode']}" if facts and fast else None})
     return options
 
 
-def watch_overhead(subject: Subject) -> Finding:
-    """``wandb.watch`` histogram work as the cause of slow steps, with the predicted fixed step time."""
-    rule = "watch_overhead"
-    if subject.stats.empty:
-        return not_fired(rule, "No wandb.watch histograms in this run, so watch work cannot be the cause.")
-    interval = subject.histogram_interval
-    log = subject.watch_log
-    tensors = int(subject.stats["tensor"].nunique())
-    params = signals.parameter_count(subject.stats)
-    facts = subject.profile
+@dataclass(frozen=True)
+class _Timing:
+    """The step-time figures the verdict weighs, each with where it came from."""
+
+    step_s: float | None
+    step_source: str
+    share: float | None
+    share_source: str | None
+    estimated: bool
+    base_s: float | None
+    base_source: str
+
+    @property
+    def slowdown(self) -> float | None:
+        return self.step_s / self.base_s if self.step_s and self.base_s else None
+
+
+def _timing(subject: Subject, facts: signals.ProfileFacts | None) -> _Timing:
+    """The run's step time, the watch share, and the baseline's step time, each from the best source."""
     step_s, step_source = signals.median_step_time(subject.run)
     share, share_source, estimated = _share(subject, facts, step_s)
     if facts and facts.watch_mode and step_s is None and not subject.watch_configs_differ:
@@ -68,33 +77,49 @@ def watch_overhead(subject: Subject) -> Finding:
         base_source = f"{getattr(subject.baseline, 'run_id', 'baseline')} {base_source}"
     elif facts and facts.baseline_mode and not subject.watch_configs_differ and subject.baseline is None:
         base_s, base_source = _mode_step(facts.baseline_mode), f"{facts.source} mode baseline"
-    slowdown = step_s / base_s if step_s and base_s else None
+    timing = _Timing(step_s, step_source, share, share_source, estimated, base_s, base_source)
+    slowdown = timing.slowdown
     if subject.watch_configs_differ and slowdown and slowdown > 1 and subject.baseline is not None:
         # The run's own timing against a comparable baseline outranks any figure carried from the profile.
-        share, share_source, estimated = 1 - 1 / slowdown, f"this run's own timing: 1 − {base_source} ÷ " \
-                                                           f"{subject.run_label} {step_source}", False
+        return replace(timing, share=1 - 1 / slowdown, estimated=False,
+                       share_source=f"this run's own timing: 1 − {base_source} ÷ {subject.run_label} {step_source}")
+    return timing
+
+
+def _gpu_util(subject: Subject) -> tuple[float | None, int]:
     util, gpu_samples = signals.run_gpu(subject.run)
     if gpu_samples < signals.MIN_GPU_SAMPLES:
         util = None     # too few samples to say anything about utilisation
+    return util, gpu_samples
+
+
+def _evidence(subject: Subject, timing: _Timing, util: float | None, gpu_samples: int) -> dict[str, Any]:
+    """The finding's evidence: what was logged and every figure the verdict weighs."""
     steps = sorted(int(s) for s in subject.stats["step"].unique())
-    frequent = interval is not None and interval <= FREQUENT_STEPS
-    evidence: dict[str, Any] = {
-        "log": log, "histogram_interval_steps": interval, "tensors": tensors, "parameters": params,
+    return {
+        "log": subject.watch_log, "histogram_interval_steps": subject.histogram_interval,
+        "tensors": int(subject.stats["tensor"].nunique()), "parameters": signals.parameter_count(subject.stats),
         "histogram_steps": steps[:5] + (["…", steps[-1]] if len(steps) > 5 else []),
-        "watch_share": share, "watch_share_source": share_source,
+        "watch_share": timing.share, "watch_share_source": timing.share_source,
         "gpu_util_mean": util, "gpu_samples": gpu_samples,
         "gpu_util_source": f"{subject.run_label} system.gpu.*.gpu ({gpu_samples} steady-state samples)"
         if util is not None else "no GPU utilisation figure (no GPU metrics, or fewer than "
                                  f"{signals.MIN_GPU_SAMPLES} steady-state samples)",
-        # ``mean_step_s`` keeps its name in the JSON; since issue 20 it holds the median step time.
-        "mean_step_s": step_s, "median_step_s": step_s, "mean_step_source": f"{subject.run_label} {step_source}",
-        "baseline_step_s": base_s, "baseline_source": base_source or None, "slowdown": slowdown,
+        # ``mean_step_s`` keeps its name in the JSON; it holds the median step time.
+        "mean_step_s": timing.step_s, "median_step_s": timing.step_s,
+        "mean_step_source": f"{subject.run_label} {timing.step_source}",
+        "baseline_step_s": timing.base_s, "baseline_source": timing.base_source or None,
+        "slowdown": timing.slowdown, "share_is_estimate": timing.estimated,
     }
-    evidence["share_is_estimate"] = estimated
+
+
+def _profile_notes(subject: Subject, estimated: bool) -> list[str]:
+    """Why the profile or the baseline is read with care: another setup, another watch, other runs."""
     notes = [subject.profile_mismatch] if subject.profile_mismatch else []
-    if subject.watch_configs_differ:
-        notes.append(f"{facts.source} was taken with {subject.profile_watch.text()}, this run logs "
-                     f'log="{log}", log_freq={interval}: the verdict uses this run\'s own timing'
+    if subject.profile is not None and subject.profile_watch is not None:
+        notes.append(f"{subject.profile.source} was taken with {subject.profile_watch.text()}, this run logs "
+                     f'log="{subject.watch_log}", log_freq={subject.histogram_interval}: the verdict uses this '
+                     "run's own timing"
                      + (", and the profile's hook cost is scaled (labelled an estimate)" if estimated else ""))
     blocking = [d.text() for d in subject.baseline_differences if d.blocking]
     other = [d.text() for d in subject.baseline_differences if not d.blocking]
@@ -103,56 +128,101 @@ def watch_overhead(subject: Subject) -> Finding:
                      "against it")
     if other:
         notes.append("the baseline run differs (" + "; ".join(other) + "): the slowdown is less certain")
-    evidence["baseline_differences"] = [d.text() for d in subject.baseline_differences]
-    if notes:
-        evidence["profile_note"] = "; ".join(notes) + "."
-    evidence["evidence_used"] = _evidence_used(share_source, step_source, base_source, util, subject)
-    if not frequent:
-        return not_fired(rule, f"Watch histograms are logged every {interval or 'run'} steps (> {FREQUENT_STEPS} or "
-                               "only once): too rarely to dominate step time.", **evidence)
-    capped = bool(facts and facts.share_is_estimate and share is not None and share >= MAX_SHARE)
+    return notes
+
+
+def _reasons(timing: _Timing, capped: bool, params: int | None, util: float | None) -> list[str]:
+    """What measurement (or, without one, the size heuristic) shows the histograms' cost."""
+    share, slowdown = timing.share, timing.slowdown
     reasons = []
     if share is not None and share > HEAVY_SHARE:
         amount = f"at least {units.share(share)}" if capped else units.share(share)
-        reasons.append(f"{'an estimated ' if estimated else ''}{amount} of step time was spent in watch work")
+        reasons.append(f"{'an estimated ' if timing.estimated else ''}{amount} of step time was spent in watch work")
     if slowdown is not None and slowdown >= SLOWDOWN:
         reasons.append(f"steps are {slowdown:.2f}× slower than the baseline")
-    heuristic = params is not None and params > LARGE_MODEL and util is not None and util < LOW_UTIL
-    if heuristic:
+    if params is not None and params > LARGE_MODEL and util is not None and util < LOW_UTIL:
         reasons.append(f"a {params / 1e6:.0f}M-parameter model left the GPU at {units.percent(util)} utilisation")
-    if not reasons:
-        return not_fired(rule, "Histograms are frequent, but no measurement shows their cost (no profile share "
-                               "> 20 %, no slowdown against a baseline, GPU not idle on a large model).", **evidence)
+    return reasons
+
+
+def _prediction(subject: Subject, timing: _Timing, capped: bool) -> tuple[float | None, float | None, str | None]:
+    """The step time without watch work (the baseline's, else the mean step less the share), the mean
+    step it is compared with, and how it was reached."""
     # A share is of the whole time, so it is applied to the mean step (a median step of a run logging
     # every 10 steps is a step without histograms, and would make the prediction too optimistic).
     mean_s, _ = signals.mean_step_time(subject.run)
-    mean_s = mean_s or step_s
-    predicted = base_s if base_s else (mean_s * (1 - share) if mean_s and share is not None and not capped
-                                       else None)
-    evidence["predicted_step_s"] = predicted
-    evidence["predicted_source"] = base_source if base_s else (
-        ("estimate: mean step × (1 − estimated watch share)" if estimated else "mean step × (1 − watch share)")
-        if predicted else ("not predicted: the estimated share is a cap, not a measurement" if capped else None))
-    evidence["fixes"] = _fix_options(subject)
+    mean_s = mean_s or timing.step_s
+    share = timing.share
+    if timing.base_s:
+        return timing.base_s, mean_s, timing.base_source
+    predicted = mean_s * (1 - share) if mean_s and share is not None and not capped else None
+    if predicted:
+        how = ("estimate: mean step × (1 − estimated watch share)" if timing.estimated
+               else "mean step × (1 − watch share)")
+        return predicted, mean_s, how
+    return None, mean_s, "not predicted: the estimated share is a cap, not a measurement" if capped else None
+
+
+def _verdict(subject: Subject, timing: _Timing, reasons: list[str], predicted: float | None,
+             mean_s: float | None, capped: bool) -> str:
+    log, interval = subject.watch_log, subject.histogram_interval
+    tensors = int(subject.stats["tensor"].nunique())
     freq_text = interval if log != "parameters" else f"~{interval}"
     verdict = (f'wandb.watch(log="{log}", log_freq={freq_text}) is the cause: histograms of {tensors} tensors '
                f"every {interval} step{'s' if interval != 1 else ''}; " + "; ".join(reasons) + ".")
-    if predicted and base_s:
+    if predicted and timing.base_s:
         verdict += f" Predicted step time without it: {units.step_time(predicted)}, the baseline's median"
-        verdict += f" (now {units.step_time(step_s)})." if step_s else "."
+        verdict += f" (now {units.step_time(timing.step_s)})." if timing.step_s else "."
     elif predicted:
-        verdict += (f" {'Estimated' if estimated else 'Predicted'} mean step time without it: {units.step_time(predicted)} "
-                    f"(now {units.step_time(mean_s)}).")
+        verdict += (f" {'Estimated' if timing.estimated else 'Predicted'} mean step time without it: "
+                    f"{units.step_time(predicted)} (now {units.step_time(mean_s)}).")
     elif capped:
         verdict += " No step time without it is predicted: the estimate reached its cap."
-    by_share = share is not None and share > HEAVY_SHARE
-    by_slowdown = slowdown is not None and slowdown >= SLOWDOWN
+    return verdict
+
+
+def _confidence(subject: Subject, timing: _Timing) -> float:
+    """Two measurements agreeing beat one; a less comparable baseline or an estimate lowers it."""
+    by_share = timing.share is not None and timing.share > HEAVY_SHARE
+    by_slowdown = timing.slowdown is not None and timing.slowdown >= SLOWDOWN
     confidence = 0.9 if by_share and by_slowdown else 0.75 if by_share or by_slowdown else 0.5
-    if other and by_slowdown:
+    if by_slowdown and any(not d.blocking for d in subject.baseline_differences):
         confidence -= 0.15
-    if estimated and not by_slowdown:
+    if timing.estimated and not by_slowdown:
         confidence -= 0.15
-    return Finding(rule, True, "engineering", verdict, evidence, round(confidence, 2))
+    return round(confidence, 2)
+
+
+def watch_overhead(subject: Subject) -> Finding:
+    """``wandb.watch`` histogram work as the cause of slow steps, with the predicted fixed step time."""
+    rule = "watch_overhead"
+    if subject.stats.empty:
+        return not_fired(rule, "No wandb.watch histograms in this run, so watch work cannot be the cause.")
+    interval = subject.histogram_interval
+    facts = subject.profile
+    timing = _timing(subject, facts)
+    util, gpu_samples = _gpu_util(subject)
+    evidence = _evidence(subject, timing, util, gpu_samples)
+    evidence["baseline_differences"] = [d.text() for d in subject.baseline_differences]
+    notes = _profile_notes(subject, timing.estimated)
+    if notes:
+        evidence["profile_note"] = "; ".join(notes) + "."
+    evidence["evidence_used"] = _evidence_used(timing.share_source, timing.step_source, timing.base_source,
+                                               util, subject)
+    if not (interval is not None and interval <= FREQUENT_STEPS):
+        return not_fired(rule, f"Watch histograms are logged every {interval or 'run'} steps (> {FREQUENT_STEPS} or "
+                               "only once): too rarely to dominate step time.", **evidence)
+    capped = bool(facts and facts.share_is_estimate and timing.share is not None and timing.share >= MAX_SHARE)
+    reasons = _reasons(timing, capped, evidence["parameters"], util)
+    if not reasons:
+        return not_fired(rule, "Histograms are frequent, but no measurement shows their cost (no profile share "
+                               "> 20 %, no slowdown against a baseline, GPU not idle on a large model).", **evidence)
+    predicted, mean_s, how = _prediction(subject, timing, capped)
+    evidence["predicted_step_s"] = predicted
+    evidence["predicted_source"] = how
+    evidence["fixes"] = _fix_options(subject)
+    verdict = _verdict(subject, timing, reasons, predicted, mean_s, capped)
+    return Finding(rule, True, "engineering", verdict, evidence, _confidence(subject, timing))
 
 
 def _mode_step(mode: dict[str, Any]) -> float:
@@ -161,7 +231,7 @@ def _mode_step(mode: dict[str, Any]) -> float:
     return float(median) if isinstance(median, int | float) and median > 0 else float(mode["mean_step_s"])
 
 
-def _share(subject: Subject, facts: Any, step_s: float | None) -> tuple[float | None, str | None, bool]:
+def _share(subject: Subject, facts: signals.ProfileFacts | None, step_s: float | None) -> tuple[float | None, str | None, bool]:
     """Watch share of step time: the run's own figure, the profile's when it matches, else scaled."""
     summary = signals.repro_summary(subject.run)
     if isinstance(summary.get("repro/hook_share"), int | float):

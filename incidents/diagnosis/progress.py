@@ -53,7 +53,7 @@ def rl_metrics(history: pd.DataFrame) -> list[str]:
 def clean_but_stuck(subject: Subject, engineering_fired: list[str]) -> Finding:
     """Fires only when no engineering rule did and the loss did not move beyond its noise and scale."""
     rule = "clean_but_stuck"
-    history = getattr(subject.run, "history", None)
+    history = subject.run.history
     column = signals.loss_column(history)
     rl = rl_metrics(history) if history is not None else []
     if rl:

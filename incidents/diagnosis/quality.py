@@ -55,15 +55,17 @@ def held_out_metrics(history: pd.DataFrame | None) -> list[tuple[str, str]]:
     """(column, direction) of every held-out metric with a direction, quality (higher) ones first."""
     if history is None or history.empty:
         return []
-    found = [(str(c), direction(str(c))) for c in history.columns if not str(c).startswith("_")
-             and held_out(str(c)) and direction(str(c))]
+    found = [(str(c), way) for c in history.columns if not str(c).startswith("_")
+             and held_out(str(c)) and (way := direction(str(c)))]
     return sorted(found, key=lambda cd: (cd[1] != "higher", cd[0]))
 
 
 def worsened(history: pd.DataFrame | None) -> list[dict[str, Any]]:
     """Held-out metrics that ended worse than they started, by their direction (start and end are the
     medians of the first and last fifth of their points, at least one each)."""
-    out = []
+    out: list[dict[str, Any]] = []
+    if history is None:
+        return out
     for column, way in held_out_metrics(history):
         values = _series(history, column)
         if len(values) < MIN_POINTS:
@@ -79,7 +81,7 @@ def worsened(history: pd.DataFrame | None) -> list[dict[str, Any]]:
 
 
 def _collapse(values: pd.Series) -> dict[str, Any] | None:
-    best_at = int(values.idxmax())
+    best_at = int(values.index[int(np.argmax(values.to_numpy()))])
     best, last = float(values.max()), float(values.iloc[-1])
     if best <= 0 or best_at == int(values.index[-1]):
         return None
@@ -109,7 +111,7 @@ def _identical_media(run: Any) -> list[dict[str, Any]]:
 def quality_collapse(subject: Subject) -> Finding:
     """A held-out quality metric fallen to near zero or to a constant: the model predicts a constant."""
     rule = "quality_collapse"
-    history = getattr(subject.run, "history", None)
+    history = subject.run.history
     candidates = [c for c, way in held_out_metrics(history) if way == "higher"]
     if not candidates:
         return not_fired(rule, "Not checked: no held-out quality metric (a val/test metric where higher is better, "

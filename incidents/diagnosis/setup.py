@@ -111,8 +111,8 @@ def run_watch(stats: pd.DataFrame, source: str) -> WatchConfig:
 
 def profile_signature(document: dict[str, Any], source: str) -> Signature:
     """From our profile.json's ``model``, or the setup a capture carries (a table's ``key=value`` header)."""
-    model = document.get("model") if isinstance(document.get("model"), dict) else {}
-    captured = document.get("setup") if isinstance(document.get("setup"), dict) else {}
+    model = signals.mapping_at(document, "model")
+    captured = signals.mapping_at(document, "setup")
     model = {**{k: v for k, v in captured.items() if v not in (None, "")}, **model}
     name = _config_value(model, ("name", "model", "model_name", "arch"))
     preset = model.get("preset")
@@ -120,7 +120,7 @@ def profile_signature(document: dict[str, Any], source: str) -> Signature:
         name = f"{name} ({preset} preset)"
     elif preset:
         name = f"{preset} preset"
-    signature = document.get("signature") if isinstance(document.get("signature"), dict) else {}
+    signature = signals.mapping_at(document, "signature")
     tensors = model.get("parameter_tensors") or signature.get("tensors")
     batch, seq = _config_value(model, BATCH_KEYS), _config_value(model, SEQ_KEYS)
     return Signature(tensors if isinstance(tensors, int) else None,
@@ -135,7 +135,7 @@ def profile_watch(document: dict[str, Any], mode: dict[str, Any] | None, source:
         tensors = (document.get("model") or {}).get("parameter_tensors")
         per = tensors * (2 if mode.get("log") == "all" else 1) if isinstance(tensors, int) else None
         return WatchConfig(mode.get("log"), mode.get("log_freq"), per, f"{source} mode {mode.get('mode')}")
-    watch = document.get("watch") if isinstance(document.get("watch"), dict) else {}
+    watch = signals.mapping_at(document, "watch")
     if watch.get("histograms_per_logging_step") is None and watch.get("histograms_per_step"):
         return WatchConfig(None, None, watch["histograms_per_step"],
                            f"{source} ({watch.get('ranges', 0)} labelled watch ranges in {watch.get('steps')} "
@@ -157,11 +157,12 @@ def signature_mismatch(run: Signature, profile: Signature, run_watch_cfg: WatchC
     for what, theirs, ours in (("batch size", profile.batch, run.batch), ("sequence length", profile.seq, run.seq)):
         if theirs is not None and ours is not None and theirs != ours:
             out.append(f"{what} {theirs} vs this run's {ours}")
-    ours, theirs = run_watch_cfg.histograms_per_logging_step, profile_watch_cfg.histograms_per_logging_step
-    if profile.tensors is None and ours and theirs and (theirs > ours if profile_watch_cfg.lower_bound
-                                                        else theirs != ours):
+    our_count = run_watch_cfg.histograms_per_logging_step
+    their_count = profile_watch_cfg.histograms_per_logging_step
+    if profile.tensors is None and our_count and their_count and (
+            their_count > our_count if profile_watch_cfg.lower_bound else their_count != our_count):
         per = "per profiled step" if profile_watch_cfg.lower_bound else "per logging step"
-        out.append(f"{theirs} watch histograms {per} vs this run's {ours} per logging step")
+        out.append(f"{their_count} watch histograms {per} vs this run's {our_count} per logging step")
     return out
 
 
@@ -229,7 +230,7 @@ def run_facts(run: Any) -> dict[str, str]:
     name = _config_value(config, MODEL_KEYS)
     if isinstance(name, str):
         facts["model"] = name
-    params = signals.parameter_count(signals.histogram_stats(getattr(run, "histograms", None)))
+    params = signals.parameter_count(signals.histogram_stats(run.histograms))
     if params is None and isinstance(_config_value(config, PARAM_KEYS), int):
         params = int(_config_value(config, PARAM_KEYS))
     if params is not None:

@@ -29,6 +29,12 @@ from incidents.evidence.wandb.evidence import histogram_role, logged_tensor
 LOSS_NAMES = ("loss", "train/loss", "train_loss", "training_loss", "train/train_loss")
 
 
+def mapping_at(document: dict[str, Any], key: str) -> dict[str, Any]:
+    """``document[key]`` when it is a mapping, else an empty one: profiles come in several shapes."""
+    value = document.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def natural_key(name: str) -> list[Any]:
     """``layers.10.weight`` after ``layers.2.weight``: parameter names sort roughly in depth order."""
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
@@ -56,7 +62,7 @@ def histogram_stats(histograms: pd.DataFrame, logged: bool = False) -> pd.DataFr
         # Histograms the user logged (kind "other"): their role and tensor from the key.
         roles = [histogram_role(k) if kind == "other" else None
                  for k, kind in zip(histograms["key"], histograms["kind"], strict=True)]
-        watch = histograms.assign(kind=roles, tensor=[logged_tensor(k) for k in histograms["key"]])
+        watch = histograms.assign(kind=np.array(roles, dtype=object), tensor=[logged_tensor(k) for k in histograms["key"]])
         watch = watch[watch["kind"].notna()]
     else:
         watch = histograms[histograms["kind"].isin(["gradients", "parameters"])]
@@ -138,11 +144,11 @@ def loss_column(history: pd.DataFrame) -> str | None:
     names = [str(c) for c in history.columns if not str(c).startswith("_") and not held_out(str(c))]
     ending = [c for c in names if c.lower().endswith("loss")]
     if ending:       # the most logged; then a "…train_loss" (an objective, not one of its parts); then by name
-        return min(ending, key=lambda c: (-int(history[c].notna().sum()), tokens(c)[-2:-1] != ["train"], c))
+        return min(ending, key=lambda c: (-int(np.count_nonzero(history[c].notna())), tokens(c)[-2:-1] != ["train"], c))
     worded = [c for c in names if "loss" in tokens(c)]
     if not worded:
         return None
-    return min(worded, key=lambda c: ("train" not in tokens(c), -int(history[c].notna().sum()), c))
+    return min(worded, key=lambda c: ("train" not in tokens(c), -int(np.count_nonzero(history[c].notna())), c))
 
 
 def median_step_time(run: Any) -> tuple[float | None, str]:
@@ -165,7 +171,7 @@ def repro_summary(run: Any) -> dict[str, Any]:
     """
     summary = getattr(run, "summary", {}) or {}
     measured = summary.get("repro/steps_measured")
-    history = getattr(run, "history", None)
+    history = run.history
     logged = len(history.index) if history is not None else 0
     if isinstance(measured, int | float) and logged and measured > logged:
         return {}
@@ -177,7 +183,7 @@ def _step_time(run: Any, statistic: Literal["median", "mean"]) -> tuple[float | 
     value = summary.get(f"repro/{statistic}_step_s")
     if isinstance(value, int | float) and value > 0:
         return float(value), f"summary repro/{statistic}_step_s"
-    history = getattr(run, "history", None)
+    history = run.history
     if history is not None and "step_time_s" in history.columns:
         times = pd.to_numeric(history["step_time_s"], errors="coerce").dropna()
         times = times[times > 0]
@@ -191,7 +197,7 @@ def _step_time(run: Any, statistic: Literal["median", "mean"]) -> tuple[float | 
 def training_span(run: Any) -> tuple[float, int, int, str] | None:
     """Seconds between the first and last logged step, those steps, and the source: the whole-run
     time of training itself (start-up, profiler capture and teardown left out)."""
-    history = getattr(run, "history", None)
+    history = run.history
     if history is None or len(history.index) < 2:
         return None
     clock = "_runtime" if "_runtime" in history else "_timestamp" if "_timestamp" in history else None
@@ -262,7 +268,7 @@ def profile_facts(profile: dict[str, Any] | None, source: str = "profile",
     if not isinstance(profile, dict):
         return None
     modes = [m for m in profile.get("modes") or [] if isinstance(m, dict)]
-    model = profile.get("model") if isinstance(profile.get("model"), dict) else {}
+    model = mapping_at(profile, "model")
     if not modes:
         share, loading = profile.get("watch_share"), profile.get("input_share")
         return ProfileFacts(source, float(share) if isinstance(share, int | float) else None,
@@ -276,7 +282,7 @@ def profile_facts(profile: dict[str, Any] | None, source: str = "profile",
     fast = sorted((m for m in modes if m.get("kind") == "fastwatch" and m.get("mean_step_s")),
                   key=lambda m: (m.get("log") != "all", m.get("log_freq") or 0))
     light = sorted((m for m in watch if m is not heaviest and m.get("mean_step_s")),
-                   key=lambda m: m.get("mean_step_s"))
+                   key=lambda m: m.get("mean_step_s") or 0)
     share = heaviest.get("hook_share") if heaviest else None
     return ProfileFacts(source, float(share) if isinstance(share, int | float) else None, heaviest, baseline,
                         fast[0] if fast else None, light[0] if light else None,
@@ -303,7 +309,7 @@ def _config_int(config: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, int
 
 def planned_share(run: Any) -> str | None:
     """"at step 349 of 4,385 planned (8 %, config steps)": how far a run got, when its config says."""
-    history = getattr(run, "history", None)
+    history = run.history
     if history is None or history.empty:
         return None
     config = getattr(run, "config", {}) or {}

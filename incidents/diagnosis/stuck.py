@@ -81,7 +81,7 @@ def flat(subject: Subject, column: str, loss: pd.Series, m: dict[str, float], th
     chance = math.log(out[1]) if out else None
     evidence.update(first=first, chance_level=chance, outputs=list(out) if out else None)
     steps = f"steps {int(loss.index[0])}–{int(loss.index[-1])}"
-    if out and end < CHANCE_SHARE * chance:
+    if out and chance is not None and end < CHANCE_SHARE * chance:
         return _research(subject, column, threshold, evidence, clean, moved, note, steps)
     level = (f", at chance: uniform guessing over {out[1]:,} outputs (config {out[0]}) scores ln {out[1]} = "
              f"{chance:.3g}" if out else "; the config names no number of outputs K, so the level cannot be "

@@ -12,13 +12,14 @@ from typing import Any
 import pandas as pd
 
 from incidents.diagnosis import setup, signals
+from incidents.evidence.wandb.evidence import RunEvidence
 
 
 @dataclass(frozen=True)
 class Subject:
-    run: Any
+    run: RunEvidence
     stats: pd.DataFrame
-    baseline: Any | None = None
+    baseline: RunEvidence | None = None
     profile: signals.ProfileFacts | None = None
     #: Why the profile was set aside (another setup), stated in the report; None when it fits.
     profile_mismatch: str | None = None
@@ -45,7 +46,7 @@ class Subject:
         """How the gradient rules name the histograms they read."""
         if self.health is self.stats:
             return f"{self.run_label} wandb.watch histograms (gradients/*, parameters/*)"
-        histograms = getattr(self.run, "histograms", None)
+        histograms = self.run.histograms
         keys = sorted({str(k).split("/")[0] for k, kind in zip(histograms["key"], histograms["kind"], strict=True)
                        if kind == "other"}) if histograms is not None and len(histograms) else []
         return f"{self.run_label} hand-logged histograms ({', '.join(k + '/*' for k in keys[:4])})"
@@ -82,15 +83,15 @@ class Subject:
         return self.profile_watch is not None
 
 
-def prepare(run: Any, baseline: Any | None = None, profile: dict[str, Any] | None = None,
+def prepare(run: RunEvidence, baseline: RunEvidence | None = None, profile: dict[str, Any] | None = None,
             profile_source: str = "profile") -> Subject:
     """Compute histogram statistics and check the profile and baseline are of the same setup."""
-    stats = signals.histogram_stats(getattr(run, "histograms", None))
+    stats = signals.histogram_stats(run.histograms)
     label = getattr(run, "run_id", "") or "run"
     watch = setup.run_watch(stats, f"{label} watch histograms")
     facts = signals.profile_facts(profile, profile_source, watch.log, watch.log_freq)
     mismatch, other_watch, estimate = None, None, None
-    if facts is not None:
+    if facts is not None and profile is not None:
         run_sig = setup.run_signature(run, stats)
         prof_sig = setup.profile_signature(profile, profile_source)
         prof_watch = setup.profile_watch(profile, facts.watch_mode, profile_source)
@@ -103,5 +104,5 @@ def prepare(run: Any, baseline: Any | None = None, profile: dict[str, Any] | Non
             other_watch = prof_watch
             estimate = setup.scaled_hook_ms(profile, facts.watch_mode, prof_watch, watch)
     differences = tuple(setup.differences(run, baseline)) if baseline is not None else ()
-    logged = signals.histogram_stats(getattr(run, "histograms", None), logged=True)
+    logged = signals.histogram_stats(run.histograms, logged=True)
     return Subject(run, stats, baseline, facts, mismatch, other_watch, differences, estimate, logged)

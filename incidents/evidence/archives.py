@@ -93,8 +93,9 @@ def _zip_member_count(path: Path) -> int | None:
     entry; asking for the record alone costs one seek, however many members the archive has.
     """
     with open(path, "rb") as f:
-        end = zipfile._EndRecData(f)  # noqa: SLF001 - the stdlib's own reader of that record
-    return None if not end else int(end[zipfile._ECD_ENTRIES_TOTAL])  # noqa: SLF001
+        # The stdlib's own reader of that record; private, so typeshed does not list it.
+        end = zipfile._EndRecData(f)  # type: ignore[attr-defined]  # noqa: SLF001
+    return None if not end else int(end[zipfile._ECD_ENTRIES_TOTAL])  # type: ignore[attr-defined]  # noqa: SLF001
 
 
 def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
@@ -143,14 +144,14 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
         return members
     try:
         with tarfile.open(path, "r:*") as t:
-            while (info := t.next()) is not None:
-                if info.issym() or info.islnk():
-                    raise UnsafeArchive(f"archive member {info.name!r} is a link; refused, nothing was written. "
+            while (member := t.next()) is not None:
+                if member.issym() or member.islnk():
+                    raise UnsafeArchive(f"archive member {member.name!r} is a link; refused, nothing was written. "
                                         f"{LINK_HINT}")
-                if not (info.isfile() or info.isdir()):
-                    raise UnsafeArchive(f"archive member {info.name!r} is a device, FIFO or other special "
+                if not (member.isfile() or member.isdir()):
+                    raise UnsafeArchive(f"archive member {member.name!r} is a device, FIFO or other special "
                                         "file; refused, nothing was written")
-                add(info.name, info.size, info.isdir())
+                add(member.name, member.size, member.isdir())
     except (tarfile.TarError, EOFError, OSError) as e:
         detail = "" if "\n" in str(e) else f" ({_reason(e)})"   # tarfile lists every method it tried
         raise InvalidEvidence(f"{path.name} is not a readable .zip or .tar.gz archive{detail}") from e

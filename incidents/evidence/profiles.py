@@ -22,9 +22,10 @@ import json
 import re
 import zlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeGuard
 
 from hourtab.core.values import TooDeep, json_loads
 from incidents.errors import EvidenceNotFound, InvalidEvidence
@@ -47,6 +48,19 @@ WATCH_OPS = frozenset({"aten::histc", "aten::isfinite", "aten::min", "aten::max"
 PHASE_LABELS = {"forward": "repro.forward", "backward": "repro.backward", "optimizer": "repro.optimizer"}
 
 TOP_OPS = 10
+
+
+class Phases(TypedDict):
+    """Milliseconds in each training phase over the profiled steps; None where it was not measured."""
+
+    forward_ms: float | None
+    backward_ms: float | None
+    optimizer_ms: float | None
+
+
+def _by_phase(measure: Callable[[str], float | None]) -> Phases:
+    """Each phase (``forward``, ``backward``, ``optimizer``) measured by ``measure``."""
+    return Phases(forward_ms=measure("forward"), backward_ms=measure("backward"), optimizer_ms=measure("optimizer"))
 
 
 class InvalidProfile(InvalidEvidence):
@@ -254,15 +268,15 @@ def _is_watch_name(name: str) -> bool:
     return name in WATCH_OPS or _starts_watch_label(name)
 
 
-def _table_phases(rows: list[dict[str, Any]], inclusive: Any, warnings: list[str]) -> dict[str, float | None]:
+def _table_phases(rows: list[dict[str, Any]], inclusive: Any, warnings: list[str]) -> Phases:
     names = {r["name"] for r in rows}
     if all(label in names for label in PHASE_LABELS.values()):
-        return {f"{phase}_ms": inclusive(lambda n, label=label: n == label) for phase, label in PHASE_LABELS.items()}
+        return _by_phase(lambda phase: inclusive(lambda n: n == PHASE_LABELS[phase]))
     optimizer = inclusive(lambda n: n.startswith(("Optimizer.step#", "Optimizer.zero_grad#")))
     backward = inclusive(lambda n: n.startswith("autograd::engine::evaluate_function"))
     warnings.append("Phases are not labelled (repro.forward/backward/optimizer): backward is the sum of autograd "
                     "engine ranges, optimizer of Optimizer.step/zero_grad ranges, forward is unknown.")
-    return {"forward_ms": None, "backward_ms": backward or None, "optimizer_ms": optimizer or None}
+    return Phases(forward_ms=None, backward_ms=backward or None, optimizer_ms=optimizer or None)
 
 
 # --- chrome traces -----------------------------------------------------------------------------------
@@ -327,15 +341,15 @@ def inspect_chrome_trace(events: Any, source: str = "trace") -> ProfileInspectio
                              **phases)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _trace_phases(host: list[dict[str, Any]], step_events: list[dict[str, Any]],
-                  warnings: list[str]) -> dict[str, float | None]:
+                  warnings: list[str]) -> Phases:
     labelled = {phase: [e for e in host if e["name"] == label] for phase, label in PHASE_LABELS.items()}
     if all(labelled.values()):
-        return {f"{phase}_ms": union_ms(events) for phase, events in labelled.items()}
+        return _by_phase(lambda phase: union_ms(labelled[phase]))
     optimizer = [e for e in host if e["name"].startswith(("Optimizer.step#", "Optimizer.zero_grad#"))]
     backward = [e for e in host if e["name"].startswith("autograd::engine::evaluate_function")]
     forward_ms = None
@@ -349,8 +363,8 @@ def _trace_phases(host: list[dict[str, Any]], step_events: list[dict[str, Any]],
     warnings.append("Phases are not labelled (repro.forward/backward/optimizer): backward is the autograd engine's "
                     "ranges, optimizer the Optimizer.step/zero_grad ranges, forward each step's start to its "
                     "first backward range.")
-    return {"forward_ms": forward_ms, "backward_ms": union_ms(backward) if backward else None,
-            "optimizer_ms": union_ms(optimizer) if optimizer else None}
+    return Phases(forward_ms=forward_ms, backward_ms=union_ms(backward) if backward else None,
+                  optimizer_ms=union_ms(optimizer) if optimizer else None)
 
 
 def _top_trace_ops(host: list[dict[str, Any]], is_watch: Any, labelled: bool) -> list[dict[str, Any]]:
@@ -415,8 +429,8 @@ def _inspect_hourtab_profile(path: Path, document: dict[str, Any]) -> ProfileIns
         steps = len(chosen["step_times_s"])
         total_ms = sum(float(s) for s in chosen["step_times_s"]) * 1000.0
         watch_ms = float(chosen.get("hook_s") or 0.0) * 1000.0
-        phases = {f"{p}_ms": (float(v) * steps if _is_number(v) else None)
-                  for p, v in (chosen.get("phases_ms") or {}).items() if p in PHASE_LABELS}
+        given = chosen.get("phases_ms") or {}
+        phases = _by_phase(lambda p: float(given[p]) * steps if _is_number(given.get(p)) else None)
     except (TypeError, ValueError) as e:
         raise InvalidProfile(f"{path.name}: mode {chosen.get('mode')!r} has malformed figures ({e}).") from e
     warnings = [f"profile.json holds {len(modes)} modes; these figures are for {chosen.get('mode')!r} "

@@ -116,7 +116,7 @@ def ingest_path(session: Session, account_id: int, path: Path, blobs: BlobStore,
             blobs.put_file(upload_key, Path(tmp) / name)
     elif not blobs.exists(upload_key):  # a queued ingest stored the upload before the job ran
         blobs.put_file(upload_key, path)
-    rows = []
+    rows: list[tuple[Evidence, RunEvidence | None]] = []
     for part, run in enumerate(runs):
         keys = {}
         for kind, frame in (("history", run.history), ("system", run.system), ("histograms", _histos(run))):
@@ -160,8 +160,8 @@ def evidence_from_row(row: Evidence, blobs: BlobStore) -> RunEvidence:
     facts = row.facts
     histos = _read_parquet(blobs, row.blobs["histograms"])
     if len(histos):
-        histos["bins"] = [np.asarray(b, dtype=np.float64) for b in histos["bins"]]
-        histos["counts"] = [np.asarray(c, dtype=np.float64) for c in histos["counts"]]
+        histos["bins"] = _arrays(histos["bins"])
+        histos["counts"] = _arrays(histos["counts"])
     else:
         histos = empty_histograms()
     return RunEvidence(
@@ -177,9 +177,14 @@ def evidence_from_row(row: Evidence, blobs: BlobStore) -> RunEvidence:
 
 def _histos(run: RunEvidence) -> pd.DataFrame:
     frame = run.histograms.copy()
-    frame["bins"] = [np.asarray(b, dtype=np.float64) for b in frame["bins"]]
-    frame["counts"] = [np.asarray(c, dtype=np.float64) for c in frame["counts"]]
+    frame["bins"] = _arrays(frame["bins"])
+    frame["counts"] = _arrays(frame["counts"])
     return frame
+
+
+def _arrays(cells: pd.Series) -> pd.Series:
+    """A column of float64 arrays, one per cell (Parquet hands back lists)."""
+    return pd.Series([np.asarray(c, dtype=np.float64) for c in cells], index=cells.index, dtype=object)
 
 
 def _parquet(frame: pd.DataFrame) -> bytes:

@@ -14,6 +14,7 @@ from hourtab.core.db import utcnow
 from hourtab.timesheets.models import TimeEntry
 from incidents.errors import EvidenceNotFound
 from incidents.writeups import service
+from incidents.writeups.document import Kind
 from incidents.writeups.models import Incident
 
 
@@ -32,7 +33,7 @@ def prerender(session: Session, account_id: int, incident_id: int, blobs: BlobSt
     link: the client's first visit after publishing is then a single blob read.
     """
     incident = service.get_incident(session, account_id, incident_id)
-    kinds = ("pdf", "html") if public_url else ("pdf",)
+    kinds: tuple[Kind, ...] = ("pdf", "html") if public_url else ("pdf",)
     for i, kind in enumerate(kinds):
         progress.report("Rendering the PDF" if kind == "pdf" else "Rendering the page", i, len(kinds))
         service.incident_document(session, incident, blobs, kind,

@@ -333,7 +333,7 @@ def report_input(session: Session, incident: Incident, blobs: BlobStore, author:
                  with_runs: bool = True, parsed: dict[int, RunEvidence] | None = None) -> ReportInput:
     """The report's inputs from stored rows. ``with_runs=False`` skips loading Parquet (cache keys)."""
     runs = _runs(session, incident, blobs, parsed) if with_runs else [
-        RunInput(link.role, None, f"evidence:{link.evidence_id}") for link in incident.evidence
+        RunInput(link.role, RunEvidence(), f"evidence:{link.evidence_id}") for link in incident.evidence
         if link.evidence_id is not None]
     profiles = [ProfileInput(link.profile_name, link.profile or {}, link.profile_sha256)
                 for link in incident.evidence if link.evidence_id is None]

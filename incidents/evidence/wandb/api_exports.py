@@ -70,7 +70,8 @@ def read_api_export(path: Path, table: pd.DataFrame | None = None) -> RunEvidenc
     warnings: list[str] = []
     table.columns = columns
     if _has_nested(table):      # {"gradients": {"fc.weight": <histogram>}} as one cell: name it gradients/fc.weight
-        table = pd.DataFrame.from_records([flat_row(r) for r in table.to_dict("records")])
+        table = pd.DataFrame.from_records([flat_row({str(k): v for k, v in r.items()})
+                                           for r in table.to_dict("records")])
     media: dict[str, dict[str, Any]] = {}
     history, system, histos = frames_from_table(table, warnings, media)
     is_system = history.empty and not system.empty
@@ -151,7 +152,7 @@ def frames_from_table(table: pd.DataFrame, warnings: list[str], media: dict[str,
     rest["_step"] = rest["_step"].astype("int64")
     rest = rest.drop(columns=[c for c in rest.columns if str(c).startswith("_wandb")])
     hist_rows: list[tuple] = []
-    keep: dict[str, pd.Series] = {}
+    keep: dict[str, np.ndarray] = {}
     for column in rest.columns:
         if column == "_step":
             continue
@@ -172,7 +173,7 @@ def frames_from_table(table: pd.DataFrame, warnings: list[str], media: dict[str,
             series = numeric
         keep[column] = pd.to_numeric(series, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     history = pd.DataFrame(keep, index=pd.Index(rest["_step"].to_numpy(), name="_step"))
-    history = history[sorted(history.columns, key=lambda c: (not c.startswith("_"), c))]
+    history = history[sorted(history.columns, key=lambda c: (not str(c).startswith("_"), str(c)))]
     if not history.index.is_unique:
         history = history.groupby(level=0).last()
     history = with_step_time(history.sort_index())
@@ -186,7 +187,7 @@ def _empty_history() -> pd.DataFrame:
 
 
 def _numeric(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.apply(lambda s: pd.to_numeric(s, errors="coerce")).astype("float64")
+    return frame.apply(pd.to_numeric, errors="coerce").astype("float64")
 
 
 def _cell(value: Any) -> Any:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class Columns:
     """
 
     def __init__(self, index_typecode: str) -> None:
-        self.index = array(index_typecode)
+        self.index: array[Any] = array(index_typecode)   # int or float rows, by the typecode
         self.current: dict[str, array] = {}
         self.capacity = 0
         self._buffers: dict[str, array] = {}

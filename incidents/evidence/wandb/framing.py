@@ -87,8 +87,8 @@ def iter_records(source: str | Path | BinaryIO, warnings: list[str],
     still being written is then not a warning: the cursor stays before it for the next read.
     """
     if isinstance(source, (str, Path)):
-        with open(source, "rb") as f:
-            yield from iter_records(f, warnings, cursor)
+        with open(source, "rb") as opened:
+            yield from iter_records(opened, warnings, cursor)
         return
     f = source
     size = _size(f)

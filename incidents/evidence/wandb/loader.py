@@ -92,9 +92,10 @@ def _load_runs(path: Path, *, max_archive_bytes: int, max_members: int) -> list[
     raise InvalidEvidence(f"{path.name}: not a W&B input HourTab reads; give {ACCEPTED}")
 
 
-def load_run(path: str | Path, **limits: int) -> RunEvidence:
+def load_run(path: str | Path, *, max_archive_bytes: int = archives.DEFAULT_MAX_BYTES,
+             max_members: int = archives.DEFAULT_MAX_MEMBERS) -> RunEvidence:
     """The run in ``path``; for a chart export with several runs, the first, with a warning."""
-    runs = load_runs(path, **limits)
+    runs = load_runs(path, max_archive_bytes=max_archive_bytes, max_members=max_members)
     first = runs[0]
     if len(runs) > 1:
         names = ", ".join(repr(r.name) for r in runs)

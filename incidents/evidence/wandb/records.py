@@ -127,7 +127,7 @@ class _Fold:
         self.hist_limit = histogram_limit
         self.hist_tally: Counter[str] = Counter()
         self.hist_dropped = 0
-        self.counts: Counter[str] = Counter()
+        self.counts: Counter[str | None] = Counter()   # None: a record of no known kind
         self.media: dict[str, dict[str, Any]] = {}
         self.console: deque[str] = deque(maxlen=CONSOLE_TAIL)
         self._handlers = {
@@ -201,6 +201,7 @@ class _Fold:
     def _item(self, key: str, item, row: int, step: int) -> None:
         """One history value off the hot path: the first of its metric in a block, or not a float."""
         vj = item.value_json
+        value: float | None
         try:
             value = float(vj)
         except ValueError:

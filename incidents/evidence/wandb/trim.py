@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from wandb.proto.wandb_internal_pb2 import Record
 
@@ -228,10 +229,11 @@ def _console_records(records: list[Record], kinds: list[str | None], lines: int)
     """Indices of the ``output_raw`` records holding the console's last ``lines`` lines."""
     keep, seen = set(), 0
     for i in range(len(records) - 1, -1, -1):
-        if kinds[i] not in CONSOLE_KINDS:
+        kind = kinds[i]
+        if kind is None or kind not in CONSOLE_KINDS:
             continue
         keep.add(i)
-        seen += getattr(records[i], kinds[i]).line.count("\n") or 1
+        seen += getattr(records[i], kind).line.count("\n") or 1
         if seen >= lines:
             break
     return keep
@@ -239,7 +241,7 @@ def _console_records(records: list[Record], kinds: list[str | None], lines: int)
 
 def _final_summary(records: list[Record]) -> Record:
     """One summary record with each key's last value (updates and removals applied in order)."""
-    final: dict[tuple[str, ...], object] = {}
+    final: dict[tuple[str, ...], Any] = {}   # the summary items, protobuf messages
     for record in records:
         if record.WhichOneof("record_type") != "summary":
             continue

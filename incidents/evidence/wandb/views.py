@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Sequence
 from itertools import repeat
 from operator import setitem
+from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor
@@ -66,7 +67,8 @@ def _all_repeated(source: Descriptor, name: str) -> descriptor_pb2.DescriptorPro
     return proto
 
 
-def _build() -> dict[str, type[Message]]:
+def _build() -> dict[str, Any]:
+    """The view classes by name: made here from descriptors, so their fields are unknown to a type checker."""
     file = descriptor_pb2.FileDescriptorProto(name="hourtab/wandb_views.proto", package="hourtab.wandb_views",
                                               syntax="proto3")
     file.message_type.extend([
@@ -76,7 +78,8 @@ def _build() -> dict[str, type[Message]]:
         _all_repeated(pb.HistoryItem.DESCRIPTOR, "FlatItems"),
     ])
     pool = descriptor_pool.DescriptorPool()
-    built = pool.Add(file)
+    pool.Add(file)
+    built = pool.FindFileByName(file.name)
     return {name: message_factory.GetMessageClass(built.message_types_by_name[name])
             for name in built.message_types_by_name}
 

@@ -92,10 +92,10 @@ def arguments(resolver: Resolver, call: ast.Call, signature: Signature, ctx: Ctx
               wanted: tuple[str, ...]) -> dict[str, Value | None]:
     """``wanted`` parameters of ``call`` traced to values; None for one the call leaves out."""
     out: dict[str, Value | None] = dict.fromkeys(wanted)
-    starred = False
+    starred: ast.Starred | None = None
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
-            starred = True
+            starred = arg
             break
         if index < len(signature.params) and signature.params[index] in out:
             out[signature.params[index]] = _traced(resolver, arg, ctx)
@@ -118,10 +118,10 @@ def arguments(resolver: Resolver, call: ast.Call, signature: Signature, ctx: Ctx
             else:
                 reason = found.reason if isinstance(found, Unknown) else f"{text} is not a dict"
                 out[name] = Unknown(f"**{text} could not be resolved ({reason})")
-    if starred:
+    if starred is not None:
         for name in wanted:
             if out[name] is None and name in signature.params:
-                out[name] = Unknown(f"*{ast.unparse(call.args[index].value)} fills positional arguments "
+                out[name] = Unknown(f"*{ast.unparse(starred.value)} fills positional arguments "
                                     "the audit cannot count")
     return out
 

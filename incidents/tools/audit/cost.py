@@ -53,7 +53,7 @@ def stored_path(environ: dict[str, str] | None = None) -> Path:
 def _read(text: str, label: str) -> dict[str, Any]:
     try:
         document = json.loads(text)
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         raise InvalidEvidence(f"{label} is not a calibration (not JSON: {e.msg}).") from e
     devices = document.get("devices") if isinstance(document, dict) else None
     ok = isinstance(devices, dict) and devices and all(

@@ -54,27 +54,27 @@ class Resolver:
     def __init__(self, tree: ast.Module, bindings: Bindings | None = None) -> None:
         self.bindings = bindings or Bindings(tree)
         self.arguments: dict[str, tuple[int, ast.Call]] = {}
-        self.parser_defaults: dict[str, tuple[int, ast.AST]] = {}
+        self.parser_defaults: dict[str, tuple[int, ast.expr]] = {}
         self.environment: dict[str, list[tuple[int, ast.AST, str]]] = {}  # key → (line, value, set|setdefault)
         self._memo: dict[tuple[int, int, int, tuple], Value] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                self._note_call(node)
+                self._note_call(node, node.func)
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     key = self._environ_key(target)
                     if key is not None:
                         self.environment.setdefault(key, []).append((node.lineno, node.value, "set"))
 
-    def _note_call(self, node: ast.Call) -> None:
-        attr = node.func.attr
+    def _note_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        attr = func.attr
         if attr == "add_argument" and (dest := _dest(node)):
             self.arguments[dest] = (node.lineno, node)
         elif attr == "set_defaults":
             for kw in node.keywords:
                 if kw.arg:
                     self.parser_defaults[kw.arg] = (node.lineno, kw.value)
-        elif attr in {"setdefault", "update"} and _text(node.func.value) in {"os.environ", "environ"}:
+        elif attr in {"setdefault", "update"} and _text(func.value) in {"os.environ", "environ"}:
             pairs = [(a, b) for a, b in ([node.args[:2]] if attr == "setdefault" and len(node.args) == 2 else [])]
             pairs += [(ast.Constant(kw.arg), kw.value) for kw in node.keywords if kw.arg]
             if attr == "update" and node.args and isinstance(node.args[0], ast.Dict):
@@ -208,9 +208,10 @@ class Resolver:
     def _arithmetic(self, node: ast.BinOp, ctx: Ctx, depth: int) -> Value:
         """``4 * HIDDEN`` and the like, on numbers only."""
         left, right = self.trace(node.left, ctx, depth + 1), self.trace(node.right, ctx, depth + 1)
-        for side in (left, right):
-            if isinstance(side, Unknown):
-                return side
+        if isinstance(left, Unknown):
+            return left
+        if isinstance(right, Unknown):
+            return right
         if not all(isinstance(v.value, int | float) and not isinstance(v.value, bool) for v in (left, right)):
             return Unknown(f"{_text(node)} is not arithmetic on numbers")
         try:
@@ -269,9 +270,10 @@ class Resolver:
 
     def _compare(self, node: ast.Compare, ctx: Ctx, depth: int) -> Value:
         left, right = self.trace(node.left, ctx, depth + 1), self.trace(node.comparators[0], ctx, depth + 1)
-        for side in (left, right):
-            if isinstance(side, Unknown):
-                return side
+        if isinstance(left, Unknown):
+            return left
+        if isinstance(right, Unknown):
+            return right
         try:
             value = bool(_COMPARE[type(node.ops[0])](left.value, right.value))
         except TypeError:

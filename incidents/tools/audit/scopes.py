@@ -20,7 +20,9 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-Block = tuple[tuple[int, int], ...]
+#: The branches a node sits in: (id of the branching node, branch index) each; a global assigned
+#: inside a function sits in ("global", id of that function) instead.
+Block = tuple[tuple[int | str, int], ...]
 #: A name bound more often than this in one scope is not followed (each use would weigh every binding).
 MAX_CANDIDATES = 32
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -130,7 +132,7 @@ class ScopedVisitor(ast.NodeVisitor):
 
     visit_AsyncFor = visit_For
 
-    def visit_Try(self, node: ast.Try) -> None:
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
         self._branch(node, 0, node.body)
         for index, handler in enumerate(node.handlers, start=2):
             if handler.type is not None:
@@ -198,9 +200,9 @@ class Bindings(ScopedVisitor):
             for arg, default in (*zip(positional, defaults, strict=True),
                                  *zip(args.kwonlyargs, args.kw_defaults, strict=True)):
                 scope.bind(Binding(arg.arg, node.lineno, "param", default, scope, ()))
-            for arg in (args.vararg, args.kwarg):
-                if arg is not None:
-                    scope.bind(Binding(arg.arg, node.lineno, "other", None, scope, ()))
+            for rest in (args.vararg, args.kwarg):
+                if rest is not None:
+                    scope.bind(Binding(rest.arg, node.lineno, "other", None, scope, ()))
         return scope
 
     @staticmethod
@@ -293,7 +295,7 @@ class Bindings(ScopedVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.body)  # its parameters are its own; nothing here binds in the enclosing scope
 
-    def _comprehension(self, node: ast.AST) -> None:
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         for generator in node.generators:  # targets belong to the comprehension's own scope
             self.visit(generator.iter)
             for condition in generator.ifs:
@@ -343,10 +345,11 @@ class Bindings(ScopedVisitor):
 
     def star_module(self, scope: Scope) -> str | None:
         """A module imported with ``*`` in ``scope`` or above (the name might come from it)."""
-        while scope is not None:
-            if scope.star_imports:
-                return scope.star_imports[-1]
-            scope = scope.parent
+        current: Scope | None = scope
+        while current is not None:
+            if current.star_imports:
+                return current.star_imports[-1]
+            current = current.parent
         return None
 
     def qualified(self, node: ast.AST, ctx: Ctx, depth: int = 0) -> str | None:

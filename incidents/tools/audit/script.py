@@ -153,7 +153,7 @@ class _Collector(ScopedVisitor):
     def enter_scope(self, node: ast.AST) -> Scope:
         return self.bindings.scope_of(node)
 
-    def site(self, node: ast.AST, detail: str = "") -> Site:
+    def site(self, node: ast.expr | ast.stmt, detail: str = "") -> Site:
         return Site(node.lineno, getattr(node, "end_lineno", node.lineno) or node.lineno,
                     self.segment(node), detail, judge(self.guards, self.resolver))
 
@@ -176,7 +176,7 @@ class _Collector(ScopedVisitor):
         self.generic_visit(node)
 
     @staticmethod
-    def _looks_like_model(value: ast.Call) -> bool:
+    def _looks_like_model(value: ast.expr) -> bool:
         """A model construction, possibly chained (``X.from_pretrained(...).to(device)``), by its spelling."""
         while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in {"to", "cuda"}:
             value = value.func.value
@@ -186,7 +186,7 @@ class _Collector(ScopedVisitor):
         return (func.endswith(".from_pretrained") and "Config" not in func and "Tokenizer" not in func) \
             or func.rsplit(".", 1)[-1].endswith(("ForSequenceClassification", "Model", "ForMaskedLM"))
 
-    def visit_For(self, node: ast.For | ast.While) -> None:
+    def visit_For(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         steps = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
                     for n in ast.walk(node))
         self.loop_depth += steps

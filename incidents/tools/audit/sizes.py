@@ -53,9 +53,9 @@ class Sizes:
         """The size of the model ``call`` builds and its source; (None, why) when it cannot be known."""
         call = unwrap(call)
         cls = self.builds_model(call, ctx)
-        if cls is None:
+        head = models.head_of(cls) if cls is not None else None
+        if cls is None or head is None:
             return None, "not a model construction the audit knows"
-        head = models.head_of(cls)
         method = self._name(call.func, ctx).rsplit(".", 1)[-1]
         line = call.lineno
         config_node = next((kw.value for kw in call.keywords if kw.arg == "config"), None)
@@ -63,7 +63,7 @@ class Sizes:
             config_node = call.args[0]
         sizes: dict[str, int] = {}
         parts: list[str] = []
-        name = None
+        name: str | None = None
         if method == "from_pretrained":
             found = arguments(self.resolver, call, PRETRAINED, ctx, ("pretrained_model_name_or_path",))
             checkpoint = found["pretrained_model_name_or_path"]

@@ -40,7 +40,7 @@ class Segments:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
 
-    def __call__(self, node: ast.AST) -> str:
+    def __call__(self, node: ast.expr | ast.stmt) -> str:
         start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
         first_col, last_col = node.col_offset, node.end_col_offset
         if end >= len(self.lines) or last_col is None:

@@ -148,7 +148,7 @@ def _resolved_message(label: str, freq: int, size: str | None, prediction: dict 
         return (f"{label} logs histograms of every tensor every {freq} step(s); the model's size is unknown, so the "
                 "cost cannot be predicted (pass --params)")
     if prediction is None:
-        return f"{label} on {size}: histograms of every tensor every {freq} step(s); {unavailable.split(':')[0]}"
+        return f"{label} on {size}: histograms of every tensor every {freq} step(s); {(unavailable or '').split(':')[0]}"
     return (f"{label} on {size}: predicted +{prediction['per_step_s']:.3g} s per step, "
             f"+{prediction['run_s'] / 3600:.2f} h over {run_steps:,} steps")
 
@@ -159,7 +159,7 @@ def _range_message(logs: list[str], freqs: list[int], size: str | None, predicti
     if size is None:
         return f"over {over} the cost depends on the model, whose size is unknown (pass --params)"
     if prediction is None:
-        return f"on {size} over {over}: {unavailable.split(':')[0]}"
+        return f"on {size} over {over}: {(unavailable or '').split(':')[0]}"
     return (f"on {size}, predicted +{prediction['min_per_step_s']:.3g} to +{prediction['max_per_step_s']:.3g} s per "
             f"step (+{prediction['min_run_s'] / 3600:.2f} to +{prediction['max_run_s'] / 3600:.2f} h over "
             f"{run_steps:,} steps) over {over}")

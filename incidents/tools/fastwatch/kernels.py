@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,12 +35,6 @@ _EXACT_DTYPES = (torch.float32, torch.float64)
 _PAIR_BLOCK = 1024
 _MIN_PART = 1 << 20  # values per thread below which splitting a tensor costs more than it saves
 _pool: ThreadPoolExecutor | None = None
-
-try:
-    from numba import njit
-except ImportError:  # the kernel is optional: torch.histc gives the same bins, slowly
-    njit = None
-
 
 def _pair_histogram(x: np.ndarray, lo: Any, hi: Any, table: np.ndarray, out: np.ndarray) -> None:
     """Count ``x`` into 64 ``histc`` bins of ``[lo, hi]``; every value must be finite and in range.
@@ -65,16 +60,23 @@ def _pair_histogram(x: np.ndarray, lo: Any, hi: Any, table: np.ndarray, out: np.
         s += 2 * half
     for i in range(s, n):
         out[np.int32(min((x[i] - lo) * k / w, top))] += 1
-    for a in range(NUM_BINS):
-        for b in range(NUM_BINS):
-            c = table[a * NUM_BINS + b]
-            out[a] += c
-            out[b] += c
+    for first in range(NUM_BINS):
+        for second in range(NUM_BINS):
+            c = table[first * NUM_BINS + second]
+            out[first] += c
+            out[second] += c
 
 
-_pair_kernel = (
-    njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")(_pair_histogram) if njit else None
-)
+def _compiled_pair_kernel() -> Callable[..., None] | None:
+    """``_pair_histogram`` compiled by numba, or None without it."""
+    try:
+        from numba import njit  # noqa: PLC0415 — optional: only where the repro extra is installed
+    except ImportError:  # the kernel is optional: torch.histc gives the same bins, slowly
+        return None
+    return njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")(_pair_histogram)
+
+
+_pair_kernel = _compiled_pair_kernel()
 
 
 def backend() -> str:
@@ -114,11 +116,14 @@ def histogram_cpu(flat: Any, lo: float, hi: float) -> np.ndarray:
             return _count(x, lo, hi)
         # As many threads as torch uses for the training step itself (the kernel releases the GIL).
         chunks = np.array_split(x, parts)
-        return sum(_thread_pool().map(_count, chunks, [lo] * parts, [hi] * parts))
+        return np.sum(list(_thread_pool().map(_count, chunks, [lo] * parts, [hi] * parts)), axis=0)
     return torch.histc(flat, bins=NUM_BINS, min=lo, max=hi).to(torch.int64).numpy()
 
 
 def _count(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Counts by the compiled kernel: ``histogram_cpu`` calls this only when numba compiled it."""
+    if _pair_kernel is None:
+        raise RuntimeError("the numba histogram kernel is not available")
     scalar = x.dtype.type
     out = np.zeros(NUM_BINS, np.int64)
     _pair_kernel(x, scalar(lo), scalar(hi), np.zeros(NUM_BINS * NUM_BINS, np.int64), out)
@@ -176,7 +181,7 @@ class PendingBatch:
         table = self.counts.numpy() if self.counts is not None else None
         out = list(self.ready)
         for key, lo, hi, finite, row, nan, inf, zeros in self.rows:
-            counts = None if row is None else np.rint(table[row]).astype(np.int64)
+            counts = None if row is None or table is None else np.rint(table[row]).astype(np.int64)
             out.append(TensorSummary(key, lo, hi, finite, counts, nan, inf, zeros))
         return out
 
@@ -196,10 +201,10 @@ def summarise_device(items: list[tuple[str, Any]]) -> PendingBatch:
     device = live[0][1].device
     ranges = torch.empty((len(live), 2), dtype=torch.float64, device=device)
     for i, (_, flat, _) in enumerate(live):
-        lo, hi = torch.aminmax(flat)
-        ranges[i, 0], ranges[i, 1] = lo, hi  # device-side copies: no sync
+        lo_t, hi_t = torch.aminmax(flat)
+        ranges[i, 0], ranges[i, 1] = lo_t, hi_t  # device-side copies: no sync
     host_ranges = ranges.cpu().tolist()  # the one host synchronisation
-    histograms = []
+    histograms: list[torch.Tensor] = []
     for (key, flat, zeros), (lo, hi) in zip(live, host_ranges, strict=True):
         nan = inf = 0
         if not (math.isfinite(lo) and math.isfinite(hi)):

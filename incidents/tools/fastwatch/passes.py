@@ -88,7 +88,7 @@ class BackwardPasses:
 
     def _grad_hook(self, index: int, grad: Any) -> None:
         current = self.current
-        if current is not None and current.logging:
+        if current is not None and current.logging and self._on_grad is not None:
             started = time.perf_counter()
             self._on_grad(current, index, grad)
             self.seconds += time.perf_counter() - started

@@ -86,4 +86,5 @@ def to_wandb(summary: TensorSummary) -> Any:
     """The ``wandb.Histogram`` for a summary that has one."""
     import wandb
 
-    return wandb.Histogram(np_histogram=histogram_lists(summary))
+    counts, edges = histogram_lists(summary)
+    return wandb.Histogram(np_histogram=(np.asarray(counts), np.asarray(edges)))

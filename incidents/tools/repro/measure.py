@@ -173,7 +173,7 @@ class WandbHookTimer(HookTimer):
             self.calls += 1
             if not self._in_forward_hook:
                 self.add(elapsed)
-                if self.measuring:
+                if self.measuring and self.cpu_seconds is not None:
                     self.cpu_seconds += time.thread_time() - cpu
             if self.measuring:
                 cost = self.per_tensor.get(name)
@@ -186,11 +186,13 @@ class WandbHookTimer(HookTimer):
         start, cpu = time.perf_counter(), time.thread_time()
         self._in_forward_hook = True
         try:
+            if self._forward_hook is None:  # installed only in place of wandb's hook
+                return None
             return self._forward_hook(module, inputs, output)
         finally:
             self._in_forward_hook = False
             self.add(time.perf_counter() - start)
-            if self.measuring:
+            if self.measuring and self.cpu_seconds is not None:
                 self.cpu_seconds += time.thread_time() - cpu
 
     def close(self) -> None:

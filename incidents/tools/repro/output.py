@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from incidents.tools.repro import measure
-from incidents.tools.repro.settings import PROFILE_DIR, ModeResult, ReproSettings
+from incidents.tools.repro.settings import PROFILE_DIR, ModeResult, ReproSettings, Round
 
 SCHEMA_NAME = "hourtab.repro.profile"
 SCHEMA_VERSION = 1
@@ -69,9 +69,9 @@ SPARE_CORE_NOTE = ("fastwatch computes histograms on a worker thread: it needs a
                    "clock ratio rises; compare the CPU-time ratio beside the wall ratio.")
 
 
-def _rounds_summary(rounds: list[dict[str, float]]) -> dict[str, Any]:
+def _rounds_summary(rounds: list[Round]) -> dict[str, Any]:
     """Per-mode median and spread over interleaved rounds, with total wall and process CPU time."""
-    medians = [r["median_step_s"] for r in rounds if r.get("median_step_s") is not None]
+    medians = [m for r in rounds if (m := r["median_step_s"]) is not None]
     return {"rounds": rounds,
             "round_median_step_s": statistics.median(medians) if medians else None,
             "round_spread_s": (max(medians) - min(medians)) if len(medians) > 1 else None,

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from incidents.tools.repro.model import ModelSpec
 from incidents.tools.repro.modes import Mode
+
+
+class Round(TypedDict):
+    """One interleaved round of a mode: its median step (None without timed steps), wall and CPU time."""
+
+    median_step_s: float | None
+    wall_s: float
+    cpu_s: float
 
 DEFAULT_PROJECT_STEPS = 11_250
 #: Folder under ``--out`` that holds the kept torch.profiler capture.
@@ -61,4 +69,4 @@ class ModeResult:
     complete: bool = False
     phase_timer: str = "host-clock"
     #: Per round: median step, wall and process CPU seconds of the measured steps.
-    rounds: list[dict[str, float]] = field(default_factory=list)
+    rounds: list[Round] = field(default_factory=list)

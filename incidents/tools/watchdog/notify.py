@@ -95,6 +95,8 @@ def post(parts: SplitResult, body: bytes, timeout: float = WEBHOOK_TIMEOUT,
          max_response: int = MAX_RESPONSE) -> str | None:
     """POST ``body`` once; None when the webhook answered 2xx, else why the alert was not delivered."""
     where = _where(parts)
+    if not parts.hostname:
+        return f"{where}: no host to post to"
     if parts.scheme == "https":
         connection: http.client.HTTPConnection = http.client.HTTPSConnection(
             parts.hostname, parts.port, timeout=timeout, context=ssl.create_default_context())

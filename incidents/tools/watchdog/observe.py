@@ -63,7 +63,7 @@ def process_cores(run: Any) -> tuple[float | None, int]:
     W&B's ``system.cpu`` is the process's CPU percent ÷ the machine's logical CPU count (psutil), sampled
     every 15 s by default; samples taken between the first and the last logged step count.
     """
-    system, history = getattr(run, "system", None), getattr(run, "history", None)
+    system, history = run.system, run.history
     env = getattr(run, "environment", None) or {}
     count = env.get("cpu_count_logical") or env.get("cpu_count")
     if system is None or "system.cpu" not in system.columns or not isinstance(count, int) or count < 1:
@@ -139,7 +139,7 @@ def own_steps_share(run: Any, stats: Any) -> tuple[float | None, str | None]:
     Histograms land on the step whose backward pass computed them, so a step that logged some took
     their cost and one that did not is the step without watch. Needs ``MIN_OWN_STEPS`` of each.
     """
-    history = getattr(run, "history", None)
+    history = run.history
     if stats.empty or history is None or "step_time_s" not in history.columns:
         return None, None
     times = pd.to_numeric(history["step_time_s"], errors="coerce").dropna()
@@ -157,10 +157,10 @@ def own_steps_share(run: Any, stats: Any) -> tuple[float | None, str | None]:
 
 def observe(run: Any, calibration: Calibration) -> Observation:
     """Apply the watch-overhead rule to ``run`` as it stands, with an estimated watch share."""
-    stats = signals.histogram_stats(getattr(run, "histograms", None))
+    stats = signals.histogram_stats(run.histograms)
     interval = signals.histogram_interval(stats["step"].to_numpy()) if not stats.empty else None
     step_s, _ = signals.mean_step_time(run)
-    system = getattr(run, "system", None)
+    system = run.system
     device = "cuda" if signals.gpu_columns(system) else "cpu"
     if "fastwatch/step" in run.history.columns:
         # incidents.tools.fastwatch logs the same histograms at a fraction of wandb.watch's cost: the
@@ -172,7 +172,7 @@ def observe(run: Any, calibration: Calibration) -> Observation:
         if share is None and missing is None:
             share, source = _estimate_share(run, stats, calibration, interval, step_s, device)
     facts = signals.profile_facts({"watch_share": share, "share_is_estimate": True}, source) \
-        if share is not None else None
+        if share is not None and source is not None else None
     finding = watch_overhead(Subject(run, stats, None, facts))
     if missing:
         finding.evidence["watch_share_unavailable"] = missing

@@ -17,6 +17,7 @@ from incidents.writeups.report import figures as fmt
 from incidents.writeups.report import postmortem as pm
 from incidents.writeups.report.environment import environment_line
 from incidents.writeups.report.inputs import ReportInput
+from incidents.writeups.report.kpis import Comparison, Kpi, VerificationRow
 
 SECTION_TITLES = {"summary": "Summary", "impact": "Impact", "detection": "Detection",
                   "root_cause": "Root cause", "went_well": "What went well", "went_wrong": "What went wrong",
@@ -61,9 +62,9 @@ class Attribution:
 class Report:
     inputs: ReportInput
     environment: str
-    kpis: list[kpis.Kpi]
-    verification: list[kpis.VerificationRow]
-    comparison: kpis.Comparison
+    kpis: list[Kpi]
+    verification: list[VerificationRow]
+    comparison: Comparison
     findings: list[Finding]
     diagnosed_run: str
     timeline: list[timeline.Event]
@@ -112,7 +113,7 @@ def _attribution(profile, run: Any) -> Attribution:
     attribution.watch = watch.text() + (f", {watch.histograms_per_logging_step} histograms per logging step"
                                         if watch.histograms_per_logging_step else "")
     if run is not None:
-        stats = signals.histogram_stats(getattr(run, "histograms", None))
+        stats = signals.histogram_stats(run.histograms)
         differs = setup.signature_mismatch(setup.run_signature(run, stats), signature,
                                            setup.run_watch(stats, "run"), watch)
         if differs:

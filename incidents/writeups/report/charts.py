@@ -121,8 +121,8 @@ def draw_gpu_utilisation(runs: list[tuple[str, Any]]):
     """(figure or None, sources, runs without a drawable series): a line needs two samples or more."""
     series, sources, absent = [], [], []
     for role, run in runs:
-        cols = signals.gpu_columns(getattr(run, "system", None))
-        frame = run.system if cols else None
+        cols = signals.gpu_columns(run.system)
+        frame = run.system
         values = frame[cols].mean(axis=1).to_numpy(dtype="float64") if cols else np.array([])
         if _finite_points(values) < 2:
             absent.append(f"{role} run {fmt.run_label(run)}" + (f" ({_finite_points(values)} GPU sample)"
@@ -154,7 +154,7 @@ def gpu_utilisation(runs: list[tuple[str, Any]]) -> Chart:
 
 
 def _step_times(run: Any) -> np.ndarray:
-    history = getattr(run, "history", None)
+    history = run.history
     if history is None or "step_time_s" not in history.columns:
         return np.array([])
     values = pd.to_numeric(history["step_time_s"], errors="coerce").to_numpy(dtype="float64")
@@ -198,7 +198,7 @@ def draw_step_times(runs: list[tuple[str, Any]], profile_modes: list[dict[str, A
         ax.hist(values * factor, bins=bins, histtype="step" if role != "incident" else "stepfilled",
                 alpha=0.9 if role != "incident" else 0.35, linestyle=STYLES.get(role, "-"), linewidth=1.2,
                 color=COLOURS.get(role), label=_plain(label))
-        if median is not None and not median.missing:
+        if median is not None and median.value is not None:
             ax.axvline(median.value * factor, color=COLOURS.get(role), linestyle=(0, (2, 2)), linewidth=1.0)
     ax.set_xscale("log")
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
@@ -215,7 +215,8 @@ def draw_step_times(runs: list[tuple[str, Any]], profile_modes: list[dict[str, A
     sources = [s[3] for s in series]
     if marked:
         # A median read from elsewhere than the series drawn (a summary, a profile) is cited as such.
-        elsewhere = [s[4].source for s in marked if s[3].split(" · ")[-1] not in s[4].source]
+        elsewhere = [median.source for _, _, _, source, median in marked
+                     if median is not None and source.split(" · ")[-1] not in median.source]
         sources.append("dotted lines: each run's median step time, as in the key figures"
                        + (" (" + "; ".join(elsewhere) + ")" if elsewhere else ""))
     return fig, sources
@@ -234,7 +235,7 @@ def draw_metric(runs: list[tuple[str, Any]], column: str | None = None, ylabel: 
     (``column=None``: each run's training loss)."""
     series, absent = [], []
     for role, run in runs:
-        history = getattr(run, "history", None)
+        history = run.history
         name = column if column is not None else signals.loss_column(history)
         if name is None or history is None or name not in history.columns:
             absent.append(f"{role} run {fmt.run_label(run)}")
@@ -271,7 +272,7 @@ def finding_metrics(runs: list[tuple[str, Any]], fired: list[Any]) -> list[Chart
     """The metric each fired finding is about (a collapsed accuracy, a stalled loss), when it is not the
     training loss already charted: a verdict's evidence is drawn, not only told."""
     charts, seen = [], set()
-    losses = {signals.loss_column(getattr(run, "history", None)) for _, run in runs}
+    losses = {signals.loss_column(run.history) for _, run in runs}
     for finding in fired:
         column = (finding.evidence or {}).get("metric")
         if not isinstance(column, str) or column in seen or column in losses:

@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from incidents.evidence.wandb.evidence import RunEvidence
+
 
 @dataclass(frozen=True)
 class RunInput:
     role: str                 # incident | baseline | fixed
-    run: Any                  # RunEvidence
+    #: Empty in inputs made for a cache key only (``report_input(with_runs=False)``): ``ref`` names the run.
+    run: RunEvidence
     #: A stable identity of the parsed evidence (stored id + content hash), for the cache key.
     ref: str = ""
 
@@ -85,11 +88,11 @@ class ReportInput:
     gpu_hour_price: Decimal | None = None
     currency: str = "USD"
 
-    def run(self, role: str) -> Any | None:
+    def run(self, role: str) -> RunEvidence | None:
         return next((r.run for r in self.runs if r.role == role), None)
 
     @property
     def profile(self) -> ProfileInput | None:
         """The profile used for diagnosis: our profile.json first (it has per-mode figures)."""
         ours = [p for p in self.profiles if p.document.get("modes")]
-        return (ours or list(self.profiles) or [None])[0]
+        return next(iter(ours or self.profiles), None)

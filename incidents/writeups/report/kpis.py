@@ -101,6 +101,7 @@ def compare(inputs: ReportInput, subject: Any = None) -> Comparison:
     figures = {r.role: q.RunFigures.of(r.role, r.run, inputs.profile, inputs.fix_after) for r in inputs.runs}
     none = missing("no run")
     before = inputs.run("incident")
+    role: str | None
     after, role = inputs.run("fixed"), "fixed"
     if after is None:
         after, role = inputs.run("baseline"), "baseline"
@@ -135,7 +136,7 @@ def whole_run(cmp: Comparison) -> tuple[float, float, int, str] | None:
     run = cmp.before
     span = signals.training_span(run) if run is not None else None
     ref = cmp.reference_figure
-    if span is None or not cmp.comparable or ref.missing:
+    if span is None or not cmp.comparable or ref.value is None:
         return None
     seconds, first, last, source = span
     intervals = last - first

@@ -156,7 +156,7 @@ def _method(notes: _Notes, inputs: ReportInput, cmp: Comparison, subject: Any, u
     at = getattr(diagnosed, "at", None)
     date = f" {at:%-d %B %Y}" if at else ""
     when = diagnosed.figure.source if at else ""
-    if baseline is not None and watched and cmp.comparable and len(getattr(baseline, "histograms", [])) == 0:
+    if baseline is not None and watched and cmp.comparable and len(baseline.histograms) == 0:
         figures = cmp.figures["baseline"]
         took = f": {figures.span.text} training span" if not figures.span.missing else ""
         per = f", {figures.step.text}/step median" if not figures.step.missing else ""
@@ -226,7 +226,7 @@ def _result(notes: _Notes, cmp: Comparison, fired: list[Finding]) -> None:
         return
     watch = next((f for f in fired if f.rule == "watch_overhead"), None)
     predicted = watch.evidence.get("predicted_step_s") if watch else None
-    if predicted:
+    if watch is not None and predicted:
         what = "measured" if watch.evidence.get("predicted_source") == watch.evidence.get("baseline_source") \
             else "estimated"
         notes.add(f"expected {fmt.step_time(predicted)} per step once fixed ({what}: "

@@ -101,7 +101,9 @@ def _entries(inputs: ReportInput, phases: tuple[str, ...], last: bool) -> Iterat
 def _profile_baseline(inputs: ReportInput) -> Iterator[Candidate]:
     """The profile's run without watch, dated by its W&B run folder's name."""
     profile = inputs.profile
-    for mode in (profile.document.get("modes") or []) if profile is not None else []:
+    if profile is None:
+        return
+    for mode in profile.document.get("modes") or []:
         folder = str(((mode or {}).get("wandb_run") or {}).get("dir") or "") if isinstance(mode, dict) else ""
         match = re.search(r"run-(\d{8})_(\d{6})", folder)
         if mode.get("kind") == "baseline" and match:
@@ -116,7 +118,8 @@ def _candidates(inputs: ReportInput, name: str) -> Iterator[Candidate]:
         yield from _entries(inputs, ("investigation",), last=False)
         yield from _entries(inputs, tuple({e.phase for e in inputs.entries}), last=False)
     elif name == "diagnosed":
-        if inputs.run("baseline") is not None and not len(getattr(inputs.run("baseline"), "histograms", ())):
+        baseline = inputs.run("baseline")
+        if baseline is not None and not len(baseline.histograms):
             yield from _run_time(inputs, "baseline", "ended")
         yield from _profile_baseline(inputs)
         yield from _entries(inputs, ("investigation",), last=True)

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from incidents.diagnosis import quality, signals
+from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report.figures import Figure, missing
 
@@ -60,7 +61,7 @@ def wall_time(run: Any) -> Figure:
 
 
 def has_gpu_metrics(run: Any) -> bool:
-    return bool(signals.gpu_columns(getattr(run, "system", None)))
+    return bool(signals.gpu_columns(run.system))
 
 
 def gpu(run: Any) -> Figure:
@@ -78,7 +79,7 @@ def gpu(run: Any) -> Figure:
 
 def ratio(numerator: Figure, denominator: Figure) -> Figure | None:
     """``numerator ÷ denominator`` with both sources, or ``None`` when either is missing."""
-    if numerator.missing or denominator.missing or not denominator.value:
+    if numerator.value is None or not denominator.value:
         return None
     value = numerator.value / denominator.value
     return Figure(f"{value:.2f}×", f"{numerator.source} ÷ {denominator.source}", value)
@@ -99,17 +100,18 @@ class Outcome:
 
     @property
     def same(self) -> bool | None:
-        if self.before.missing or self.after.missing:
+        before, after = self.before.value, self.after.value
+        if before is None or after is None:
             return None
-        scale = max(abs(self.before.value), abs(self.after.value), 1e-12)
-        return abs(self.before.value - self.after.value) <= 0.01 * scale
+        scale = max(abs(before), abs(after), 1e-12)
+        return abs(before - after) <= 0.01 * scale
 
 
-def _metric(run: Any, prefer: str | None = None) -> str | None:
+def _metric(run: RunEvidence | None, prefer: str | None = None) -> str | None:
     """The outcome metric: ``prefer`` when the run has it, else a held-out one, else accuracy, else the loss."""
-    history = getattr(run, "history", None)
-    if history is None or history.empty:
+    if run is None or run.history.empty:
         return None
+    history = run.history
     if prefer and prefer in history.columns:
         return prefer
     for column, _ in quality.held_out_metrics(history):
@@ -124,7 +126,7 @@ def _metric(run: Any, prefer: str | None = None) -> str | None:
 def last_value(run: Any, column: str | None) -> Figure:
     if run is None:
         return missing("no run attached")
-    history = getattr(run, "history", None)
+    history = run.history
     if column is None or history is None or column not in history.columns:
         return missing("no loss or accuracy metric" if column is None else f"{column}: not logged")
     values = pd.to_numeric(history[column], errors="coerce").dropna()
@@ -146,7 +148,7 @@ _LOG_FREQ = re.compile(r"log_freq\s*=\s*(\d+)")
 
 
 def _steps_logged(run: Any) -> int:
-    history = getattr(run, "history", None)
+    history = run.history
     return int(history.index.max()) + 1 if history is not None and len(history.index) else 0
 
 
@@ -169,7 +171,7 @@ def logging_reached(run: Any, profile: Any = None, fix_after: str = "") -> Figur
             steps = _steps_logged(run)
             return Figure("never reached a logging step (" + (f"{steps:,} steps logged, " if steps else "")
                           + f"log_freq={mode['log_freq']})", source, 0.0)
-    if len(getattr(run, "histograms", ())):
+    if len(run.histograms):
         return Figure("reached a logging step", f"run {label} · watch histograms", 1.0)
     match = _LOG_FREQ.search(fix_after or "")
     steps = _steps_logged(run)

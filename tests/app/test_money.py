@@ -237,3 +237,21 @@ def test_the_migration_adds_and_drops_the_money_columns_keeping_the_rows(empty_u
     assert {"fee", "currency", "hourly_rate"} <= {c["name"] for c in inspect(engine).get_columns("retainer_terms")}
     assert {"amount", "currency"} <= {c["name"] for c in inspect(engine).get_columns("retainer_credits")}
     engine.dispose()
+
+
+def test_the_api_ledger_of_a_priced_retainer_matches_the_openapi_file(app, client, priced):
+    from hourtab.core import apitokens
+    from hourtab.retainers.models import Retainer
+    from tests.app.api_schema import check
+
+    currency, token = priced
+    with app.app_context():
+        db = get_db()
+        retainer = db.query(Retainer).one()
+        with transaction(db):
+            _, secret = apitokens.create(db, retainer.account_id, "script")
+        rid = retainer.id
+    body = check(client.get(f"/api/v1/retainers/{rid}/ledger", headers={"Authorization": f"Bearer {secret}"}),
+                 "/api/v1/retainers/{retainer_id}/ledger", 200)
+    assert body["ledger"]["current"]["money"]["currency"] == currency
+    assert body["ledger"]["periods"] == json.loads(client.get(f"/h/{token}.json").data)["periods"]

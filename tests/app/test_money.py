@@ -229,6 +229,7 @@ def test_the_migration_adds_and_drops_the_money_columns_keeping_the_rows(empty_u
     engine = make_engine(empty_url)
     columns = {c["name"] for c in inspect(engine).get_columns("retainers")}
     assert "fee" not in columns and "allotment_s" in columns
+    assert "invoices" not in inspect(engine).get_table_names()
     with engine.connect() as c:
         assert c.execute(text("SELECT email FROM accounts")).scalars().all() == ["ada@example.com"]
     engine.dispose()
@@ -236,6 +237,7 @@ def test_the_migration_adds_and_drops_the_money_columns_keeping_the_rows(empty_u
     engine = make_engine(empty_url)
     assert {"fee", "currency", "hourly_rate"} <= {c["name"] for c in inspect(engine).get_columns("retainer_terms")}
     assert {"amount", "currency"} <= {c["name"] for c in inspect(engine).get_columns("retainer_credits")}
+    assert {"invoices", "invoice_profiles", "invoice_clients"} <= set(inspect(engine).get_table_names())
     engine.dispose()
 
 

@@ -165,3 +165,14 @@ def invoice_view(session: Session, account: Account, invoice_id: int, now: dt.da
                        client_name=client.name if client else retainer.client,
                        client_address=client.address if client else "", client_tax_id=client.tax_id if client else "",
                        figures=figures, revision=latest if number > invoice.issued_revision else None)
+
+
+def invoice_months(session: Session, account: Account, retainer_id: int,
+                   now: dt.datetime | None = None) -> list[tuple[str, Invoice | None]]:
+    """The retainer's closed statement months, newest first, each with its invoice if issued."""
+    retainer = retainers.get_retainer(session, account, retainer_id)
+    ledger = retainers.retainer_ledger(session, retainer, now or dt.datetime.now(dt.UTC), text=False)
+    open_months = {p.period.month_key for p in ledger.periods if p.is_open}
+    months = sorted({p.period.month_key for p in ledger.periods} - open_months, reverse=True)
+    issued = {i.month: i for i in list_invoices(session, account, retainer_id)}
+    return [(month, issued.get(month)) for month in months]

@@ -48,12 +48,16 @@ def worth(seconds: int, rate: str, currency: str) -> Decimal:
     return coins(Decimal(seconds) * Decimal(rate) / HOUR, currency)
 
 
-def money_retainer(app, currency: str) -> str:
+def money_retainer(app, currency: str, email: str = "ada@example.com") -> str:
+    """A retainer priced in ``currency`` with ``ENTRIES`` and a top-up bought in December; its token.
+    The account is made unless one with ``email`` exists (a signed-up consultant)."""
+    from hourtab.core.accounts import find_account
+
     fee, rate, over, topup = PRICES[currency]
     app.config["HOURS_CLOCK"] = lambda: NOW
     with app.app_context():
         db = get_db()
-        account = make_account(db, "ada@example.com", "pro", display_name="Ada Consultant")
+        account = find_account(db, email) or make_account(db, email, "pro", display_name="Ada Consultant")
         with transaction(db):
             upload = Upload(account_id=account.id, filename="x.csv", size_bytes=0, sha256="0" * 64)
             db.add(upload)

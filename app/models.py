@@ -9,6 +9,7 @@ from hourtab.core import (  # noqa: F401
     sessions,
 )
 from hourtab.core.db import Base
+from hourtab.invoices import models as invoice_models  # noqa: F401
 from hourtab.retainers import models as retainer_models  # noqa: F401
 from hourtab.sync import models as sync_models  # noqa: F401
 from hourtab.timesheets import models as timesheet_models  # noqa: F401

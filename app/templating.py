@@ -11,6 +11,7 @@ import re
 from flask import Flask
 from markupsafe import Markup, escape
 
+from hourtab.money import format_money
 from hourtab.retainers.presentation import format_clock, format_hours
 
 #: A figure and its unit: "12.5 h", "0:40 h", "130/h", "130 / h".
@@ -27,7 +28,9 @@ def keep_units(text: object) -> Markup:
 
 
 def register(app: Flask) -> None:
-    """The filters every page may use: ``units``, ``clock`` (0:40) and ``hours`` (0.67)."""
+    """The filters every page may use: ``units``, ``clock`` (0:40), ``hours`` (0.67) and ``money``
+    (``{{ amount|money(currency) }}`` → €3,000.00)."""
     app.add_template_filter(keep_units, "units")
     app.add_template_filter(format_clock, "clock")
     app.add_template_filter(format_hours, "hours")
+    app.add_template_filter(format_money, "money")

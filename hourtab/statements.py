@@ -16,10 +16,12 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.documents import PdfMeta, meta_tags, render, render_pdf
 from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.money import format_money
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import periods_through
 from hourtab.retainers.presentation import hours_formatter, unit_label
+from hourtab.retainers.pricing import price_period
 from hourtab.retainers.report import RetainerInfo, entry_lines
 from hourtab.timesheets.models import TimeEntry
 
@@ -97,6 +99,9 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
         "statement.html", meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
         h=hours_formatter(info.hours_unit), unit=unit_label(info.hours_unit), total_s=sum(e.duration_s for e in lines),
         total_rounded_s=sum(e.rounded_s for e in lines), revised=revised, as_of=stamp,
+        money={b.period.start: price_period(b, ledger.period_credits(i)) for i, b in zip(indices, balances,
+                                                                                           strict=True)},
+        fm=format_money,
         team=len({e.person for e in lines if e.person}) > 1)
 
 

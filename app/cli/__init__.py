@@ -16,7 +16,8 @@ from app.cli.errors import HourTabGroup
 
 #: Topic modules whose ``commands`` lists are added to the group, in ``--help`` order.
 TOPIC_MODULES = ("app.cli.timesheets", "app.cli.entries", "app.cli.sync", "app.cli.retainers", "app.cli.wandb", "app.cli.repro",
-                 "app.cli.incidents", "app.cli.audit", "app.cli.watchdog", "app.cli.worker", "app.cli.tokens")
+                 "app.cli.incidents", "app.cli.audit", "app.cli.watchdog", "app.cli.worker", "app.cli.tokens",
+                 "app.cli.invoices")
 
 
 @click.group(cls=HourTabGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -16,10 +16,11 @@ from hourtab.core import accounts
 from hourtab.core.db import transaction
 from hourtab.core.errors import NotFound
 from hourtab.retainers import changes, service, versions
+from hourtab.retainers.currency import check_currency, parse_amount
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.periods import local_date
-from hourtab.retainers.terms import Rollover, Rounding, Terms, hours_to_seconds
+from hourtab.retainers.terms import InvalidTerms, Overage, Rollover, Rounding, Terms, hours_to_seconds
 
 YES_HINT = "run it again with --yes to apply it"
 
@@ -39,8 +40,10 @@ def _date(value: str | None, what: str) -> dt.date | None:
 
 
 def edited_terms(current: Terms, hours: str | None, period: str | None, reset_day: int | None, start: str | None,
-                 timezone: str | None, rollover_cap: str | None, rounding: str | None) -> Terms | None:
-    """``current`` with the given options replaced (``None`` when none is given)."""
+                 timezone: str | None, rollover_cap: str | None, rounding: str | None,
+                 money: dict[str, str | None] | None = None) -> Terms | None:
+    """``current`` with the given options replaced (``None`` when none is given); ``money``: the
+    ``fee``, ``rate``, ``overage_rate`` and ``currency`` options as typed."""
     given = {"allotment_s": hours_to_seconds(hours, "hours per period") if hours is not None else None,
              "period": period, "reset_day": reset_day, "start": _date(start, "--start"), "timezone": timezone}
     changed: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
@@ -48,7 +51,28 @@ def edited_terms(current: Terms, hours: str | None, period: str | None, reset_da
         changed.update(rollover=Rollover.CAP, rollover_cap_s=hours_to_seconds(rollover_cap, "the rollover cap"))
     if rounding is not None:
         changed["rounding"] = Rounding(int(rounding), current.rounding.mode, current.rounding.minimum_min)
+    changed.update(edited_money(current, money or {}))
     return replace(current, **changed) if changed else None
+
+
+def edited_money(current: Terms, money: dict[str, str | None]) -> dict[str, Any]:
+    """The money options given, each amount read in the currency given or the current one."""
+    if all(v is None for v in money.values()):
+        return {}
+    currency = money.get("currency") or current.currency
+    if currency is None:
+        raise InvalidTerms("A fee or a rate needs its currency: add --currency (an ISO 4217 code such as EUR).")
+    currency = check_currency(currency)
+    changed: dict[str, Any] = {"currency": currency}
+    for option, name in (("fee", "fee"), ("rate", "hourly_rate"), ("overage_rate", "overage_rate")):
+        if money.get(option) is not None:
+            changed[name] = parse_amount(money[option], currency, name.replace("_", " "))
+    if money.get("overage_rate") is not None:
+        changed["overage"] = Overage.BILL
+    for name in ("fee", "hourly_rate"):  # amounts kept from before must fit a new currency's minor unit
+        if name not in changed and getattr(current, name) is not None:
+            changed[name] = parse_amount(getattr(current, name), currency, name.replace("_", " "))
+    return changed
 
 
 def edited_rules(current: MatchRules, clients: tuple[str, ...], projects: tuple[str, ...],
@@ -81,6 +105,10 @@ def _print(preview: changes.ChangePreview, as_json: bool, applied: bool, retaine
 @click.option("--rollover-cap", default=None, help="Carry unused hours over, up to this many hours.")
 @click.option("--rounding", type=click.Choice(["0", "6", "15", "30"]), default=None,
               help="Round each entry up to this many minutes (0 = none).")
+@click.option("--fee", default=None, help="What a period costs, e.g. 3000 (from --effective-from on).")
+@click.option("--rate", default=None, help="What an hour is worth, e.g. 150 (from --effective-from on).")
+@click.option("--overage-rate", default=None, help="Hours over are billed at this rate (sets overage to bill).")
+@click.option("--currency", default=None, help="ISO 4217 code of the fee and rates, e.g. EUR, USD, JPY.")
 @click.option("--match-client", "match_clients", multiple=True,
               help="Count entries of this client (repeatable; replaces the clients; '' clears them).")
 @click.option("--match-project", "match_projects", multiple=True,
@@ -92,7 +120,8 @@ def _print(preview: changes.ChangePreview, as_json: bool, applied: bool, retaine
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", "applied", "preview"} as JSON.')
 def retainer_edit(retainer_id: int, email: str | None, name: str | None, client: str | None, hours: str | None,
                   period: str | None, reset_day: int | None, start: str | None, timezone: str | None,
-                  rollover_cap: str | None, rounding: str | None, match_clients: tuple[str, ...],
+                  rollover_cap: str | None, rounding: str | None, fee: str | None, rate: str | None,
+                  overage_rate: str | None, currency: str | None, match_clients: tuple[str, ...],
                   match_projects: tuple[str, ...], match_tags: tuple[str, ...], effective_from: str | None,
                   yes: bool, as_json: bool) -> None:
     """Change a retainer's names, terms or rules; a change to a closed period needs --yes."""
@@ -103,7 +132,8 @@ def retainer_edit(retainer_id: int, email: str | None, name: str | None, client:
         assert account is not None  # a retainer's account is removed with it (ON DELETE CASCADE)
         today = local_date(dt.datetime.now(dt.UTC), retainer.terms().tz)
         terms = edited_terms(versions.in_force(session, retainer, today), hours, period, reset_day, start,
-                             timezone, rollover_cap, rounding)
+                             timezone, rollover_cap, rounding,
+                             {"fee": fee, "rate": rate, "overage_rate": overage_rate, "currency": currency})
         rules = edited_rules(retainer.rules(), match_clients, match_projects, match_tags)
         since = _date(effective_from, "--effective-from")
         try:

@@ -14,6 +14,7 @@ from hourtab.retainers import service
 from hourtab.retainers.exports import period_json
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.presentation import format_hours, headline
+from hourtab.retainers.pricing import price_periods
 
 
 @click.group("retainer")
@@ -35,13 +36,17 @@ def retainer_group() -> None:
 @click.option("--rollover-cap", default=None, help="Carry unused hours over, up to this many hours.")
 @click.option("--rounding", type=click.Choice(["6", "15", "30"]), default=None,
               help="Round each entry up to this many minutes.")
+@click.option("--fee", default=None, help="What a period costs, e.g. 3000 (needs --currency).")
+@click.option("--rate", default=None, help="What an hour is worth, e.g. 150 (default: the fee over the hours).")
+@click.option("--overage-rate", default=None, help="Hours over are billed at this rate (sets overage to bill).")
+@click.option("--currency", default=None, help="ISO 4217 code of the fee and rates, e.g. EUR, USD, JPY.")
 @click.option("--match-client", "match_clients", multiple=True, help="Count entries of this client (repeatable).")
 @click.option("--match-project", "match_projects", multiple=True,
               help="Count only entries of this project (repeatable).")
 @click.option("--match-tag", "match_tags", multiple=True, help="Count only entries with this tag (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", "public_url"} as JSON.')
 def retainer_create(email, name, client, hours, period, reset_day, start, timezone, rollover_cap, rounding,
-                    match_clients, match_projects, match_tags, as_json) -> None:
+                    fee, rate, overage_rate, currency, match_clients, match_projects, match_tags, as_json) -> None:
     """Create a retainer (refused beyond the plan's limit) and print its public URL."""
     with cli_session() as cx:
         session = cx.session
@@ -50,7 +55,8 @@ def retainer_create(email, name, client, hours, period, reset_day, start, timezo
             terms = service.parse_terms(service.TermsInput(
                 hours=hours, start=start, period=period, reset_day=reset_day,
                 timezone=timezone or account.timezone or "UTC", rollover_cap=rollover_cap,
-                rounding=rounding or account.rounding_min or 0))
+                rounding=rounding or account.rounding_min or 0, fee=fee, hourly_rate=rate, currency=currency,
+                overage="bill" if overage_rate is not None else "carry", overage_rate=overage_rate))
             rules = MatchRules(clients=match_clients or (client,), projects=match_projects, tags=match_tags)
             retainer = service.create_retainer(session, account, name, client, terms, rules)
         url = cx.public_url(retainer.public_token)
@@ -96,7 +102,9 @@ def ledger_command(retainer_id: int, as_json: bool) -> None:
                 "id": retainer.id, "name": retainer.name, "client": retainer.client,
                 "public_url": cx.public_url(retainer.public_token), "headline": headline(ledger.current),
                 "terms": retainer.terms().describe(),
-                "periods": [period_json(p) for p in ledger.periods]}, indent=2, ensure_ascii=False))
+                "periods": [period_json(p, money=m) for p, m in zip(ledger.periods, price_periods(ledger),
+                                                                       strict=True)]},
+                indent=2, ensure_ascii=False))
             return
         click.echo(f"{retainer.name} · {retainer.client}\n{headline(ledger.current)}\n")
         cols = ("Period", "Opening", "Allot.", "Top-ups", "Adjust.", "Used", "Closing", "Expired", "Over",

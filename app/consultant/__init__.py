@@ -13,6 +13,7 @@ from app.consultant import (  # noqa: E402,F401  (registers the views)
     imports,  # noqa: E402,F401
     inbox,  # noqa: E402,F401
     incidents,  # noqa: E402,F401
+    invoices,  # noqa: E402,F401
     jobs,  # noqa: E402,F401
     retainers,
     tokens,  # noqa: E402,F401

@@ -60,6 +60,10 @@ class RetainerForm(FlaskForm):
                                   validators=[Optional(), Length(max=3)])
     overage = SelectField("Overage", choices=_choices(OVERAGES), default="carry")
     overage_rate = StringField("Overage rate per hour", validators=[Optional(), Length(max=20)])
+    fee = StringField("Fee per period", validators=[Optional(), Length(max=20)])
+    hourly_rate = StringField("Hourly rate (empty = the fee divided by the hours)",
+                              validators=[Optional(), Length(max=20)])
+    currency = StringField("Currency (ISO code, such as EUR)", validators=[Optional(), Length(max=3)])
     rounding = SelectField("Round each entry to", choices=_choices(ROUNDINGS), default="0")
     rounding_mode = SelectField("Rounding direction", choices=_choices(MODES), default="up")
     minimum = StringField("Minimum per entry (minutes)", default="0", validators=[Optional(), Length(max=3)])
@@ -76,6 +80,8 @@ class CreditForm(FlaskForm):
     on = DateField("Date", validators=[DataRequired()])
     hours = StringField("Hours (adjustments may be negative)", validators=[DataRequired(), Length(max=20)])
     reason = StringField("Reason (the client sees it)", validators=[DataRequired(), Length(max=500)])
+    amount = StringField("Price of a top-up (optional)", validators=[Optional(), Length(max=20)])
+    currency = StringField("Its currency (empty = the retainer's)", validators=[Optional(), Length(max=3)])
 
 
 class ActionForm(FlaskForm):
@@ -88,7 +94,8 @@ def _terms(form: RetainerForm):
         timezone=form.timezone.data, rollover=form.rollover.data, rollover_cap=form.rollover_cap.data,
         rollover_expiry_periods=form.rollover_expiry.data, overage=form.overage.data,
         overage_rate=form.overage_rate.data, rounding=form.rounding.data, rounding_mode=form.rounding_mode.data,
-        minimum=form.minimum.data))
+        minimum=form.minimum.data, fee=form.fee.data, hourly_rate=form.hourly_rate.data,
+        currency=form.currency.data))
 
 
 def _now() -> dt.datetime:
@@ -195,6 +202,9 @@ def _fill(form: RetainerForm, r, terms) -> None:
     form.rollover_expiry.data = str(terms.rollover_expiry_periods or "")
     form.overage.data = terms.overage.value
     form.overage_rate.data = str(terms.overage_rate) if terms.overage_rate is not None else ""
+    form.fee.data = str(terms.fee) if terms.fee is not None else ""
+    form.hourly_rate.data = str(terms.hourly_rate) if terms.hourly_rate is not None else ""
+    form.currency.data = terms.currency or ""
     form.rounding.data = str(terms.rounding.increment_min)
     form.rounding_mode.data = terms.rounding.mode.value
     form.minimum.data = str(terms.rounding.minimum_min)
@@ -338,7 +348,7 @@ def retainer_add_credit(retainer_id: int):
                            " ".join(e for errs in form.errors.values() for e in errs))
     with transaction(db):
         service.add_credit(db, db.merge(account()), retainer_id, form.kind.data, form.on.data, form.hours.data,
-                           form.reason.data)
+                           form.reason.data, amount=form.amount.data, currency=form.currency.data)
     flash("Saved; the client sees it with its reason.")
     return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
 

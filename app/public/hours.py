@@ -147,7 +147,9 @@ def _page_context(report: HoursReport, token: str) -> dict:
     past = [p for p in reversed(report.ledger.periods) if not p.is_open]
     tz = report.info.terms.tz
     # Hours in the consultant's unit come from the report (``r.fmt``); a session's own length is a clock.
+    money_of = dict(zip((p.period.start for p in report.ledger.periods), report.money, strict=False))
     return {"r": report, "cur": report.current, "past": past, "base": f"/h/{token}", "hm": format_clock,
+            "money_of": money_of, "priced": any(money_of.get(p.period.start) for p in past),
             "fmt_day": day_label, "fmt_time": lambda at: moment(at, tz), "cap": lambda s: s[:1].upper() + s[1:]}
 
 

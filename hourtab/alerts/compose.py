@@ -15,9 +15,12 @@ from sqlalchemy.orm import Session
 from hourtab.alerts.mail import Attachment, Mail
 from hourtab.alerts.models import AlertEvent, AlertSubscription
 from hourtab.core.accounts import Account
+from hourtab.money import format_money
 from hourtab.retainers import service as retainers
+from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import headline, hours_formatter
+from hourtab.retainers.pricing import price_period
 from hourtab.retainers.report import RetainerInfo
 
 LEADS = {
@@ -96,7 +99,7 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
     else:
         line = f"{h(facts['used_s'])} of {h(facts['available_s'])} h used" if "used_s" in facts else ""
     context = {"info": info, "lead": LEADS[event.alert], "page_url": page_url, "period": facts.get("period"),
-               "headline": line, "link": "", "link_text": ""}
+               "headline": line, "link": "", "link_text": "", "amounts": amounts_line(ledger, event)}
     attachments: tuple[Attachment, ...] = ()
     if event.alert == "period_closed":
         from hourtab.statements import statement_pdf
@@ -108,6 +111,27 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
         context.update(link=f"{public_url}{facts['path']}", link_text=facts.get("title", "Read it"))
     return Draft(subject(event, info.name), context, public_url, from_consultant(session, retainer, info),
                  attachments)
+
+
+def amounts_line(ledger: Ledger, event: AlertEvent) -> str:
+    """``Used: €1,875.00 · Remaining: €1,125.00`` for the alert's period ("" when it is sold in hours only):
+    the current period for the thresholds, the closed one for ``period_closed``."""
+    index = ledger.current_index
+    if event.alert == "period_closed":
+        found = [i for i, p in enumerate(ledger.periods) if p.period.label == event.facts.get("period")]
+        if not found:
+            return ""
+        index = found[0]
+    money = price_period(ledger.periods[index], ledger.period_credits(index))
+    if money is None:
+        return ""
+    parts = [] if money.fee is None else [f"Fee: {format_money(money.fee, money.currency)}"]
+    if money.used is not None and money.remaining is not None:
+        parts += [f"Used: {format_money(money.used, money.currency)}",
+                  f"Remaining: {format_money(money.remaining, money.currency)}"]
+    if money.overage:
+        parts.append(f"Overage to bill: {format_money(money.overage, money.currency)}")
+    return " · ".join(parts)
 
 
 def confirmation(session: Session, sub: AlertSubscription, retainer: Retainer, public_url: str,

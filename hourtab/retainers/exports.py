@@ -22,18 +22,28 @@ Schema ``hourtab.hours/1``::
                   "revised": null | {"on", "at", "revision", "reason", "was_used_seconds",
                                      "was_used_hours", "was_entries", "used_seconds", "used_hours",
                                      "entries"} (the latest revision of a closed period),
-                  "revisions": [the same objects, oldest first]}],
-     "credits": [{"kind": "topup" | "adjustment", "date", "hours", "seconds", "reason"}]}
+                  "revisions": [the same objects, oldest first],
+                  "money": null | {"currency", "fee", "rate", "rate_basis": "hourly_rate" | "fee",
+                                   "overage_rate", "used_amount", "remaining_amount", "overage_amount",
+                                   "topups_amount", "due_amount"}}],
+     "credits": [{"kind": "topup" | "adjustment", "date", "hours", "seconds", "reason",
+                  "amount": decimal string | null, "currency": code | null}]}
+
+Terms carry ``"money": null | {"currency", "fee", "hourly_rate", "overage_rate"}`` too. Amounts are
+decimal strings in the currency's minor unit (``"3000.00"``, ``"480000"`` for JPY).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from decimal import Decimal
 from typing import Any
 
+from hourtab.retainers.currency import quantize
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.presentation import format_hours
+from hourtab.retainers.pricing import PeriodMoney, entry_worth
 from hourtab.retainers.report import HoursReport, entry_lines
 from hourtab.retainers.terms import Terms
 
@@ -56,7 +66,24 @@ def revision_json(revision) -> dict[str, Any]:
             "entries": revision.entries}
 
 
-def period_json(balance: PeriodBalance, revisions: tuple = ()) -> dict[str, Any]:
+def _amount(value: Decimal | None) -> str | None:
+    return str(value) if value is not None else None
+
+
+def money_json(money: PeriodMoney | None) -> dict[str, Any] | None:
+    """One period's amounts (``pricing.PeriodMoney``) as decimal strings, or ``None``."""
+    if money is None:
+        return None
+    own_rate = money.rate is not None and money.rate == quantize(money.rate, money.currency)
+    rate = money.rate if money.rate is None or own_rate else money.rate.quantize(Decimal("0.0001"))
+    return {"currency": money.currency, "fee": _amount(money.fee), "rate": _amount(rate),
+            "rate_basis": "hourly_rate" if own_rate else "fee", "overage_rate": _amount(money.overage_rate),
+            "used_amount": _amount(money.used), "remaining_amount": _amount(money.remaining),
+            "overage_amount": _amount(money.overage), "topups_amount": _amount(money.topups),
+            "due_amount": _amount(money.due)}
+
+
+def period_json(balance: PeriodBalance, revisions: tuple = (), money: PeriodMoney | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"start": balance.period.start.isoformat(),
                            "last_day": balance.period.last_day.isoformat(),
                            "label": balance.period.label, "open": balance.is_open,
@@ -68,6 +95,7 @@ def period_json(balance: PeriodBalance, revisions: tuple = ()) -> dict[str, Any]
     out["billed_amount"] = str(balance.billed_amount) if balance.billed_amount is not None else None
     out["revisions"] = [revision_json(r) for r in revisions]
     out["revised"] = out["revisions"][-1] if revisions else None
+    out["money"] = money_json(money)
     return out
 
 
@@ -82,12 +110,16 @@ def terms_json(terms: Terms) -> dict[str, Any]:
         "overage_rate": str(terms.overage_rate) if terms.overage_rate is not None else None,
         "rounding": {"increment_minutes": terms.rounding.increment_min, "mode": terms.rounding.mode.value,
                      "minimum_minutes": terms.rounding.minimum_min},
-        "summary": terms.describe()}
+        "summary": terms.describe(),
+        "money": None if terms.currency is None else {
+            "currency": terms.currency, "fee": _amount(terms.fee), "hourly_rate": _amount(terms.hourly_rate),
+            "overage_rate": _amount(terms.overage_rate)}}
 
 
 def report_json(report: HoursReport) -> dict[str, Any]:
     terms, info, ledger = report.info.terms, report.info, report.ledger
-    current = period_json(ledger.current)
+    money = report.money or (None,) * len(ledger.periods)
+    current = period_json(ledger.current, money=money[ledger.current_index])
     f = report.forecast
     current.update({
         "headline": report.headline, "used_percent": report.percent,
@@ -105,9 +137,11 @@ def report_json(report: HoursReport) -> dict[str, Any]:
             "terms": terms_json(terms),
             "terms_history": [{"from": start.isoformat(), **terms_json(t)} for start, t in ledger.schedule]},
         "current": current,
-        "periods": [period_json(p, report.revisions.get(p.period.start, ())) for p in ledger.periods],
+        "periods": [period_json(p, report.revisions.get(p.period.start, ()), money[i])
+                    for i, p in enumerate(ledger.periods)],
         "credits": [{"kind": c.kind, "date": c.on.isoformat(), "hours": format_hours(c.seconds),
-                     "seconds": c.seconds, "reason": c.reason} for c in ledger.credits],
+                     "seconds": c.seconds, "reason": c.reason, "amount": _amount(c.amount),
+                     "currency": c.currency} for c in ledger.credits],
     }
 
 
@@ -116,22 +150,24 @@ def neutralise(cell: str) -> str:
     return "'" + cell if cell.startswith(FORMULA_START) else cell
 
 
-#: ``person`` came last, so programs that read the columns by position keep working.
+#: ``person`` came last, then the amount, so programs that read the columns by position keep working.
 CSV_HEADER = ("date", "start", "period", "project", "task", "description", "duration_hours",
-              "rounded_hours", "duration_seconds", "rounded_seconds", "person")
+              "rounded_hours", "duration_seconds", "rounded_seconds", "person", "amount", "currency")
 
 
 def entries_csv(ledger: Ledger) -> str:
     """Every counted entry, oldest first; text cells neutralised, figures exact; ``person`` is who did
-    the work where the export names people (a team's export), empty otherwise."""
+    the work where the export names people (a team's export), empty otherwise; ``amount`` the rounded
+    hours at their period's rate in ``currency`` (both empty for hours sold without a price)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
     labels = {i: p.period.label for i, p in enumerate(ledger.periods)}
     frame = ledger.entries
     for line, index in zip(entry_lines(ledger, frame), frame["period"], strict=True):
+        amount, currency = entry_worth(ledger, int(index), line.rounded_s)
         writer.writerow((line.day.isoformat(), line.start, labels[int(index)], neutralise(line.project),
                          neutralise(line.task), neutralise(line.description),
                          format_hours(line.duration_s), format_hours(line.rounded_s), line.duration_s,
-                         line.rounded_s, neutralise(line.person)))
+                         line.rounded_s, neutralise(line.person), _amount(amount) or "", currency or ""))
     return buf.getvalue()

@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hourtab.retainers import service
+from hourtab.retainers.currency import stored
 from hourtab.retainers.ledger import Credit, build_ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.presentation import headline, hours_formatter, moment, short_date
@@ -73,7 +74,7 @@ def _upload_of(session: Session, retainer_id: int) -> pd.Series:
 def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list[Credit]:
     rows = session.scalars(select(RetainerCredit).where(RetainerCredit.retainer_id == retainer.id,
                                                         RetainerCredit.created_at <= at))
-    return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id) for c in rows]
+    return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id, stored(c.amount, c.currency), c.currency) for c in rows]
 
 
 def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> list[FeedItem]:

@@ -38,6 +38,9 @@ class Credit:
     seconds: int
     reason: str
     id: int | None = None
+    #: What a top-up was bought for, in ``currency`` (``None``: hours given, not sold).
+    amount: Decimal | None = None
+    currency: str | None = None
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,9 @@ class Retainer(AccountOwned, Base):
     rounding_min: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     rounding_mode: Mapped[str] = mapped_column(String(8), nullable=False, default="up")
     minimum_min: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    fee: Mapped[Decimal | None] = mapped_column(Numeric(16, 4), nullable=True)
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
+    hourly_rate: Mapped[Decimal | None] = mapped_column(Numeric(16, 4), nullable=True)
     match_rules: Mapped[dict] = mapped_column(JSON, nullable=False)
     #: ``None`` while the public page is disabled; rotated by replacing it (old URL 404s at once).
     public_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
@@ -74,7 +77,8 @@ class Retainer(AccountOwned, Base):
             reset_day=self.reset_day, timezone=self.timezone, rollover=Rollover(self.rollover),
             rollover_cap_s=self.rollover_cap_s, rollover_expiry_periods=self.rollover_expiry_periods,
             overage=Overage(self.overage), overage_rate=self.overage_rate,
-            rounding=Rounding(self.rounding_min, RoundingMode(self.rounding_mode), self.minimum_min))
+            rounding=Rounding(self.rounding_min, RoundingMode(self.rounding_mode), self.minimum_min),
+            fee=self.fee, currency=self.currency, hourly_rate=self.hourly_rate)
 
     def rules(self) -> MatchRules:
         return MatchRules.from_json(self.match_rules)
@@ -104,6 +108,9 @@ class RetainerTerms(AccountOwned, Base):
     rounding_min: Mapped[int] = mapped_column(Integer, nullable=False)
     rounding_mode: Mapped[str] = mapped_column(String(8), nullable=False)
     minimum_min: Mapped[int] = mapped_column(Integer, nullable=False)
+    fee: Mapped[Decimal | None] = mapped_column(Numeric(16, 4), nullable=True)
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
+    hourly_rate: Mapped[Decimal | None] = mapped_column(Numeric(16, 4), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
 
     def terms(self, base: Terms) -> Terms:
@@ -111,7 +118,8 @@ class RetainerTerms(AccountOwned, Base):
         return replace(base, allotment_s=self.allotment_s, rollover=Rollover(self.rollover),
                        rollover_cap_s=self.rollover_cap_s, rollover_expiry_periods=self.rollover_expiry_periods,
                        overage=Overage(self.overage), overage_rate=self.overage_rate,
-                       rounding=Rounding(self.rounding_min, RoundingMode(self.rounding_mode), self.minimum_min))
+                       rounding=Rounding(self.rounding_min, RoundingMode(self.rounding_mode), self.minimum_min),
+                       fee=self.fee, currency=self.currency, hourly_rate=self.hourly_rate)
 
 
 class RetainerCredit(AccountOwned, Base):
@@ -126,6 +134,9 @@ class RetainerCredit(AccountOwned, Base):
     on_date: Mapped[dt.date] = mapped_column(Date, nullable=False)
     seconds: Mapped[int] = mapped_column(Integer, nullable=False)
     reason: Mapped[str] = mapped_column(String(500), nullable=False)
+    #: What a top-up was bought for, in ``currency`` (``None``: hours given, not sold).
+    amount: Mapped[Decimal | None] = mapped_column(Numeric(16, 4), nullable=True)
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), nullable=False, default=utcnow)
 
 

@@ -16,6 +16,7 @@ from hourtab.retainers.forecast import Forecast, forecast
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.periods import local_date
 from hourtab.retainers.presentation import headline, hours_formatter, used_percent
+from hourtab.retainers.pricing import price_periods
 from hourtab.retainers.terms import Terms
 
 
@@ -75,6 +76,8 @@ class HoursReport:
     chart_svg_narrow: str = ""
     #: Everyone the current period's entries name; the page has a person column when it is a team.
     people: tuple[str, ...] = ()
+    #: Each period's amounts (``pricing.PeriodMoney``, ``None`` for a period sold in hours only), in order.
+    money: tuple = ()
 
     @property
     def current(self):
@@ -84,6 +87,11 @@ class HoursReport:
         """The latest revision of the period starting on ``start``, or ``None``."""
         found = self.revisions.get(start)
         return found[-1] if found else None
+
+    @property
+    def current_money(self):
+        """The current period's amounts, or ``None`` when it is sold in hours only."""
+        return self.money[self.ledger.current_index] if self.money else None
 
     @property
     def fmt(self):
@@ -144,4 +152,5 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
         headline=headline(current, info.hours_unit), percent=used_percent(current),
         forecast=forecast(current, daily, today), chart_svg=wide, days=days, chart_svg_narrow=narrow,
-        people=tuple(sorted({line.person for line in lines if line.person})), revisions=revisions or {})
+        people=tuple(sorted({line.person for line in lines if line.person})), revisions=revisions or {},
+        money=tuple(price_periods(ledger)))

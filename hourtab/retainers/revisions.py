@@ -31,7 +31,8 @@ from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms
 from hourtab.retainers.periods import index_of, local_date, periods_through
 
-#: Retainer columns ``Retainer.terms()`` reads.
+#: Retainer columns ``Retainer.terms()`` reads for hours (a revision is about hours, never money: the
+#: money columns are left out, so this runs inside migrations older than them).
 TERMS_COLUMNS = ("id", "account_id", "timezone", "allotment_s", "start_date", "period", "reset_day", "rollover",
                  "rollover_cap_s", "rollover_expiry_periods", "overage", "overage_rate", "rounding_min",
                  "rounding_mode", "minimum_min")

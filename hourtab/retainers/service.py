@@ -21,6 +21,7 @@ from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import MAX_RATE, check_date, xml_safe
 from hourtab.retainers import plans
 from hourtab.retainers.assign import route_entries, touch
+from hourtab.retainers.currency import check_currency, parse_amount, stored
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.frames import (  # noqa: F401 - read through the service too
     ENTRY_FRAME_COLUMNS,
@@ -80,6 +81,9 @@ class TermsInput:
     rounding: int | str | None = 0
     rounding_mode: str = "up"
     minimum: int | str | None = 0
+    fee: str | None = None
+    currency: str | None = None
+    hourly_rate: str | None = None
 
 
 def _int(value, what: str) -> int | None:
@@ -124,7 +128,11 @@ def parse_terms(data: TermsInput) -> Terms:
             raise InvalidTerms(f"The overage rate must be a number, not {data.overage_rate!r}.") from e
         if not rate.is_finite() or abs(rate) > MAX_RATE:
             raise InvalidTerms(f"The overage rate must be a number up to {MAX_RATE:,}, not {data.overage_rate!r}.")
+    money = _money_terms(data)
+    if money and rate is not None:
+        rate = parse_amount(data.overage_rate, money["currency"], "overage rate")
     return Terms(
+        **money,
         allotment_s=hours_to_seconds(data.hours, "hours per period"), start=start,
         period=choice(PeriodKind, period, "period"), reset_day=reset_day,
         timezone=(data.timezone or "UTC").strip(), rollover=choice(Rollover, rollover, "rollover"),
@@ -134,6 +142,17 @@ def parse_terms(data: TermsInput) -> Terms:
         rounding=Rounding(_int(data.rounding, "Rounding") or 0,
                           choice(RoundingMode, (data.rounding_mode or "up").strip().lower(), "rounding mode"),
                           _int(data.minimum, "The minimum") or 0))
+
+
+def _money_terms(data: TermsInput) -> dict:
+    """Fee, currency and hourly rate as typed; amounts in the currency's minor unit."""
+    if all(v in (None, "") for v in (data.fee, data.currency, data.hourly_rate)):
+        return {}
+    if data.currency in (None, ""):
+        raise InvalidTerms("A fee or an hourly rate needs its currency (an ISO 4217 code such as EUR).")
+    currency = check_currency(data.currency)
+    return {"currency": currency, "fee": parse_amount(data.fee, currency, "fee"),
+            "hourly_rate": parse_amount(data.hourly_rate, currency, "hourly rate")}
 
 
 def _apply_structure(retainer: Retainer, terms: Terms) -> None:
@@ -157,6 +176,7 @@ def _apply_terms(retainer: Retainer, terms: Terms) -> None:
     retainer.rounding_min = terms.rounding.increment_min
     retainer.rounding_mode = terms.rounding.mode.value
     retainer.minimum_min = terms.rounding.minimum_min
+    retainer.fee, retainer.currency, retainer.hourly_rate = terms.fee, terms.currency, terms.hourly_rate
 
 
 def _clean_name(value: str, what: str) -> str:
@@ -309,8 +329,11 @@ def by_token(session: Session, token: str) -> Retainer:
 
 
 def add_credit(session: Session, account: Account, retainer_id: int, kind: str, on: dt.date | str,
-               hours: str, reason: str) -> RetainerCredit:
-    """A top-up (positive hours) or an adjustment (signed); the client sees the reason."""
+               hours: str, reason: str, amount: str | None = None, currency: str | None = None) -> RetainerCredit:
+    """A top-up (positive hours) or an adjustment (signed); the client sees the reason.
+
+    A top-up may be bought for ``amount`` in ``currency`` (default: the retainer's currency).
+    """
     retainer = get_retainer(session, account, retainer_id)
     if kind not in ("topup", "adjustment"):
         raise InvalidInput(f"Unknown kind {kind!r}; choose topup or adjustment.")
@@ -326,12 +349,25 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
         raise InvalidInput("The reason is too long (500 characters at most).")
     on_date = on if isinstance(on, dt.date) else _date(on)
     check_date(on_date, "the date")
+    price = _price(retainer, kind, amount, currency)
     credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
-                            seconds=seconds, reason=reason)
+                            seconds=seconds, reason=reason, amount=price[0], currency=price[1])
     session.add(credit)
     touch(retainer)
     session.flush()
     return credit
+
+
+def _price(retainer: Retainer, kind: str, amount: str | None, currency: str | None) -> tuple:
+    """(amount, currency) of a top-up bought in money, or (None, None)."""
+    if amount in (None, ""):
+        return None, None
+    if kind != "topup":
+        raise InvalidInput("Only a top-up is bought for an amount; an adjustment has none.")
+    if currency in (None, "") and retainer.currency is None:
+        raise InvalidInput("Give the top-up's currency (an ISO 4217 code such as EUR).")
+    code = check_currency(currency or retainer.currency)
+    return parse_amount(amount, code, "top-up amount"), code
 
 
 def delete_credit(session: Session, account: Account, retainer_id: int, credit_id: int) -> None:
@@ -347,7 +383,7 @@ def delete_credit(session: Session, account: Account, retainer_id: int, credit_i
 def credits_of(session: Session, retainer: Retainer) -> list[Credit]:
     rows = session.scalars(select(RetainerCredit).where(RetainerCredit.retainer_id == retainer.id)
                            .order_by(RetainerCredit.on_date, RetainerCredit.id))
-    return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id) for c in rows]
+    return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id, stored(c.amount, c.currency), c.currency) for c in rows]
 
 
 # --- matching entries -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hourtab.core.errors import InvalidInput
 from hourtab.core.values import EARLIEST, LATEST, MAX_HOURS, MAX_RATE
+from hourtab.retainers.currency import check_currency, quantize
 from hourtab.retainers.presentation import HOUR, format_hours
 
 
@@ -114,6 +115,12 @@ class Terms:
     overage: Overage = Overage.CARRY
     overage_rate: Decimal | None = None
     rounding: Rounding = field(default_factory=Rounding)
+    #: What the period costs (the retainer's fee), in ``currency``; ``None`` = sold in hours only.
+    fee: Decimal | None = None
+    #: ISO 4217 code of the fee, the rates and the amounts; needed once any amount is set.
+    currency: str | None = None
+    #: What an hour is worth: used and remaining hours are priced at it (default: fee ÷ hours).
+    hourly_rate: Decimal | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "period", choice(PeriodKind, self.period, "period"))
@@ -159,6 +166,22 @@ class Terms:
                 raise InvalidTerms(f"The overage rate must be at most {MAX_RATE:,}.")
             object.__setattr__(self, "overage_rate", Decimal(self.overage_rate))
 
+        self._check_money()
+
+    def _check_money(self) -> None:
+        if self.fee is None and self.hourly_rate is None and self.currency is None:
+            return
+        if self.currency is None:
+            raise InvalidTerms("A fee or an hourly rate needs its currency (an ISO 4217 code such as EUR).")
+        object.__setattr__(self, "currency", check_currency(self.currency))
+        for name in ("fee", "hourly_rate", "overage_rate"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not Decimal(value).is_finite() or not 0 <= Decimal(value) <= MAX_RATE:
+                raise InvalidTerms(f"The {name.replace('_', ' ')} must be from 0 to {MAX_RATE:,}.")
+            object.__setattr__(self, name, quantize(Decimal(value), self.currency))
+
     @property
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
@@ -167,6 +190,10 @@ class Terms:
         """One line a client can read: what they buy and what happens at each reset."""
         every = {"monthly": "month", "weekly": "week", "quarterly": "quarter"}[self.period.value]
         parts = [f"{format_hours(self.allotment_s)} h per {every}"]
+        if self.fee is not None:
+            parts.append(f"{self.fee} {self.currency} per {every}")
+        if self.hourly_rate is not None:
+            parts.append(f"{self.hourly_rate} {self.currency} per hour")
         if self.rollover is Rollover.NONE:
             parts.append("unused hours lapse at the reset")
         elif self.rollover is Rollover.CAP:
@@ -177,7 +204,7 @@ class Terms:
             n = self.rollover_expiry_periods
             parts.append(f"rolled hours expire after {n} {every}{'' if n == 1 else 's'}")
         if self.overage is Overage.BILL:
-            parts.append(f"hours over are billed at {self.overage_rate}/h")
+            parts.append(f"hours over are billed at {self.overage_rate}{f' {self.currency}' if self.currency else ''}/h")
         else:
             parts.append("hours over are carried into the next period")
         parts.append(self.rounding.describe())

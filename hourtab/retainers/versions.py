@@ -18,7 +18,8 @@ from hourtab.retainers.periods import Period, index_of, periods_through
 from hourtab.retainers.terms import InvalidTerms, Terms
 
 #: The figures a terms version carries; the rest of ``Terms`` is the retainer's period structure.
-VERSIONED = ("allotment_s", "rollover", "rollover_cap_s", "rollover_expiry_periods", "overage", "overage_rate")
+VERSIONED = ("allotment_s", "rollover", "rollover_cap_s", "rollover_expiry_periods", "overage", "overage_rate",
+             "fee", "currency", "hourly_rate")
 
 
 def _version_values(terms: Terms) -> dict:

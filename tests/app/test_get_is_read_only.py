@@ -45,7 +45,7 @@ def _demo_values(app) -> tuple[dict[str, str], str, str]:
             subscription = alerts.subscribe(db, retainer, "client@example.com")
             job = create_job(db, retainer.account_id, "demo_setup", {})
         values = {
-            "sub": subscription.token, "job_id": job.id,
+            "sub": subscription.token, "job_id": job.id, "invoice_id": _demo_invoice(db, retainer.account_id),
             "token": retainer.public_token, "month": retainer.start_date.strftime("%Y-%m"), "slug": incident.slug,
             "incident_id": str(incident.id), "retainer_id": str(retainer.id),
             "upload_id": str(db.scalar(select(Upload.id).order_by(Upload.id))),
@@ -53,6 +53,32 @@ def _demo_values(app) -> tuple[dict[str, str], str, str]:
             "filename": "style.css",
         }
     return values, email, password
+
+
+def _demo_invoice(db, account_id: int) -> str:
+    """An invoice of a closed month of one of the demo's retainers, priced in euros for it."""
+    import datetime as dt
+
+    from sqlalchemy import update
+
+    from hourtab.core.accounts import Account
+    from hourtab.core.db import transaction
+    from hourtab.invoices import service as invoices
+    from hourtab.retainers.models import Retainer, RetainerTerms
+
+    account = db.get(Account, account_id)
+    with transaction(db):
+        for model, key in ((Retainer, Retainer.account_id), (RetainerTerms, RetainerTerms.account_id)):
+            db.execute(update(model).where(key == account_id).values(fee=3000, currency="EUR"))
+        invoices.save_profile(db, account, name="Demo Consulting", payment="Bank transfer")
+    db.expire_all()
+    now = dt.datetime.now(dt.UTC)
+    for retainer in db.scalars(select(Retainer).where(Retainer.account_id == account_id)):
+        months = invoices.invoice_months(db, account, retainer.id, now)
+        if months:
+            with transaction(db):
+                return str(invoices.issue_invoice(db, account, retainer.id, months[0][0], now).id)
+    raise AssertionError("no demo retainer has a closed month")
 
 
 def _urls(app, values: dict[str, str]) -> list[str]:

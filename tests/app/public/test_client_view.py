@@ -67,7 +67,8 @@ def test_a_team_export_names_who_did_each_entry_on_the_page_the_csv_and_the_stat
 
     body = client.get(f"/h/{token}.csv").get_data(as_text=True).lstrip("\ufeff")
     got = list(csv.DictReader(io.StringIO(body)))
-    assert list(got[0])[-1] == "person"                 # added last: columns read by position stay put
+    # Added after the older columns (and before the money ones, added later): columns read by position stay put.
+    assert list(got[0])[9:11] == ["rounded_seconds", "person"]
     mine = [r for r in export if r["Client"] == "Client 1"]
     assert len(got) == len(mine)
     assert sorted((r["date"], r["start"], r["person"]) for r in got) == sorted(

@@ -1,0 +1,84 @@
+"""What an invoice bills for a statement month: one line per fee, hours, overage and top-up, from the
+same priced periods as the statement (``retainers.pricing``), then an optional tax line and the total.
+
+Pure: a ledger in, figures out. Each line's amount is already in the currency's minor unit, the
+subtotal is their sum, and the tax is rounded once, half-up, so the lines always add up to the total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from hourtab.core.errors import InvalidInput
+from hourtab.money import format_money
+from hourtab.retainers.currency import quantize
+from hourtab.retainers.ledger import Ledger
+from hourtab.retainers.presentation import format_hours
+from hourtab.retainers.pricing import price_period
+from hourtab.statements import statement_indices
+
+
+class NothingToInvoice(InvalidInput):
+    """The month has no price (its terms carry no fee nor rate) or mixes currencies."""
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class InvoiceFigures:
+    currency: str
+    lines: tuple[Line, ...]
+    subtotal: Decimal
+    tax_label: str
+    tax_rate: Decimal | None
+    tax: Decimal | None
+    total: Decimal
+    #: The first days of the periods billed (what revisions are looked up by).
+    starts: tuple = ()
+
+
+def _period_lines(ledger: Ledger, index: int) -> tuple[str, list[Line]]:
+    balance = ledger.periods[index]
+    money = price_period(balance, ledger.period_credits(index))
+    if money is None:
+        raise NothingToInvoice(f"{balance.period.label} has no fee nor hourly rate to invoice; "
+                               "set them in the retainer's terms first.")
+    label = balance.period.label
+    lines = []
+    if money.fee is not None:
+        lines.append(Line(f"Retainer fee, {label} ({format_hours(balance.allotment_s)} h)", money.fee))
+    elif money.hours_billed is not None and money.rate is not None:
+        lines.append(Line(f"Hours used, {label}: {format_hours(money.hours_billed_s)} h at "
+                          f"{format_money(money.rate, money.currency)} per hour", money.hours_billed))
+    if money.overage and money.overage_rate is not None:
+        lines.append(Line(f"Overage, {label}: {format_hours(balance.overage_s)} h at "
+                          f"{format_money(money.overage_rate, money.currency)} per hour", money.overage))
+    for credit in ledger.period_credits(index):
+        if credit.kind == "topup" and credit.amount is not None and credit.currency == money.currency:
+            lines.append(Line(f"Top-up of {format_hours(credit.seconds)} h, {credit.on.isoformat()}",
+                              quantize(credit.amount, money.currency)))
+    return money.currency, lines
+
+
+def invoice_figures(ledger: Ledger, month: str, tax_label: str = "", tax_rate: Decimal | None = None) -> InvoiceFigures:
+    """The lines, tax and total of the periods that start in ``month`` (``YYYY-MM``)."""
+    indices = statement_indices(ledger, month)
+    currencies, lines = set(), []
+    for i in indices:
+        currency, more = _period_lines(ledger, i)
+        currencies.add(currency)
+        lines += more
+    if len(currencies) != 1:
+        raise NothingToInvoice(f"The periods of {month} are priced in {', '.join(sorted(currencies))}; "
+                               "an invoice has one currency.")
+    currency = currencies.pop()
+    subtotal = quantize(sum((line.amount for line in lines), Decimal(0)), currency)
+    tax = None if tax_rate is None else quantize(subtotal * tax_rate / 100, currency)
+    return InvoiceFigures(currency=currency, lines=tuple(lines), subtotal=subtotal, tax_label=tax_label,
+                          tax_rate=tax_rate, tax=tax, total=subtotal + (tax or Decimal(0)),
+                          starts=tuple(ledger.periods[i].period.start for i in indices))

@@ -60,6 +60,9 @@ BAD_INPUTS: dict[tuple[str, ...], list[str]] = {
     ("token", "revoke"): ["999999", "--account", "ada@example.com"],
     ("sync", "resume"): ["999999"],
     ("sync", "remove"): ["999999"],
+    ("invoice", "profile"): ["--account", "ada@example.com", "--name", "Ada", "--tax-rate", "lots"],
+    ("invoice", "client"): ["999999", "--account", "ada@example.com", "--name", "Client"],
+    ("invoice", "issue"): ["999999", "--account", "ada@example.com", "--month", "2025-13"],
 }
 
 

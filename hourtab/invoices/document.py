@@ -11,7 +11,7 @@ def invoice_html(view: InvoiceView) -> str:
     """Dated when issued, so the same figures give the same bytes however often it is downloaded."""
     invoice, tz = view.invoice, view.retainer.terms().tz
     issued = invoice.issued_at.astimezone(tz)
-    meta = meta_tags(PdfMeta(title=f"Invoice {invoice.label} · {view.retainer.name}", author=view.profile.name,
+    meta = meta_tags(PdfMeta(title=f"Invoice {invoice.label} · {view.retainer.name}", author=view.issuer.name,
                              created=view.revision.at if view.revision else invoice.issued_at))
     currency = view.figures.currency
     return render("invoice.html", meta=meta, v=view, issued=issued.date().isoformat(),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hourtab.core.db import Base, UTCDateTime, utcnow
@@ -65,6 +65,12 @@ class Invoice(AccountOwned, Base):
     #: revised invoice can say what it was.
     issued_total: Mapped[Decimal] = mapped_column(Numeric(18, 4), nullable=False)
     issued_revision: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    #: Who invoiced whom, how to pay and the tax line as they were when issued: an invoice the client
+    #: holds does not change when the consultant later edits their details or tax rate.
+    #: ``{"from": {"name", "address", "tax_id", "payment"}, "to": {"name", "address", "tax_id"}}``.
+    parties: Mapped[dict] = mapped_column(JSON, nullable=False)
+    tax_label: Mapped[str] = mapped_column(String(40), nullable=False, default="")
+    tax_rate: Mapped[Decimal | None] = mapped_column(Numeric(6, 3), nullable=True)
 
     @property
     def label(self) -> str:

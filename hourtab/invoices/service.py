@@ -110,6 +110,25 @@ def _latest_revision(session: Session, retainer: Retainer, starts: tuple) -> tup
     return (latest.number if latest else 0), latest
 
 
+@dataclass(frozen=True)
+class Party:
+    """One side of an invoice as it was issued (``payment``: the consultant's side only)."""
+
+    name: str
+    address: str = ""
+    tax_id: str = ""
+    payment: str = ""
+
+
+def _parties_now(session: Session, profile: InvoiceProfile, retainer: Retainer) -> dict:
+    """The details both sides have today, kept on the invoice when it is issued."""
+    client = client_of(session, retainer)
+    return {"from": {"name": profile.name, "address": profile.address, "tax_id": profile.tax_id,
+                     "payment": profile.payment},
+            "to": {"name": client.name if client else retainer.client,
+                   "address": client.address if client else "", "tax_id": client.tax_id if client else ""}}
+
+
 def issue_invoice(session: Session, account: Account, retainer_id: int, month: str,
                   now: dt.datetime | None = None) -> Invoice:
     """Invoice a closed statement month under the account's next number (the same invoice if issued)."""
@@ -131,7 +150,9 @@ def issue_invoice(session: Session, account: Account, retainer_id: int, month: s
     number = (session.scalar(select(func.max(Invoice.number)).where(Invoice.account_id == account.id)) or 0) + 1
     invoice = Invoice(account_id=account.id, retainer_id=retainer.id, number=number, month=month, issued_at=now,
                       currency=figures.currency, issued_total=figures.total,
-                      issued_revision=_latest_revision(session, retainer, figures.starts)[0])
+                      issued_revision=_latest_revision(session, retainer, figures.starts)[0],
+                      parties=_parties_now(session, profile, retainer), tax_label=profile.tax_label,
+                      tax_rate=profile.tax_rate)
     session.add(invoice)
     session.flush()
     return invoice
@@ -143,29 +164,25 @@ class InvoiceView:
 
     invoice: Invoice
     retainer: Retainer
-    profile: InvoiceProfile
-    client_name: str
-    client_address: str
-    client_tax_id: str
+    issuer: Party
+    client: Party
     figures: InvoiceFigures
     #: The month's latest revision made after the invoice was issued, or ``None``.
     revision: Revision | None
 
 
 def invoice_view(session: Session, account: Account, invoice_id: int, now: dt.datetime | None = None) -> InvoiceView:
+    """The invoice as issued (parties, tax line), its lines from the ledger as it stands now."""
     invoice = get_owned(session, Invoice, account.id, invoice_id)
     retainer = session.get(Retainer, invoice.retainer_id)
-    profile = profile_of(session, account.id)
-    if retainer is None or profile is None:
+    if retainer is None:
         raise NotFound(f"Invoice {invoice_id} not found")
     ledger = retainers.retainer_ledger(session, retainer, now or dt.datetime.now(dt.UTC), text=False)
-    figures = invoice_figures(ledger, invoice.month, profile.tax_label, profile.tax_rate)
+    figures = invoice_figures(ledger, invoice.month, invoice.tax_label, invoice.tax_rate)
     number, latest = _latest_revision(session, retainer, figures.starts)
-    client = client_of(session, retainer)
-    return InvoiceView(invoice=invoice, retainer=retainer, profile=profile,
-                       client_name=client.name if client else retainer.client,
-                       client_address=client.address if client else "", client_tax_id=client.tax_id if client else "",
-                       figures=figures, revision=latest if number > invoice.issued_revision else None)
+    return InvoiceView(invoice=invoice, retainer=retainer, issuer=Party(**invoice.parties["from"]),
+                       client=Party(**invoice.parties["to"]), figures=figures,
+                       revision=latest if number > invoice.issued_revision else None)
 
 
 def invoice_months(session: Session, account: Account, retainer_id: int,

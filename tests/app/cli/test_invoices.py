@@ -86,7 +86,8 @@ def test_an_invoice_is_numbered_per_account_and_keeps_its_number_when_the_month_
                    "€3,000.00", "5 h at €160.50 per hour", "€802.50", "€3,802.50", "VAT (19 %)", "€722.48", "€4,524.98", "IBAN DE02"):
         assert wanted in text, wanted
     assert "Revised" not in text
-    r = invoke("invoice", "issue", str(rid), "--account", "ada@example.com", "--month", "2026-10", "--json")
+    r = invoke("invoice", "issue", str(rid), "--account", "ada@example.com", "--month", "2026-10",
+               "--out", str(tmp_path / "october.pdf"), "--json")
     assert r.exit_code == 0 and json.loads(r.output)["number"] == "0002", r.output
 
     revise_november(app)
@@ -105,3 +106,25 @@ def test_an_invoice_is_numbered_per_account_and_keeps_its_number_when_the_month_
     if KEEP:
         for path in (first, again, tmp_path / "page-1.png"):
             (KEEP / path.name).write_bytes(path.read_bytes())
+
+
+def test_an_issued_invoice_keeps_the_details_and_tax_it_was_issued_with(app, cli_env, tmp_path):
+    """The client holds the invoice: editing one's details or tax rate later changes the next invoice only."""
+    rid = cli_env
+    profile = ["invoice", "profile", "--account", "ada@example.com", "--address", "Hauptstr. 1"]
+    assert invoke(*profile, "--name", "Ada Consulting GmbH", "--tax-label", "VAT", "--tax-rate", "19").exit_code == 0
+    assert invoke("invoice", "client", str(rid), "--account", "ada@example.com", "--name", "Acme Corp.").exit_code == 0
+    issue = ["invoice", "issue", str(rid), "--account", "ada@example.com", "--json"]
+    r = invoke(*issue, "--month", "2026-11", "--out", str(tmp_path / "november.pdf"))
+    assert r.exit_code == 0 and json.loads(r.output)["total"] == "4524.98", r.output
+
+    assert invoke(*profile, "--name", "Ada Lovelace Ltd", "--tax-label", "VAT", "--tax-rate", "7").exit_code == 0
+    assert invoke("invoice", "client", str(rid), "--account", "ada@example.com", "--name", "Acme Inc.").exit_code == 0
+    r = invoke(*issue, "--month", "2026-11", "--out", str(tmp_path / "november-again.pdf"))
+    assert r.exit_code == 0, r.output
+    text = pdf_text(tmp_path / "november-again.pdf")
+    assert "Ada Consulting GmbH" in text and "Acme Corp." in text and "VAT (19 %)" in text and "€4,524.98" in text
+    assert "Ada Lovelace Ltd" not in text and "Acme Inc." not in text
+    r = invoke(*issue, "--month", "2026-10", "--out", str(tmp_path / "october.pdf"))
+    text = pdf_text(tmp_path / "october.pdf")
+    assert r.exit_code == 0 and "Ada Lovelace Ltd" in text and "Acme Inc." in text and "VAT (7 %)" in text

@@ -59,9 +59,13 @@ def _period_lines(ledger: Ledger, index: int) -> tuple[str, list[Line]]:
         lines.append(Line(f"Overage, {label}: {format_hours(balance.overage_s)} h at "
                           f"{format_money(money.overage_rate, money.currency)} per hour", money.overage))
     for credit in ledger.period_credits(index):
-        if credit.kind == "topup" and credit.amount is not None and credit.currency == money.currency:
-            lines.append(Line(f"Top-up of {format_hours(credit.seconds)} h, {credit.on.isoformat()}",
-                              quantize(credit.amount, money.currency)))
+        if credit.kind != "topup" or credit.amount is None or credit.currency is None:
+            continue
+        if credit.currency != money.currency:   # bought before the retainer's currency changed
+            raise NothingToInvoice(f"A top-up of {label} was bought in {credit.currency} and the month bills "
+                                   f"in {money.currency}; an invoice has one currency.")
+        lines.append(Line(f"Top-up of {format_hours(credit.seconds)} h, {credit.on.isoformat()}",
+                          quantize(credit.amount, money.currency)))
     return money.currency, lines
 
 

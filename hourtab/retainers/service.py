@@ -367,6 +367,10 @@ def _price(retainer: Retainer, kind: str, amount: str | None, currency: str | No
     if currency in (None, "") and retainer.currency is None:
         raise InvalidInput("Give the top-up's currency (an ISO 4217 code such as EUR).")
     code = check_currency(currency or retainer.currency)
+    if retainer.currency is not None and code != retainer.currency:
+        # A period bills in one currency: a top-up in another would be left out of what it bills.
+        raise InvalidInput(f"This retainer bills in {retainer.currency}; give the top-up's price in "
+                           f"{retainer.currency}, not {code}.")
     return parse_amount(amount, code, "top-up amount"), code
 
 

@@ -261,3 +261,19 @@ def test_the_api_ledger_of_a_priced_retainer_matches_the_openapi_file(app, clien
                  "/api/v1/retainers/{retainer_id}/ledger", 200)
     assert body["ledger"]["current"]["money"]["currency"] == currency
     assert body["ledger"]["periods"] == json.loads(client.get(f"/h/{token}.json").data)["periods"]
+
+
+def test_a_top_up_priced_in_another_currency_than_the_retainer_bills_in_is_refused(app):
+    """It would be left out of every amount the period bills; nothing is saved."""
+    from hourtab.core.accounts import find_account
+    from hourtab.core.errors import InvalidInput
+
+    token = money_retainer(app, "EUR")
+    with app.app_context():
+        db = get_db()
+        account = find_account(db, "ada@example.com")
+        retainer = service.by_token(db, token)
+        with pytest.raises(InvalidInput, match="bills in EUR"), transaction(db):
+            service.add_credit(db, account, retainer.id, "topup", dt.date(2026, 12, 3), "5", "Block",
+                               amount="800", currency="USD")
+        assert [c.amount for c in service.credits_of(db, retainer)] == [Decimal("700.00")]

@@ -11,7 +11,7 @@ import re
 from flask import Flask
 from markupsafe import Markup, escape
 
-from hourtab.money import format_money
+from hourtab.retainers.currency import format_money
 from hourtab.retainers.presentation import format_clock, format_hours
 
 #: A figure and its unit: "12.5 h", "0:40 h", "130/h", "130 / h".

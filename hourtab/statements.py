@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.documents import PdfMeta, meta_tags, render, render_pdf
 from hourtab.core.errors import InvalidInput, NotFound
-from hourtab.money import format_money
+from hourtab.retainers.currency import format_money
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import periods_through

@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 from hourtab.alerts.mail import Attachment, Mail
 from hourtab.alerts.models import AlertEvent, AlertSubscription
 from hourtab.core.accounts import Account
-from hourtab.money import format_money
 from hourtab.retainers import service as retainers
+from hourtab.retainers.currency import format_money
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import headline, hours_formatter

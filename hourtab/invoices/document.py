@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hourtab.core.documents import PdfMeta, meta_tags, render, render_pdf
 from hourtab.invoices.service import InvoiceView
-from hourtab.money import format_money
+from hourtab.retainers.currency import format_money
 
 
 def invoice_html(view: InvoiceView) -> str:

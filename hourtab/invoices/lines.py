@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from hourtab.core.errors import InvalidInput
-from hourtab.money import format_money
-from hourtab.retainers.currency import quantize
+from hourtab.retainers.currency import format_money, quantize
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.pricing import price_period

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
-from babel.numbers import get_currency_precision, is_currency
+from babel.numbers import format_currency, get_currency_precision, is_currency
 
 from hourtab.core.errors import InvalidInput
 from hourtab.core.values import MAX_RATE
@@ -40,6 +40,12 @@ def minor_places(currency: str) -> int:
 def quantize(amount: Decimal, currency: str) -> Decimal:
     """``amount`` rounded half-up to ``currency``'s minor unit."""
     return Decimal(amount).quantize(Decimal(1).scaleb(-minor_places(currency)), rounding=ROUND_HALF_UP)
+
+
+def format_money(amount: Decimal, currency: str, locale: str = "en") -> str:
+    """The one formatter of amounts for people (page, statement, invoice, e-mails; programs get decimal
+    strings and the code): ``Decimal("3000")``, ``"EUR"`` → ``€3,000.00``; ``"JPY"`` → ``¥480,000``."""
+    return format_currency(quantize(amount, currency), currency, locale=locale, currency_digits=True)
 
 
 def parse_amount(text: str | Decimal | int | None, currency: str, what: str) -> Decimal | None:

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hourtab.core.errors import InvalidInput
 from hourtab.core.values import EARLIEST, LATEST, MAX_HOURS, MAX_RATE
-from hourtab.retainers.currency import check_currency, quantize
+from hourtab.retainers.currency import check_currency, format_money, quantize
 from hourtab.retainers.presentation import HOUR, format_hours
 
 
@@ -190,10 +190,10 @@ class Terms:
         """One line a client can read: what they buy and what happens at each reset."""
         every = {"monthly": "month", "weekly": "week", "quarterly": "quarter"}[self.period.value]
         parts = [f"{format_hours(self.allotment_s)} h per {every}"]
-        if self.fee is not None:
-            parts.append(f"{self.fee} {self.currency} per {every}")
-        if self.hourly_rate is not None:
-            parts.append(f"{self.hourly_rate} {self.currency} per hour")
+        if self.fee is not None and self.currency:
+            parts.append(f"{format_money(self.fee, self.currency)} per {every}")
+        if self.hourly_rate is not None and self.currency:
+            parts.append(f"{format_money(self.hourly_rate, self.currency)} per hour")
         if self.rollover is Rollover.NONE:
             parts.append("unused hours lapse at the reset")
         elif self.rollover is Rollover.CAP:
@@ -204,7 +204,9 @@ class Terms:
             n = self.rollover_expiry_periods
             parts.append(f"rolled hours expire after {n} {every}{'' if n == 1 else 's'}")
         if self.overage is Overage.BILL:
-            parts.append(f"hours over are billed at {self.overage_rate}{f' {self.currency}' if self.currency else ''}/h")
+            rate = self.overage_rate
+            shown = format_money(rate, self.currency) if self.currency and rate is not None else rate
+            parts.append(f"hours over are billed at {shown}/h")
         else:
             parts.append("hours over are carried into the next period")
         parts.append(self.rounding.describe())

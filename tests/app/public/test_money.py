@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import io
 import json
+import re
 import subprocess
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -133,6 +134,12 @@ def test_page_shows_the_amounts_the_json_has(client, priced):
     assert format_currency(Decimal(november["overage_amount"]), currency, locale="en") in html
     if currency == "JPY":
         assert "¥180,000" in html   # December: 7.5 h at ¥24,000, whole yen
+    # The terms' summary writes the fee and rates as the amounts beside it are written.
+    fee, rate, over, _ = PRICES[currency]
+    summary = " ".join(re.sub(r"<[^>]+>", "", html).split())
+    for amount, per in ((fee, "month"), (rate, "hour")):
+        assert f"{format_currency(Decimal(amount.replace(',', '')), currency, locale='en')} per {per}" in summary
+    assert f"billed at {format_currency(Decimal(over), currency, locale='en')}/h" in summary
 
 
 def pdf_text(data: bytes, tmp_path) -> str:

@@ -18,18 +18,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 class _Timed:
-    """Server-side duration of each POST, from the first byte of the body read to the response."""
+    """Server-side cost of each POST, from the first byte of the body read to the response: wall seconds,
+    and the CPU seconds of the thread that served it (what a parse done in the request would show,
+    however busy the machine's other processes keep the CPUs)."""
 
     def __init__(self, wsgi):
         self.wsgi, self.posts = wsgi, []
 
     def __call__(self, environ, start_response):
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.thread_time()
         try:
             return self.wsgi(environ, start_response)
         finally:
             if environ["REQUEST_METHOD"] == "POST":
-                self.posts.append((environ["PATH_INFO"], time.monotonic() - started))
+                self.posts.append((environ["PATH_INFO"], time.monotonic() - started, time.thread_time() - cpu))
 
 
 @pytest.fixture
@@ -70,11 +72,13 @@ def test_large_upload_shows_a_moving_bar_and_ends_on_the_run_page(app, live_serv
     # The browser's own clock: from the start of the request (body included) to the response.
     timing = sent.value.request.timing
     browser_s = max(timing["responseStart"], timing["responseEnd"]) / 1000
-    server_s = [d for path, d in app.wsgi_app.posts if path == "/evidence"][-1]
+    server_s, server_cpu_s = [(d, c) for path, d, c in app.wsgi_app.posts if path == "/evidence"][-1]
     print(f"upload of {archive.stat().st_size:,} bytes ({steps:,} steps): {browser_s:.3f} s in the browser, "
-          f"{server_s:.3f} s in the app; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    assert server_s < 1.0, f"the upload request took {server_s:.2f} s in the app"
-    if os.getloadavg()[0] < os.cpu_count():       # the browser and the server share the CPUs
+          f"{server_s:.3f} s ({server_cpu_s:.3f} s CPU) in the app; load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} CPUs")
+    assert server_cpu_s < 1.0, f"the upload request spent {server_cpu_s:.2f} s of CPU in the app"
+    if os.getloadavg()[0] < os.cpu_count():       # the browser, the server and the rest share the CPUs
+        assert server_s < 1.0, f"the upload request took {server_s:.2f} s in the app"
         assert 0 < browser_s < 1.0, f"the upload request took {browser_s:.2f} s"
 
     page.wait_for_url(re.compile(r".*/jobs/[0-9a-f]{32}$"))

@@ -1,4 +1,6 @@
-"""Fixtures shared by every test package: databases on both backends, apps, clients.
+"""Fixtures shared by every test package: databases on both backends, apps, clients, servers, a browser.
+
+Fixtures only: the functions and constants tests import live in ``tests/helpers/``.
 
 Each backend gets one migrated template database per test session; every test then receives its
 own copy (a file copy on SQLite, ``CREATE DATABASE … TEMPLATE`` on PostgreSQL) so tests never
@@ -9,23 +11,22 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import shutil
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
+
+from tests.helpers.browser import CHROMIUM
+from tests.helpers.databases import PG_ADMIN_URL, create_pg_database, drop_pg_database, pg_database, pg_url
+from tests.helpers.forms import signup
+from tests.helpers.servers import serve
 
 #: The tests' trackers are local servers on loopback: the operator's switch that lets connections reach
 #: private and loopback addresses is on for the apps, CLIs and servers the tests start...
 os.environ.setdefault("HOURTAB_SYNC_ALLOW_PRIVATE_HOSTS", "1")
 
-PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-DATA = Path(__file__).parent / "data"
 
 #: Fixtures that train real runs with torch: a test using one (even through another fixture) needs
 #: the ``torch`` mark, which says so where the test is written and lets ``-m "not torch"`` leave it out.
@@ -58,14 +59,6 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
-def _pg_admin():
-    return create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-
-
-def _pg_url(name: str) -> str:
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-
-
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory) -> Path:
     from app.migrate import upgrade
@@ -79,18 +72,15 @@ def sqlite_template(tmp_path_factory) -> Path:
 def pg_template() -> Iterator[str]:
     from app.migrate import upgrade
 
-    name = f"hourtab_tpl_{uuid.uuid4().hex[:12]}"
-    admin = _pg_admin()
     try:
-        with admin.connect() as c:
-            c.execute(text(f'CREATE DATABASE "{name}"'))
+        name = create_pg_database("hourtab_tpl")
     except Exception as e:  # pragma: no cover - depends on the machine
         pytest.fail(f"PostgreSQL is not reachable at {PG_ADMIN_URL}: {e}")
-    upgrade(_pg_url(name))
-    yield name
-    with admin.connect() as c:
-        c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    try:
+        upgrade(pg_url(name))
+        yield name
+    finally:
+        drop_pg_database(name)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -101,7 +91,7 @@ def database_url(request, tmp_path) -> Iterator[str]:
         shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite:///{path}"
         return
-    with _pg_database("hourtab_t", template=request.getfixturevalue("pg_template")) as url:
+    with pg_database("hourtab_t", template=request.getfixturevalue("pg_template")) as url:
         yield url
 
 
@@ -111,23 +101,8 @@ def empty_url(request, tmp_path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'old.db'}"
         return
-    with _pg_database("hourtab_m") as url:
+    with pg_database("hourtab_m") as url:
         yield url
-
-
-@contextmanager
-def _pg_database(prefix: str, template: str | None = None) -> Iterator[str]:
-    """A PostgreSQL database of its own (a copy of ``template`` when given), dropped afterwards."""
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    admin = _pg_admin()
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")))
-    try:
-        yield _pg_url(name)
-    finally:
-        with admin.connect() as c:
-            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 @pytest.fixture
@@ -162,28 +137,6 @@ def client(app):
     return app.test_client()
 
 
-def csrf_token(client, url: str) -> str:
-    """Fetch a page as a browser would and read its CSRF token from the form."""
-    html = client.get(url).get_data(as_text=True)
-    match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html) or \
-        re.search(r'value="([^"]+)"[^>]*name="csrf_token"', html)
-    assert match, f"no csrf_token on {url}"
-    return match.group(1)
-
-
-def post_form(client, url: str, data: dict, page: str | None = None, **kwargs):
-    """POST a form with the CSRF token taken from ``page`` (default: the same URL)."""
-    return client.post(url, data={**data, "csrf_token": csrf_token(client, page or url)}, **kwargs)
-
-
-PASSWORD = "correct horse battery"
-
-
-def signup(client, email: str = "consultant@example.com", password: str = PASSWORD):
-    return post_form(client, "/signup", {"email": email, "password": password, "display_name": "Ada",
-                                         "timezone": "UTC"})
-
-
 @pytest.fixture
 def logged_in(client):
     """A client logged in as a fresh consultant (``consultant@example.com``)."""
@@ -192,54 +145,11 @@ def logged_in(client):
     return client
 
 
-def free_port() -> int:
-    """A loopback port nothing listens on right now (for servers the tests start)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(predicate, timeout: float, what: str):
-    """``predicate()``'s first truthy value, polled until ``timeout`` seconds have passed: a test waits
-    for its condition, not for the clock."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@contextmanager
-def serve(app) -> Iterator[str]:
-    """Serve ``app`` over real HTTP on a free loopback port, one thread per request."""
-    import threading
-
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
-        server.server_close()
-
-
 @pytest.fixture
 def live_server(app):
     """The test app served over real HTTP on a free loopback port (for the browser tests)."""
     with serve(app) as url:
         yield url
-
-
-CHROMIUM = os.environ.get("HOURTAB_CHROMIUM", "/usr/bin/chromium")
 
 
 @pytest.fixture(scope="session")

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PASSWORD
+from tests.helpers.browser import AXE_TAGS, WIDE
+from tests.helpers.forms import PASSWORD
 from tests.helpers.hours import team_export
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 WIDTHS = (390, 1280)
 NOW = dt.datetime(2017, 10, 20, 12, tzinfo=dt.UTC)   # August and September closed, October open
-AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
 @pytest.fixture
@@ -126,13 +126,6 @@ WHOLE_TABLES = re.compile(r"/h/[\w-]+|/dashboard|/retainers")
 SCROLLED = """() => [...document.querySelectorAll('.table-wrap')]
   .filter(w => w.offsetParent !== null && w.scrollWidth > w.clientWidth + 1)
   .map(w => (w.getAttribute('aria-label') || w.className) + ' ' + w.scrollWidth + '/' + w.clientWidth)"""
-
-#: The innermost elements that reach past the right edge of the screen (to name them when a page overflows).
-WIDE = """(width) => [...document.querySelectorAll('body *')]
-  .filter(e => e.getBoundingClientRect().right > width + 1
-          && ![...e.children].some(c => c.getBoundingClientRect().right > width + 1))
-  .slice(0, 4).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && e.className.baseVal === undefined ? '.' + e.className : '')
-                   + ' ' + Math.round(e.getBoundingClientRect().right) + 'px')"""
 
 #: The size of every chart text on the page, in CSS px as drawn: inline SVG text measured by the
 #: browser; in SVG images (data: URIs) the text's size in the image scaled by the width the image is

@@ -12,7 +12,7 @@ import re
 import pytest
 from sqlalchemy import event, select
 
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 from tests.helpers.hours import toggl_csv
 
 WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|MERGE|CREATE|DROP|ALTER|COPY|TRUNCATE)\b", re.IGNORECASE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import csrf_token
+from tests.helpers.forms import csrf_token
 
 HUGE = (2**31, 2**31 + 7, 2**63, 2**64 + 5)
 

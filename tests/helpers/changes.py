@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import re
 
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 
 
 def preview_form(page: str) -> tuple[str, list[tuple[str, str]]]:

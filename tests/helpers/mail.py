@@ -30,7 +30,7 @@ def smtp_server() -> Iterator[tuple[Sink, str]]:
     """``(sink, smtp://127.0.0.1:port)`` for as long as the block runs."""
     from aiosmtpd.controller import Controller
 
-    from tests.conftest import free_port
+    from tests.helpers.servers import free_port
 
     sink = Sink()
     controller = Controller(sink, hostname="127.0.0.1", port=free_port())

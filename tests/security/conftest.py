@@ -89,7 +89,7 @@ def upload(client, name: str, data: bytes, url: str = "/evidence"):
     """Upload ``data`` as a file called ``name`` through the evidence form, as a browser would."""
     import io
 
-    from tests.conftest import csrf_token
+    from tests.helpers.forms import csrf_token
 
     token = csrf_token(client, url)
     return client.post(url, data={"csrf_token": token, "file": (io.BytesIO(data), name)},

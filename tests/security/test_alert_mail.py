@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import create_engine, select, text
 
 from tests.app.consultant.test_retainers import FORM
-from tests.conftest import post_form, signup
+from tests.helpers.forms import post_form, signup
 from tests.helpers.mail import header_line, smtp_server
 
 PUBLIC_URL = "https://stunden.bücher.example"      # an internationalised host name

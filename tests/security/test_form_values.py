@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from hourtab.retainers.models import Retainer, RetainerCredit
 from incidents.writeups.models import ActionItem, Incident
 from tests.app.consultant.test_retainers import FORM
-from tests.conftest import csrf_token, post_form
+from tests.helpers.forms import csrf_token, post_form
 
 
 def _count(app, model) -> int:

@@ -6,7 +6,8 @@ import pytest
 import requests
 
 from hourtab.core import accounts
-from tests.conftest import PASSWORD, post_form, serve, signup
+from tests.helpers.forms import PASSWORD, post_form, signup
+from tests.helpers.servers import serve
 from tests.security.conftest import at_once, token_of
 
 WRONG = "wrong password!"

@@ -7,7 +7,8 @@ from sqlalchemy import func, select
 
 from hourtab.retainers.models import Retainer
 from tests.app.consultant.test_retainers import FORM
-from tests.conftest import PASSWORD, serve, signup
+from tests.helpers.forms import PASSWORD, signup
+from tests.helpers.servers import serve
 from tests.security.conftest import at_once, logged_in_session, token_of
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import PASSWORD, post_form, signup
+from tests.helpers.forms import PASSWORD, post_form, signup
 
 HOSTILE = [
     "/%09/evil.example",       # a tab that the Location header drops, leaving //evil.example

@@ -14,7 +14,7 @@ from sqlalchemy import func, select, update
 
 from hourtab.core.sessions import LoginSession
 from incidents.writeups.models import Incident
-from tests.conftest import PASSWORD, csrf_token, post_form, signup
+from tests.helpers.forms import PASSWORD, csrf_token, post_form, signup
 
 ELSEWHERE = {"REMOTE_ADDR": "203.0.113.77"}
 

@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from tests.conftest import csrf_token, post_form
+from tests.helpers.forms import csrf_token, post_form
 from tests.security.conftest import stored_evidence, upload
 
 RANDOM = os.urandom(4096)

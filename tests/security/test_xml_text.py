@@ -15,7 +15,7 @@ from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from incidents.writeups import service as incidents
 from tests.app.consultant.test_retainers import FORM
-from tests.conftest import PASSWORD, post_form
+from tests.helpers.forms import PASSWORD, post_form
 from tests.helpers.hours import setup_retainer, toggl_csv
 
 BAD = "\x01\x02\ufffe\uffff\x0b\x1f"

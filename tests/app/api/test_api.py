@@ -19,9 +19,9 @@ from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import Upload
-from tests.conftest import PASSWORD, csrf_token, post_form
 from tests.factories import make_account
 from tests.helpers.api_schema import check
+from tests.helpers.forms import PASSWORD, csrf_token, post_form
 from tests.helpers.hours import AUG_20, toggl_csv
 
 AUGUST = [("Client 1", "Training run", "2017-08-02", "09:00:00", "02:00:00"),

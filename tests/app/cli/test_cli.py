@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
 from app.cli import cli
-from tests.conftest import free_port
+from tests.helpers.servers import free_port
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from hourtab.core.accounts import Account
-from tests.conftest import PASSWORD, post_form, signup
+from tests.helpers.forms import PASSWORD, post_form, signup
 
 
 def _accounts(app) -> int:

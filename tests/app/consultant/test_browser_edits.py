@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
-from tests.app.test_browser_pages import AXE_TAGS, WIDE
-from tests.conftest import PASSWORD
+from tests.helpers.browser import AXE_TAGS, WIDE
+from tests.helpers.forms import PASSWORD
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conftest import DATA
+from tests.helpers.paths import DATA
 
 pytestmark = pytest.mark.browser
 

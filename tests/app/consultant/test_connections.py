@@ -14,8 +14,9 @@ from sqlalchemy import func, select, update
 from hourtab.core.db import transaction
 from hourtab.core.jobs import Job
 from hourtab.sync.models import Connection, SyncedEntry
-from tests.conftest import csrf_token, free_port, post_form
 from tests.helpers.fake_trackers import Clockify, Toggl, serving
+from tests.helpers.forms import csrf_token, post_form
+from tests.helpers.servers import free_port
 from tests.hourtab.sync.conftest import TOKEN, at, months
 
 

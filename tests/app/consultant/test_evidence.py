@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from incidents.evidence.models import Evidence
-from tests.conftest import csrf_token
+from tests.helpers.forms import csrf_token
 from tests.incidents.evidence.wandb.runs import ensure_runs
 
 
@@ -78,7 +78,7 @@ def test_evidence_pages_need_login_and_ownership(app, logged_in, wandb_runs):
     r = _upload(logged_in, "w.zip", _zip_bytes(wandb_runs["watched"]["dir"]))
     url = logged_in.get(r.headers["Location"]).headers["Location"]         # the job → the stored run
     other = app.test_client()
-    from tests.conftest import signup
+    from tests.helpers.forms import signup
 
     assert other.get(url).status_code == 302                  # not logged in → login page
     signup(other, email="someone@example.com")

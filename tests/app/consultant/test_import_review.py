@@ -8,7 +8,8 @@ from sqlalchemy import select
 
 from hourtab.timesheets.models import TimeEntry
 from tests.app.consultant.test_imports import upload
-from tests.conftest import DATA, post_form
+from tests.helpers.forms import post_form
+from tests.helpers.paths import DATA
 
 ISTANBUL = (DATA / "exports/toggl_istanbul_month_end.csv").read_bytes()
 FLORES = (DATA / "toggl_floresfdev_2017-08.csv").read_bytes()

@@ -10,14 +10,15 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from hourtab.timesheets.models import ImportProfile, TimeEntry, Upload
-from tests.conftest import DATA, post_form
+from tests.helpers.forms import post_form
+from tests.helpers.paths import DATA
 
 TOGGL = DATA / "timetrackers/toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
 AMBIGUOUS = DATA / "timetrackers/clockify/solidtime_clockify_time_entries_import_test_1.csv"
 
 
 def upload(client, data: bytes, name: str = "export.csv", **fields):
-    from tests.conftest import csrf_token
+    from tests.helpers.forms import csrf_token
 
     token = csrf_token(client, "/imports")
     return client.post("/imports", data={"csrf_token": token, "file": (io.BytesIO(data), name), **fields},
@@ -110,7 +111,7 @@ def test_unknown_csv_mapping_profile_size_limit_and_isolation(app, logged_in):
 
     upload_id = int(re.search(r"/imports/(\d+)/", preview_url).group(1))
     other = app.test_client()
-    from tests.conftest import signup
+    from tests.helpers.forms import signup
 
     signup(other, email="other@example.com")
     assert other.get(f"/imports/{upload_id}").status_code == 404

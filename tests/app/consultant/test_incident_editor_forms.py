@@ -17,8 +17,8 @@ from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from incidents.evidence.sample_data import REPRO_TINY as REPRO
 from incidents.writeups.models import IncidentEntry, IncidentEvidence, TimelineEvent
-from tests.conftest import post_form, signup
 from tests.factories import toggl_csv
+from tests.helpers.forms import post_form, signup
 
 
 def _new_incident(client) -> tuple[int, str]:

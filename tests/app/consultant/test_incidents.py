@@ -265,7 +265,7 @@ def test_hostile_names_config_and_markdown_are_inert_in_page_and_pdf(hours_app, 
 
 
 def test_consultant_pages_create_attach_edit_and_publish(logged_in, app, tmp_path):
-    from tests.conftest import post_form
+    from tests.helpers.forms import post_form
 
     r = post_form(logged_in, "/incidents", {"title": "Watch overhead <b>x</b>"})
     assert r.status_code == 302

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import post_form, signup
+from tests.helpers.forms import post_form, signup
 
 
 def test_incident_pdf_is_rendered_by_a_job_then_served_from_the_cache(app, logged_in, tmp_path):

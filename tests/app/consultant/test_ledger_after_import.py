@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from app.cli import cli
 from tests.app.consultant.test_imports import upload
 from tests.app.consultant.test_retainers import FORM
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 from tests.helpers.hours import SAMPLE, toggl_csv
 
 EXTRA = [("Client 1", "Late fix", "2017-08-30", "21:00:00", "02:30:00"),

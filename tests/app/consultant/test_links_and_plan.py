@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from hourtab.billing import UpgradeStep
 from tests.app.consultant.test_retainers import _create
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 
 
 def _public_path(client, location: str) -> str | None:

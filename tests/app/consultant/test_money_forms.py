@@ -7,7 +7,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 
 from tests.app.consultant.test_retainers import FORM, _import_sample
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 
 
 def test_terms_form_and_top_up_price_reach_the_clients_json_and_page(app, logged_in):

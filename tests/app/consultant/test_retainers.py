@@ -11,7 +11,7 @@ from app.cli import cli
 from app.db import get_db
 from hourtab.core.db import transaction
 from hourtab.timesheets.importer import import_file
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 from tests.helpers.hours import SAMPLE
 
 FORM = {"name": "ML platform retainer", "client": "Client 1", "hours": "160", "period": "monthly",

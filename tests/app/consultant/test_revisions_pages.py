@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 
 from hourtab.retainers.presentation import format_hours
 from tests.app.consultant.test_routing_pages import _pdf_text, _retainers, _text, _upload
-from tests.conftest import post_form
 from tests.helpers.changes import confirm_preview
+from tests.helpers.forms import post_form
 from tests.hourtab.retainers.multi_client import CLOCKIFY
 
 ATOM = {"a": "http://www.w3.org/2005/Atom"}

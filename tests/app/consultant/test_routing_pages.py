@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from hourtab.core.db import transaction
 from hourtab.retainers import service
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 from tests.hourtab.retainers.multi_client import CLOCKIFY, TOGGL, by_client, foreign_words
 
 
@@ -59,7 +59,7 @@ def _retainers(app, clients: list[tuple[str, str]], email: str = "consultant@exa
 
 
 def _upload(client, data: bytes, name: str, **fields) -> tuple[str, int]:
-    from tests.conftest import csrf_token
+    from tests.helpers.forms import csrf_token
 
     token = csrf_token(client, "/imports")
     r = client.post("/imports", data={"csrf_token": token, "file": (io.BytesIO(data), name), **fields},

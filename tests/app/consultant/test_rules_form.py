@@ -23,8 +23,8 @@ from hourtab.retainers import service
 from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.revisions import closed
 from hourtab.timesheets.importer import import_file
-from tests.conftest import csrf_token, post_form
 from tests.helpers.changes import confirm_preview
+from tests.helpers.forms import csrf_token, post_form
 from tests.hourtab.retainers.test_edits import KATHY, LAVERY, NOW, ROWS, SEAN
 
 #: The tests whose subject is not the database (the layout, the CLI's output) run on SQLite only.

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from app.db import get_db
 from hourtab.core.accounts import Account
 from tests.app.consultant.test_retainers import _create
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 
 SETTINGS = {"display_name": "Ada Lovelace", "contact": "hours@ada.example", "timezone": "Europe/Istanbul",
             "rounding_min": "15", "hours_unit": "hm"}

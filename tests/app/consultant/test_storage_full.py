@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from hourtab.core.blobs import LocalBlobStore
 from hourtab.timesheets.models import Upload
-from tests.conftest import csrf_token
+from tests.helpers.forms import csrf_token
 
 CSV = (b"User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,Duration,Tags\n"
        b"Ada,ada@example.com,Acme,Web,,Work,Yes,2026-03-02,09:00:00,2026-03-02,10:00:00,01:00:00,\n")

@@ -13,7 +13,7 @@ from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.app.consultant.test_retainers import FORM
-from tests.conftest import post_form, signup
+from tests.helpers.forms import post_form, signup
 
 NOW = dt.datetime(2026, 12, 5, 9, 0, tzinfo=dt.UTC)
 EDIT = {**FORM, "name": "Retainer", "client": "Acme", "start": "2026-10-01", "rounding": "0", "hours": "20"}

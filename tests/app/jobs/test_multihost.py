@@ -21,10 +21,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select, text
 
-from tests.conftest import free_port, wait_until
 from tests.helpers.big_run import big_run_zip
+from tests.helpers.databases import pg_database
 from tests.helpers.hours import toggl_csv
 from tests.helpers.mail import Sink
+from tests.helpers.servers import free_port
+from tests.helpers.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -48,16 +50,8 @@ class StallingSink(Sink):
 
 @pytest.fixture
 def pg_url(pg_template):
-    from tests.conftest import _pg_admin, _pg_url
-
-    name = f"hourtab_mh_{uuid.uuid4().hex[:12]}"
-    admin = _pg_admin()
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"'))
-    yield _pg_url(name)
-    with admin.connect() as c:
-        c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with pg_database("hourtab_mh", template=pg_template) as url:
+        yield url
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.app.consultant.test_evidence import _upload, _zip_bytes, wandb_runs  # noqa: F401 - the fixture
-from tests.conftest import signup
+from tests.helpers.forms import signup
 
 pytestmark = pytest.mark.slow
 MEMBERS = 100_000

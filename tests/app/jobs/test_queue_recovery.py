@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from tests.conftest import free_port, wait_until
+from tests.helpers.servers import free_port
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 LEASE_S = 3.0

@@ -15,7 +15,9 @@ from hourtab.core.accounts import find_account
 from hourtab.timesheets.importer import COMPARED
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.app.consultant.test_imports import TOGGL, upload
-from tests.conftest import DATA, post_form, signup, wait_until
+from tests.helpers.forms import post_form, signup
+from tests.helpers.paths import DATA
+from tests.helpers.waiting import wait_until
 
 SMALL = DATA / "timetrackers/toggl/solidtime_toggl_time_entries_import_test_1.csv"
 

@@ -18,8 +18,9 @@ from sqlalchemy import select, update
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.jobs import Job
 from hourtab.sync.models import Connection
-from tests.conftest import csrf_token, serve, signup
 from tests.helpers.fake_trackers import Clockify, Kimai, Toggl, serving
+from tests.helpers.forms import csrf_token, signup
+from tests.helpers.servers import serve
 from tests.hourtab.sync.conftest import TOKEN, at, make_retainer, months
 
 pytestmark = pytest.mark.slow

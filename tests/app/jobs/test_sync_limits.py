@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.jobs import Job, create_job
 from hourtab.sync.models import Connection
-from tests.conftest import post_form
 from tests.helpers.fake_trackers import Clockify, serving
+from tests.helpers.forms import post_form
 from tests.hourtab.sync.conftest import TOKEN
 
 

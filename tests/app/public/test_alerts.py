@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 import pytest
 from sqlalchemy import select, update
 
-from tests.conftest import csrf_token, post_form
+from tests.helpers.forms import csrf_token, post_form
 from tests.helpers.hours import toggl_csv
 from tests.helpers.mail import header_line, smtp_server
 

@@ -13,7 +13,7 @@ from html import unescape
 
 from tests.app.consultant.test_routing_pages import _retainers, _upload
 from tests.app.public.test_alerts import app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 
 
 def _work_one_day(flask_app, logged_in, end: str, duration: str) -> dt.date:

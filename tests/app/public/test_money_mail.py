@@ -9,7 +9,7 @@ from hourtab.retainers import service
 from tests.app.consultant.test_routing_pages import _upload
 from tests.app.public.test_alerts import app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
 from tests.app.public.test_headline_mail import _alert_text
-from tests.conftest import post_form
+from tests.helpers.forms import post_form
 
 
 def test_the_overage_alert_shows_the_amounts_used_and_to_bill(app, logged_in, smtp):  # noqa: F811

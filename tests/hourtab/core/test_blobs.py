@@ -8,7 +8,7 @@ import pytest
 
 from hourtab.core.blobs import LocalBlobStore, S3BlobStore, blob_store
 from hourtab.core.errors import InvalidInput, NotFound
-from tests.conftest import free_port
+from tests.helpers.servers import free_port
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.repair import rejoin, repair_split_rules
 from hourtab.retainers.revisions import closed
 from hourtab.timesheets.importer import import_file
-from tests.conftest import DATA
 from tests.factories import make_account
+from tests.helpers.paths import DATA
 
 LAVERY = DATA / "timetrackers/toggl/jalavery_timetrackR_Toggl_time_entries_2019-03-02_to_2020-03-01.csv"
 KATHY, SEAN = "Panageas, Kathy", "Devlin, Sean"

@@ -15,9 +15,9 @@ from hourtab.retainers import service as retainers
 from hourtab.sync import service
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
-from tests.conftest import DATA
 from tests.factories import make_account
 from tests.helpers.fake_trackers import Clockify, Toggl, iso, serving
+from tests.helpers.paths import DATA
 from tests.hourtab.sync.conftest import TOKEN, run_sync
 
 METAPLM = DATA / "timetrackers/clockify/metaplm_Clockify_Time_Report_Detailed_01_01_2026-31_12_2026.csv"

@@ -20,8 +20,8 @@ from hourtab.sync.errors import OutOfBudget
 from hourtab.sync.limits import MIB, Limits
 from hourtab.sync.models import Connection, SyncedEntry
 from hourtab.timesheets.models import TimeEntry
-from tests.conftest import wait_until
 from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, serving
+from tests.helpers.waiting import wait_until
 from tests.hourtab.sync.conftest import TOKEN, at, months, run_sync
 
 #: What these tests allow a request and a sync: small, so a misbehaving tracker is cut off quickly.

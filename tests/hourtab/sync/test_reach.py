@@ -16,8 +16,8 @@ from hourtab.sync.clients import kimai, tracker
 from hourtab.sync.errors import AddressNotAllowed, InvalidConnection, OutOfBudget, TrackerUnreachable
 from hourtab.sync.limits import Budget, Limits
 from hourtab.sync.reach import Reach
-from tests.conftest import free_port
 from tests.helpers.fake_trackers import Kimai, serving
+from tests.helpers.servers import free_port
 from tests.hourtab.sync.conftest import TOKEN
 
 CLOSED = Limits(allow_private=False, request_s=10.0, sync_s=30.0)   # room for a healthy request

@@ -17,8 +17,8 @@ from hourtab.sync.errors import AddressNotAllowed, BadResponse, RateLimited, Tra
 from hourtab.sync.models import Connection
 from hourtab.sync.reach import Reach
 from hourtab.sync.transport import Api
-from tests.conftest import free_port
 from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, serving
+from tests.helpers.servers import free_port
 from tests.hourtab.sync.conftest import TOKEN, at, months, run_sync
 
 FAKES = {"toggl": lambda: Toggl(TOKEN), "clockify": lambda: Clockify(TOKEN),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA
 from tests.factories import TOGGL_HEADER, make_account, toggl_row
+from tests.helpers.paths import DATA
 
 __all__ = ["TOGGL_HEADER", "account", "make_account", "sample", "sample_dir", "toggl_row"]
 

@@ -10,7 +10,7 @@ from hourtab.core.db import transaction
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import TimesheetError
 from hourtab.timesheets.importer import import_file
-from tests.conftest import DATA
+from tests.helpers.paths import DATA
 from tests.hourtab.timesheets.conftest import sample
 from tests.hourtab.timesheets.test_importer import snapshot
 

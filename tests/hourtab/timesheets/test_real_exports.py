@@ -9,7 +9,7 @@ from hourtab.core.db import transaction
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import UnreadableFile
 from hourtab.timesheets.importer import import_file
-from tests.conftest import DATA
+from tests.helpers.paths import DATA
 
 EXPORTS = DATA / "exports"
 

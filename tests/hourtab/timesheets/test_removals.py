@@ -13,7 +13,7 @@ from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, Upload
 from hourtab.timesheets.removal import confirm_removal, removal_candidates, removed_entries, restore_removed
 from hourtab.timesheets.uploads import confirm, preview, stage_csv
-from tests.conftest import DATA
+from tests.helpers.paths import DATA
 
 FLORES = (DATA / "toggl_floresfdev_2017-08.csv").read_bytes()  # 168 entries of Client 1, 49 of Client 2
 

@@ -28,9 +28,9 @@ from hourtab.sync.tokens import TokenBox
 from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, TrackerZone
 from hourtab.timesheets.zone import remember_tracker_zone, upload_zone
-from tests.conftest import DATA
 from tests.factories import make_account
 from tests.helpers.fake_trackers import Toggl, serving
+from tests.helpers.paths import DATA
 
 FLORES = DATA / "toggl_floresfdev_2017-08.csv"
 BERLIN, NEW_YORK = ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")

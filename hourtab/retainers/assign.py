@@ -135,11 +135,6 @@ def _counts(retainer_ids: pd.Series) -> dict[int, int]:
     return {int(k): int(v) for k, v in zip(counts.index.tolist(), counts.tolist(), strict=True)}
 
 
-def match_entries(session: Session, account_id: int) -> dict[int, int]:
-    """Route every entry of the account again; ``{retainer_id: entries gained}``."""
-    return route_entries(session, account_id).gained
-
-
 def entries_changed(session: Session, account_id: int, entry_ids: Iterable[int] | None = None) -> dict[int, int]:
     """After an account's entries were added, changed or removed: route them, bump every page.
 

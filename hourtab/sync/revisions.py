@@ -24,7 +24,7 @@ REASON = "sync"
 
 
 @dataclass(frozen=True)
-class PeriodRevision:
+class RevisedPeriod:
     retainer_id: int
     period_start: dt.date
     was_s: int
@@ -37,14 +37,14 @@ class PeriodRevision:
 
 @contextmanager
 def watch_sync_writes(session: Session, account_id: int, days: Iterable[dt.date], now: dt.datetime,
-                         upload_id: int | None = None) -> Iterator[list[PeriodRevision]]:
+                         upload_id: int | None = None) -> Iterator[list[RevisedPeriod]]:
     """Around a sync's writes and routing: yields the list the revised closed periods are appended to.
 
     ``days``: the local dates of the entries the writes add, change (before and after) or remove;
     none means nothing is written, so nothing is watched.
     """
     days = list(days)
-    revised: list[PeriodRevision] = []
+    revised: list[RevisedPeriod] = []
     if not days:
         yield revised
         return
@@ -53,5 +53,5 @@ def watch_sync_writes(session: Session, account_id: int, days: Iterable[dt.date]
     with revisions.watch_closed_periods(session, account_id, REASON, since=since, now=now,
                                         upload_id=upload_id) as watched:
         yield revised
-    revised += [PeriodRevision(r.retainer_id, r.period_start, r.was[0], r.now[0])
+    revised += [RevisedPeriod(r.retainer_id, r.period_start, r.was[0], r.now[0])
                 for r in sorted(watched.recorded, key=lambda r: (r.retainer_id, r.period_start))]

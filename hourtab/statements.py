@@ -17,12 +17,12 @@ from sqlalchemy.orm import Session
 from hourtab.core.documents import PdfMeta, meta_tags, render, render_pdf
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.retainers.currency import format_money
+from hourtab.retainers.hours_report import RetainerInfo, entry_lines
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import periods_through
 from hourtab.retainers.presentation import hours_formatter, unit_label
 from hourtab.retainers.pricing import price_period
-from hourtab.retainers.report import RetainerInfo, entry_lines
 from hourtab.timesheets.models import TimeEntry
 
 MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")

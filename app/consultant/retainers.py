@@ -23,11 +23,11 @@ from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.retainers import plans, service, versions
 from hourtab.retainers.errors import PlanLimitReached
+from hourtab.retainers.hours_report import entry_lines
 from hourtab.retainers.inbox import inbox_totals
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.names import entry_names
 from hourtab.retainers.presentation import format_hours, headline, hours_formatter
-from hourtab.retainers.report import entry_lines
 
 
 def _choices(pairs: list[tuple[str, str]]) -> list[SelectChoice]:

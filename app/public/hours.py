@@ -34,9 +34,9 @@ from hourtab.core.db import transaction, utcnow
 from hourtab.core.errors import NotFound
 from hourtab.retainers import service
 from hourtab.retainers.exports import entries_csv, report_json
+from hourtab.retainers.hours_report import HoursReport
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import day_label, format_clock, moment
-from hourtab.retainers.report import HoursReport
 
 MISS_BUCKET = "public-hours-miss"
 MISS_WINDOW_S = 60

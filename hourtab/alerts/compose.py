@@ -17,11 +17,11 @@ from hourtab.alerts.models import AlertEvent, AlertSubscription
 from hourtab.core.accounts import Account
 from hourtab.retainers import service as retainers
 from hourtab.retainers.currency import format_money
+from hourtab.retainers.hours_report import RetainerInfo
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import headline, hours_formatter
 from hourtab.retainers.pricing import price_period
-from hourtab.retainers.report import RetainerInfo
 
 LEADS = {
     "used_80": "80 % of this period's hours are used.",

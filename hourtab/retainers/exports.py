@@ -41,10 +41,10 @@ from decimal import Decimal
 from typing import Any
 
 from hourtab.retainers.currency import quantize
+from hourtab.retainers.hours_report import HoursReport, entry_lines
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.pricing import PeriodMoney, entry_worth
-from hourtab.retainers.report import HoursReport, entry_lines
 from hourtab.retainers.terms import Terms
 
 SCHEMA = "hourtab.hours/1"

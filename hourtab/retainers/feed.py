@@ -20,10 +20,10 @@ from sqlalchemy.orm import Session
 
 from hourtab.retainers import service
 from hourtab.retainers.currency import stored
+from hourtab.retainers.hours_report import HoursReport
 from hourtab.retainers.ledger import Credit, build_ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.presentation import headline, hours_formatter, moment, short_date
-from hourtab.retainers.report import HoursReport
 from hourtab.retainers.versions import terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
 

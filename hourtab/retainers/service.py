@@ -30,11 +30,11 @@ from hourtab.retainers.frames import (  # noqa: F401 - read through the service 
     entry_text,
     held_frames,
 )
+from hourtab.retainers.hours_report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import local_date
-from hourtab.retainers.report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.revisions import revisions_of, watch_closed_periods
 from hourtab.retainers.terms import (
     InvalidTerms,

@@ -99,16 +99,6 @@ def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int):
     return ax
 
 
-def burnup_svg(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
-               inline: bool = False, layout: Layout = WIDE) -> str:
-    """Cumulative hours used per day up to ``today``, the available line and the even-pace line.
-
-    ``inline`` drops the XML namespace, which HTML5 does not need inside a page; ``layout`` is
-    ``WIDE`` or ``NARROW`` (the drawing for phones, with the class ``burnup narrow``).
-    """
-    return burnup_svgs(period, available_s, daily_used, today, inline, (layout,))[0]
-
-
 def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
                 inline: bool = False, layouts: tuple[Layout, ...] = (WIDE, NARROW)) -> tuple[str, ...]:
     """The chart in each layout, from one figure: building the axes and lines is half the cost of a

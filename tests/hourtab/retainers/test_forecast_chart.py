@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import xml.etree.ElementTree as ET
 
-from hourtab.retainers.chart import burnup_svg
+from hourtab.retainers.chart import WIDE, burnup_svgs
 from hourtab.retainers.forecast import forecast
 from hourtab.retainers.ledger import build_ledger
 from hourtab.retainers.presentation import format_hours, used_percent
@@ -13,6 +13,11 @@ from hourtab.retainers.terms import HOUR, Terms
 from tests.hourtab.retainers.conftest import frame, on
 
 NOV = Terms(allotment_s=20 * HOUR, start=dt.date(2025, 11, 1))
+
+
+def burnup_svg(period, available_s, daily, today):
+    """The wide drawing alone."""
+    return burnup_svgs(period, available_s, daily, today, layouts=(WIDE,))[0]
 
 
 def _current(entries, today):
@@ -100,7 +105,7 @@ def test_the_phone_drawing_has_the_same_data_and_text_readable_at_its_width():
     """Text in CSS px = font size × shown width / drawn width: each drawing stays ≥ 11 px where it is shown."""
     import re
 
-    from hourtab.retainers.chart import NARROW, WIDE, burnup_svgs
+    from hourtab.retainers.chart import NARROW
 
     balance, daily = _current([on(2025, 11, 3, 5), on(2025, 11, 9, 3)], dt.date(2025, 11, 10))
     wide, narrow = burnup_svgs(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))

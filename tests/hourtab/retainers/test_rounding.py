@@ -7,10 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hourtab.retainers.rounding import round_array, round_seconds
+from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import InvalidTerms, Rounding
 
 M = 60
+
+
+def _one(seconds: int, rounding: Rounding) -> int:
+    return int(round_array(np.array([seconds], dtype=np.int64), rounding)[0])
 
 
 @pytest.mark.parametrize("rounding, seconds, expected", [
@@ -26,8 +30,8 @@ M = 60
     (Rounding(0), 1234, 1234),
     (Rounding(6, "up", minimum_min=15), 0, 0),
 ])
-def test_round_seconds(rounding, seconds, expected):
-    assert round_seconds(seconds, rounding) == expected
+def test_round_one_entry(rounding, seconds, expected):
+    assert _one(seconds, rounding) == expected
 
 
 def test_only_known_increments():
@@ -37,6 +41,6 @@ def test_only_known_increments():
 
 @given(st.lists(st.integers(0, 20 * 3600), max_size=50), st.sampled_from([0, 6, 15, 30]),
        st.sampled_from(["up", "nearest"]), st.sampled_from([0, 6, 15]))
-def test_array_matches_scalar(durations, inc, mode, minimum):
+def test_each_entry_is_rounded_on_its_own(durations, inc, mode, minimum):
     r = Rounding(inc, mode, minimum)
-    assert round_array(np.array(durations, dtype=np.int64), r).tolist() == [round_seconds(d, r) for d in durations]
+    assert round_array(np.array(durations, dtype=np.int64), r).tolist() == [_one(d, r) for d in durations]

@@ -45,7 +45,7 @@ def presented_token() -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def authenticate() -> None:
+def check_api_request() -> None:
     """Before every view of the API blueprint: Bearer under /api/v1, the CSRF check elsewhere."""
     if not request.path.startswith("/api/v1/"):
         if request.method not in SAFE_METHODS and current_app.config.get("WTF_CSRF_ENABLED", True):
@@ -96,7 +96,7 @@ def _admit(row: apitokens.ApiToken) -> None:
 
 
 def api_account() -> Account:
-    """The account of the request's token (views under /api/v1 run after ``authenticate``)."""
+    """The account of the request's token (views under /api/v1 run after ``check_api_request``)."""
     return g.api_account
 
 

@@ -190,10 +190,10 @@ def test_settings_page_tokens_and_the_cookie_authenticates_nothing_under_v1(app,
     with app.app_context():
         assert get_db().scalar(select(func.count(Upload.id))) == 0
     # Elsewhere under /api, an unsafe request authenticated by the cookie is CSRF-checked as any form is.
-    from app.api.bearer import authenticate
+    from app.api.bearer import check_api_request
 
     with app.test_request_context("/api/me", method="POST"), pytest.raises(CSRFError):
-        authenticate()
+        check_api_request()
 
     revoke = f"/account/tokens/{token_id}/revoke"
     other = app.test_client()  # nobody else can revoke it: the same answer as no such token

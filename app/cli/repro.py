@@ -117,7 +117,7 @@ def profile_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the attribution as JSON.")
 def profile_inspect(path: Path, as_json: bool) -> None:
     """Attribute time in a profile.json, a key_averages table dump or a chrome trace (.json/.json.gz)."""
-    from incidents.evidence.profiles import inspect_profile
+    from incidents.evidence.profiler import inspect_profile
 
     result = inspect_profile(path)
     data = result.to_dict()

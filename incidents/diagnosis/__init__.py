@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from incidents.diagnosis import crash, gpu, gradients, overfitting, overhead, progress, quality
+from incidents.diagnosis import crash, gpu, gradients, loss_progress, overfitting, overhead, quality
 from incidents.diagnosis.findings import CLASSES, Finding
 from incidents.diagnosis.subject import Subject, prepare
 from incidents.evidence.wandb.evidence import RunEvidence
@@ -41,7 +41,7 @@ def diagnose_subject(subject: Subject) -> list[Finding]:
                 gpu.input_bound(subject), gpu.gpu_underused(subject)]
     health = [rule(subject) for rule in _GRADIENT_RULES] + [quality.quality_collapse(subject)]
     findings += health + [overfitting.overfitting(subject)]
-    findings.append(progress.clean_but_stuck(subject, [f.rule for f in health if f.fired]))
+    findings.append(loss_progress.clean_but_stuck(subject, [f.rule for f in health if f.fired]))
     return [_with_evidence_used(f) for f in findings]
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from incidents.diagnosis import setup, signals, units
 from incidents.diagnosis.findings import Finding, not_fired, undetermined
-from incidents.diagnosis.progress import rl_metrics
+from incidents.diagnosis.loss_progress import rl_metrics
 from incidents.diagnosis.subject import Subject
 
 LOW_UTIL = 50.0

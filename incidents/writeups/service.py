@@ -114,7 +114,7 @@ def _ingest_one(session: Session, account_id: int, path: Path, blobs: BlobStore)
 
 def read_profile(path: Path) -> tuple[str, dict[str, Any]]:
     """Our profile.json as it is (it has per-mode figures); other captures through ``inspect_profile``."""
-    from incidents.evidence.profiles import inspect_profile
+    from incidents.evidence.profiler import inspect_profile
 
     path = Path(path)
     if not path.is_file():

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The record_function label around wandb's per-tensor work; profiles.py looks for it.
+#: The record_function label around wandb's per-tensor work; profiler.py looks for it.
 WATCH_RANGE = "wandb.watch.log_tensor_stats"
 #: Labels the runner puts around the phases of each training step.
 PHASE_RANGES = {"forward": "repro.forward", "backward": "repro.backward", "optimizer": "repro.optimizer"}

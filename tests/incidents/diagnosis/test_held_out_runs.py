@@ -120,7 +120,7 @@ def test_rl_run_with_negative_climbing_policy_loss_gets_no_supervised_rule(held_
 
 
 def test_progress_is_judged_on_range_and_noise_not_on_a_value_near_zero(held_out):
-    from incidents.diagnosis.progress import movement
+    from incidents.diagnosis.loss_progress import movement
 
     history = held_out["rl"].history
     m = movement(history["losses/policy_loss"].dropna())
@@ -200,7 +200,7 @@ def _traced(tmp_path: Path, steps: int = 3) -> Path:
 
 
 def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(tmp_path):
-    from incidents.evidence.profiles import inspect_profile
+    from incidents.evidence.profiler import inspect_profile
 
     trace = _traced(tmp_path)
     result = inspect_profile(trace).to_dict()
@@ -220,7 +220,7 @@ def test_trace_with_labelled_ranges_gives_steps_and_watch_configuration(tmp_path
 
 def test_a_trace_of_another_watch_configuration_is_scaled_and_called_an_estimate(held_out, tmp_path):
     """The run logged every 10 steps; the trace was taken at log_freq=1: its share is not the run's."""
-    from incidents.evidence.profiles import inspect_profile
+    from incidents.evidence.profiler import inspect_profile
 
     trace = inspect_profile(_traced(tmp_path)).to_dict()
     run = held_out["every10"]
@@ -241,7 +241,7 @@ def test_with_a_comparable_baseline_the_runs_own_timing_replaces_the_profiles_sh
     """Step times set through the reproducer's summary key (its median) so the arithmetic is exact."""
     from dataclasses import replace
 
-    from incidents.evidence.profiles import inspect_profile
+    from incidents.evidence.profiler import inspect_profile
 
     trace = inspect_profile(_traced(tmp_path)).to_dict()
     run = replace(held_out["every10"], summary={"repro/median_step_s": 0.30})

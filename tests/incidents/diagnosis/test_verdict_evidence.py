@@ -144,7 +144,7 @@ def test_one_gpu_sample_gives_no_utilisation_verdict(gpu_runs):
 
 
 def test_slow_dataloader_is_input_bound_with_its_evidence_named(gpu_runs):
-    from incidents.evidence.profiles import inspect_profile
+    from incidents.evidence.profiler import inspect_profile
 
     run = gpu_runs["loader"]
     waits = run.history["data_time_s"].dropna()

@@ -102,7 +102,7 @@ def test_profile_md_is_the_table(tiny_run):
 def test_no_reference_incident_figure_is_written_by_the_reproducer():
     """The reference case's numbers must never pass for measurements: none is in the code that writes."""
     root = Path(__file__).resolve().parents[4]
-    sources = [*(root / "incidents" / "tools" / "repro").glob("*.py"), root / "incidents" / "evidence" / "profiles.py",
+    sources = [*(root / "incidents" / "tools" / "repro").glob("*.py"), root / "incidents" / "evidence" / "profiler.py",
                root / "app" / "cli" / "repro.py", SCHEMA]
     assert len(sources) > 5
     for path in sources:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from incidents.diagnosis import setup
-from incidents.evidence.profiles import inspect_profile
+from incidents.evidence.profiler import inspect_profile
 from incidents.evidence.sample_data import repro_tiny_runs
 from incidents.evidence.wandb import load_run
 from incidents.writeups.report.build import build_report

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from incidents.errors import EvidenceNotFound
-from incidents.evidence.profiles import InvalidProfile, inspect_profile
+from incidents.evidence.profiler import InvalidProfile, inspect_profile
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profiles"
 REPRO = DATA / "repro"

@@ -33,11 +33,11 @@ from hourtab.core.blobs import BlobStore
 from hourtab.core.db import transaction
 from hourtab.core.jobs import Job, create_job
 from hourtab.core.scoping import select_owned
+from hourtab.imports import uploads
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service as retainers
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
-from hourtab.timesheets import uploads
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, Upload
 from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
 from incidents.writeups import service as incidents

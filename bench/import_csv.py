@@ -103,7 +103,7 @@ def bench_import(url: str, data: bytes, label: str) -> None:
     from app.migrate import upgrade
     from hourtab.core.accounts import Account
     from hourtab.core.db import make_engine, make_sessionmaker, transaction
-    from hourtab.timesheets.importer import import_file
+    from hourtab.imports.importer import import_file
 
     upgrade(url)
     engine = make_engine(url)

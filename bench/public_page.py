@@ -120,8 +120,8 @@ def main() -> None:
         from app.migrate import upgrade
         from hourtab.core.accounts import Account
         from hourtab.core.db import transaction
+        from hourtab.imports.importer import import_file
         from hourtab.retainers import service
-        from hourtab.timesheets.importer import import_file
 
         app = create_app()
         upgrade(app.config["DATABASE_URL"])

@@ -66,9 +66,9 @@ def run(url: str, data: bytes, retainers: int) -> None:
     from app.migrate import upgrade
     from hourtab.core.accounts import Account
     from hourtab.core.db import make_engine, make_sessionmaker, transaction
+    from hourtab.imports.importer import import_file
     from hourtab.retainers import service
     from hourtab.retainers.matching import MatchRules
-    from hourtab.timesheets.importer import import_file
 
     upgrade(url)
     engine = make_engine(url)

@@ -161,3 +161,17 @@ def test_the_top_level_hours_modules_serve_the_hours_domain_only():
     graph = _module_graph()
     users = {m for m, targets in graph.items() if targets & top and m.startswith(("incidents.", "hourtab.core"))}
     assert users == set()
+
+
+def test_reading_exports_keeping_ledgers_and_importing_point_one_way():
+    """Reading exports, keeping ledgers and importing are three rooms: ``timesheets`` needs neither of
+    the others, ``retainers`` reads entries but never the code that writes them, and only ``imports``
+    (and ``sync`` beside it) knows all three."""
+    graph = _module_graph()
+    forbidden = {"hourtab.timesheets": ("hourtab.retainers", "hourtab.imports", "hourtab.sync"),
+                 "hourtab.retainers": ("hourtab.imports", "hourtab.sync")}
+    climbs = sorted(f"{module} imports {target}" for room, above in forbidden.items()
+                    for module, targets in graph.items() if module == room or module.startswith(f"{room}.")
+                    for target in targets if target.startswith(above))
+    assert climbs == []
+    assert "hourtab.retainers.assign" in graph["hourtab.imports.importer"], "the check reads no edges"

@@ -27,14 +27,15 @@ from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.jobs import Job, get_job
 from hourtab.core.scoping import get_owned
+from hourtab.imports import uploads
+from hourtab.imports.importer import ImportOptions
 from hourtab.retainers import service
 from hourtab.retainers.exports import report_json
 from hourtab.retainers.models import Retainer
-from hourtab.timesheets import profiles, uploads
+from hourtab.timesheets import profiles
 from hourtab.timesheets.dateorder import DATE_ORDERS
 from hourtab.timesheets.detect import FORMAT_NAMES
 from hourtab.timesheets.errors import UnknownRetainer
-from hourtab.timesheets.importer import ImportOptions
 
 PREFIX = "/api/v1"
 

@@ -16,8 +16,8 @@ from app.cli.edit import YES_HINT
 from hourtab.core import accounts
 from hourtab.core.db import transaction
 from hourtab.core.errors import NotFound
+from hourtab.imports import removal
 from hourtab.retainers import changes
-from hourtab.timesheets import removal
 from hourtab.timesheets.models import TimeEntry, Upload
 
 

@@ -189,8 +189,8 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
     from app.cli.edit import YES_HINT
     from hourtab.core import accounts
     from hourtab.core.db import transaction
+    from hourtab.imports.uploads import import_file
     from hourtab.retainers.changes import NeedsConfirmation
-    from hourtab.timesheets.uploads import import_file
 
     with cli_session() as cx:
         session = cx.session

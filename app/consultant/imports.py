@@ -1,6 +1,6 @@
 """/imports: upload a time-tracker export, preview it, confirm, and audit past imports.
 
-The file is staged when uploaded (``hourtab.timesheets.uploads``: kept in the blob store and parsed
+The file is staged when uploaded (``hourtab.imports.uploads``: kept in the blob store and parsed
 once), with its options on the upload row; the preview reads that parse, a changed option (another
 date order, time zone or column mapping) is posted, kept and read once, and confirming imports it.
 A query string on the preview (an old link) still reads the file that way, for that page only.
@@ -28,9 +28,10 @@ from hourtab.core.accounts import Account
 from hourtab.core.db import transaction
 from hourtab.core.jobs import open_jobs
 from hourtab.core.scoping import get_owned
+from hourtab.imports import importer, removal, uploads
 from hourtab.retainers.changes import NeedsConfirmation
 from hourtab.retainers.service import list_retainers
-from hourtab.timesheets import importer, profiles, removal, uploads
+from hourtab.timesheets import profiles
 from hourtab.timesheets.detect import FORMAT_NAMES, sniff_header
 from hourtab.timesheets.errors import (
     AmbiguousDateOrder,

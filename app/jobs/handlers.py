@@ -20,7 +20,7 @@ from hourtab.core.jobs import Job, create_job
 
 def register(app: Flask, queue: Queue) -> None:
     from hourtab.core.accounts import Account
-    from hourtab.timesheets.uploads import confirm, import_file, read_staged
+    from hourtab.imports.uploads import confirm, import_file, read_staged
     from incidents.evidence import store
     from incidents.writeups import published
 

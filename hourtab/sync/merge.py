@@ -33,13 +33,13 @@ import pandas as pd
 from sqlalchemy import exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from hourtab.imports.importer import COMPARED
 from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.routing import active_routes
 from hourtab.sync import revisions
 from hourtab.sync.clients import Tracker
 from hourtab.sync.entries import Fetched, RemoteEntry, api_spec, scope_key, to_frame
 from hourtab.sync.models import Connection, SyncedEntry
-from hourtab.timesheets.importer import COMPARED
 from hourtab.timesheets.models import TimeEntry, Upload, time_entry_changes
 from hourtab.timesheets.normalise import TOLERANCE_S
 

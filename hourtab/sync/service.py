@@ -138,7 +138,7 @@ def connect(session: Session, account: Account, box: TokenBox, tracker_name: str
             client.close()
     _refuse_duplicate(session, account.id, chosen.name, url, workspace)
     zone = _zone(identity.timezone, account.timezone or "UTC")
-    # The zone on the upload row says which wall clock the tracker's own exports show (``timesheets.synced``).
+    # The zone on the upload row says which wall clock the tracker's own exports show (``imports.synced``).
     upload = Upload(account_id=account.id, filename=f"{chosen.label} (live sync)", size_bytes=0,
                     sha256=hashlib.sha256(b"").hexdigest(), status="imported", format=f"{chosen.name}-api",
                     created_by=f"sync:{chosen.name}", explanation=f"Entries synced from the {chosen.label} API.",

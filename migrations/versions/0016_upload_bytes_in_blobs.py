@@ -4,7 +4,7 @@ Revision ID: 0016
 Revises: 0013
 
 Each stored upload's bytes are put in the blob store under the key the upload pipeline uses
-(``imports/<account>/<sha256>/upload.csv``, see ``hourtab.timesheets.uploads.csv_key``), one row
+(``imports/<account>/<sha256>/upload.csv``, see ``hourtab.imports.uploads.csv_key``), one row
 at a time so no more than one file is in memory; rows without bytes (a tracker's live sync) keep
 no key. Then the column is dropped. The blob store is the one the settings name (or the one the
 caller gave Alembic as ``config.attributes["blobs"]``). A blob is written before its row points at

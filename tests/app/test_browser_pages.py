@@ -52,8 +52,8 @@ def _data(app, tmp_path: Path) -> dict:
     from hourtab.core import accounts, apitokens
     from hourtab.core.blobs import blob_store
     from hourtab.core.db import transaction
+    from hourtab.imports import importer, uploads
     from hourtab.retainers import service
-    from hourtab.timesheets import importer, uploads
     from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
     from incidents.writeups import service as incidents
 

@@ -26,8 +26,8 @@ def _demo_values(app) -> tuple[dict[str, str], str, str]:
     from hourtab.core.accounts import find_account
     from hourtab.core.db import transaction
     from hourtab.core.jobs import create_job
+    from hourtab.imports.importer import import_file
     from hourtab.retainers.models import Retainer
-    from hourtab.timesheets.importer import import_file
     from hourtab.timesheets.models import Upload
     from incidents.evidence.models import Evidence
     from incidents.writeups.models import Incident

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from hourtab.core import accounts
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
-from hourtab.timesheets.importer import import_file
 from tests.factories import TOGGL_HEADER, make_account, toggl_csv
 
 __all__ = ["AUG_20", "PEOPLE", "SAMPLE", "TOGGL_HEADER", "setup_retainer", "team_export", "toggl_csv"]

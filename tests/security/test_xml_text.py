@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from hourtab.core.db import transaction
 from hourtab.core.values import XML_FORBIDDEN, xml_safe
+from hourtab.imports.importer import import_file
 from hourtab.retainers.models import Retainer
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from incidents.writeups import service as incidents
 from tests.app.consultant.test_retainers import FORM

@@ -16,8 +16,8 @@ from app.cli import cli
 from app.db import get_db
 from hourtab.core import apitokens
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import Upload
 from tests.factories import make_account
 from tests.helpers.api_schema import check

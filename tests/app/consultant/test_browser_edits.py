@@ -38,8 +38,8 @@ def _data(app) -> int:
     from app.db import get_db
     from hourtab.core import accounts
     from hourtab.core.db import transaction
+    from hourtab.imports.importer import import_file
     from hourtab.retainers import service
-    from hourtab.timesheets.importer import import_file
     from tests.hourtab.retainers.test_edits import KATHY, LAVERY
 
     with app.app_context():

@@ -29,13 +29,13 @@ from sqlalchemy import select
 from app.db import get_db
 from hourtab.core.accounts import find_account
 from hourtab.core.db import transaction
+from hourtab.imports import removal
+from hourtab.imports.importer import import_file
 from hourtab.retainers import changes, service
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.revisions import closed
 from hourtab.statements import statement_html
-from hourtab.timesheets import removal
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from tests.factories import make_account
 from tests.hourtab.retainers.test_edits import KATHY, LAVERY, NOW

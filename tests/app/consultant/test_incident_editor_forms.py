@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from app.db import get_db
 from hourtab.core import accounts
 from hourtab.core.db import transaction
-from hourtab.timesheets.importer import import_file
+from hourtab.imports.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from incidents.evidence.sample_data import REPRO_TINY as REPRO
 from incidents.writeups.models import IncidentEntry, IncidentEvidence, TimelineEvent

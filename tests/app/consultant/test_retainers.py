@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from app.cli import cli
 from app.db import get_db
 from hourtab.core.db import transaction
-from hourtab.timesheets.importer import import_file
+from hourtab.imports.importer import import_file
 from tests.helpers.forms import post_form
 from tests.helpers.hours import SAMPLE
 

@@ -19,10 +19,10 @@ from sqlalchemy import func, select
 from app.cli import cli
 from app.db import get_db
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
 from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.revisions import closed
-from hourtab.timesheets.importer import import_file
 from tests.helpers.changes import confirm_preview
 from tests.helpers.forms import csrf_token, post_form
 from tests.hourtab.retainers.test_edits import KATHY, LAVERY, NOW, ROWS, SEAN

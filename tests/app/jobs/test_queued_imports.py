@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from hourtab.core.accounts import find_account
-from hourtab.timesheets.importer import COMPARED
+from hourtab.imports.importer import COMPARED
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.app.consultant.test_imports import TOGGL, upload
 from tests.helpers.forms import post_form, signup

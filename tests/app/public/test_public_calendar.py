@@ -11,8 +11,8 @@ import pytest
 from app.db import get_db
 from hourtab.core.accounts import Account
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
-from hourtab.timesheets.importer import import_file
 from tests.helpers.hours import AUG_20, setup_retainer, toggl_csv
 
 

@@ -12,9 +12,9 @@ import pytest
 
 from app.db import get_db
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
 from hourtab.retainers.presentation import headline
-from hourtab.timesheets.importer import import_file
 from tests.helpers.hours import AUG_20, toggl_csv
 from tests.helpers.hours import setup_retainer as _setup
 
@@ -199,7 +199,7 @@ def test_statement_and_feed(hours_app):
 
 def test_confirmed_removal_shows_at_once(hours_app):
     """A re-import without an entry flags it; confirming the removal drops it from the page."""
-    from hourtab.timesheets.importer import confirm_removal
+    from hourtab.imports.importer import confirm_removal
 
     rows = [("Client 1", "kept session", "2017-08-10", "09:00:00", "01:00:00"),
             ("Client 1", "session deleted upstream", "2017-08-11", "09:00:00", "02:00:00")]

@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import func, select, update
 
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import changes, service
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.repair import rejoin, repair_split_rules
 from hourtab.retainers.revisions import closed
-from hourtab.timesheets.importer import import_file
 from tests.factories import make_account
 from tests.helpers.paths import DATA
 

@@ -14,10 +14,10 @@ from sqlalchemy import JSON, bindparam, create_engine, delete, insert, select, t
 from sqlalchemy.orm import Session
 
 from hourtab.core.db import UTCDateTime, transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
 from hourtab.retainers.models import PeriodRevision, Retainer, retainer_entries
 from hourtab.retainers.repair import rematch_old_assignments
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from tests.factories import make_account
 from tests.hourtab.retainers.multi_client import CLOCKIFY, by_client

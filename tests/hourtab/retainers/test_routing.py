@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import func, select
 
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import PeriodRevision
-from hourtab.timesheets.importer import import_file
 from tests.factories import make_account
 from tests.hourtab.retainers.multi_client import CLOCKIFY, KIMAI14, TOGGL, TOGGL13, by_client
 

@@ -9,12 +9,12 @@ from sqlalchemy import func, select
 
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
 from hourtab.retainers.assign import route_entries
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import retainer_entries
-from hourtab.timesheets.importer import import_file
 from tests.helpers.hours import SAMPLE, setup_retainer, toggl_csv
 
 

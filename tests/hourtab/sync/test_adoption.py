@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service as retainers
 from hourtab.sync import service
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from tests.factories import make_account
 from tests.helpers.fake_trackers import Clockify, Toggl, iso, serving

@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import func, select
 
 from hourtab.core.db import transaction
+from hourtab.imports import importer
+from hourtab.imports.importer import import_file
 from hourtab.sync import service
-from hourtab.timesheets import importer
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry
 from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, parse, serving
 from tests.hourtab.sync.conftest import TOKEN, at, ledger_by_period, make_retainer, months, run_sync

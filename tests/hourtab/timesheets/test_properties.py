@@ -7,12 +7,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import TimesheetError
-from hourtab.timesheets.importer import import_file
 from tests.helpers.paths import DATA
+from tests.hourtab.imports.test_importer import snapshot
 from tests.hourtab.timesheets.conftest import sample
-from tests.hourtab.timesheets.test_importer import snapshot
 
 SAMPLES = [
     "toggl/Vages_toggl-til-ubw_Toggl_time_entries_2018-10-08_to_2018-10-14.csv",

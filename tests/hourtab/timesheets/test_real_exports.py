@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import UnreadableFile
-from hourtab.timesheets.importer import import_file
 from tests.helpers.paths import DATA
 
 EXPORTS = DATA / "exports"

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from hourtab.core.db import transaction
+from hourtab.imports.importer import import_file
 from hourtab.retainers import service
 from hourtab.retainers.exports import entries_csv
 from hourtab.sync import service as sync
@@ -25,7 +26,6 @@ from hourtab.sync.clients import parse_time
 from hourtab.sync.clients import toggl as toggl_client
 from hourtab.sync.reach import Reach
 from hourtab.sync.tokens import TokenBox
-from hourtab.timesheets.importer import import_file
 from hourtab.timesheets.models import TimeEntry, TrackerZone
 from hourtab.timesheets.zone import remember_tracker_zone, upload_zone
 from tests.factories import make_account

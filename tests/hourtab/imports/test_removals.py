@@ -9,10 +9,10 @@ from sqlalchemy import select
 
 from hourtab.core.blobs import LocalBlobStore
 from hourtab.core.db import transaction
-from hourtab.timesheets.importer import import_file
+from hourtab.imports.importer import import_file
+from hourtab.imports.removal import confirm_removal, removal_candidates, removed_entries, restore_removed
+from hourtab.imports.uploads import confirm, preview, stage_csv
 from hourtab.timesheets.models import TimeEntry, Upload
-from hourtab.timesheets.removal import confirm_removal, removal_candidates, removed_entries, restore_removed
-from hourtab.timesheets.uploads import confirm, preview, stage_csv
 from tests.helpers.paths import DATA
 
 FLORES = (DATA / "toggl_floresfdev_2017-08.csv").read_bytes()  # 168 entries of Client 1, 49 of Client 2

@@ -38,13 +38,15 @@ from hourtab.core.accounts import Account
 from hourtab.core.db import columns, insert_new_rows, utcnow
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.staging import read_limited
+from hourtab.imports.coverage import coverage_of, covered_ids
+from hourtab.imports.diff import build_diff
+from hourtab.imports.removal import confirm_removal as confirm_removal  # kept importable from here
+from hourtab.imports.synced import synced_twins
 from hourtab.retainers import changes
 from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.destinations import upload_destinations
 from hourtab.retainers.revisions import watch_closed_periods
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
-from hourtab.timesheets.coverage import coverage_of, covered_ids
-from hourtab.timesheets.diff import build_diff
 from hourtab.timesheets.errors import (
     MAX_LISTED_ERRORS,
     CsvTooLarge,
@@ -56,9 +58,7 @@ from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload, time_e
 from hourtab.timesheets.parsed import BytesSource, Source
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES
-from hourtab.timesheets.removal import confirm_removal as confirm_removal  # kept importable from here
 from hourtab.timesheets.report import ReadReport
-from hourtab.timesheets.synced import synced_twins
 from hourtab.timesheets.zone import upload_zone
 
 #: Fields whose difference makes a stored entry "changed" (identity fields are in the fingerprint).

@@ -12,9 +12,9 @@ from sqlalchemy import func, select
 
 from hourtab.core.blobs import LocalBlobStore
 from hourtab.core.db import make_engine, make_sessionmaker, transaction
-from hourtab.timesheets import uploads
+from hourtab.imports import uploads
+from hourtab.imports.importer import confirm_removal, import_file
 from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected
-from hourtab.timesheets.importer import confirm_removal, import_file
 from hourtab.timesheets.models import ImportProfile, TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import save_profile
 from tests.hourtab.timesheets.conftest import TOGGL_HEADER, make_account, sample, toggl_row

@@ -21,9 +21,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from hourtab.core.blobs import LocalBlobStore
 from hourtab.core.db import UTCDateTime, make_engine, transaction
 from hourtab.core.errors import NotFound
-from hourtab.timesheets import read_timesheet, uploads
+from hourtab.imports import uploads
+from hourtab.imports.importer import ImportOptions
+from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import CsvTooLarge
-from hourtab.timesheets.importer import ImportOptions
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.hourtab.timesheets.conftest import sample
 

@@ -27,10 +27,8 @@ from hourtab.core.blobs import BlobStore, joined
 from hourtab.core.errors import Conflict, NotFound
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.staging import stage_stream
-from hourtab.timesheets import importer
-from hourtab.timesheets.encoding import to_utf8
-from hourtab.timesheets.errors import AmbiguousDateOrder, CsvTooLarge, TimesheetError, UnknownFormat
-from hourtab.timesheets.importer import (
+from hourtab.imports import importer
+from hourtab.imports.importer import (
     ImportOptions,
     ImportResult,
     apply,
@@ -39,6 +37,8 @@ from hourtab.timesheets.importer import (
     refuse_unless_allowed,
     safe_name,
 )
+from hourtab.timesheets.encoding import to_utf8
+from hourtab.timesheets.errors import AmbiguousDateOrder, CsvTooLarge, TimesheetError, UnknownFormat
 from hourtab.timesheets.models import Upload
 from hourtab.timesheets.parsed import StagedSource
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES

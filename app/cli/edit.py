@@ -109,6 +109,8 @@ def _print(preview: changes.ChangePreview, as_json: bool, applied: bool, retaine
 @click.option("--rate", default=None, help="What an hour is worth, e.g. 150 (from --effective-from on).")
 @click.option("--overage-rate", default=None, help="Hours over are billed at this rate (sets overage to bill).")
 @click.option("--currency", default=None, help="ISO 4217 code of the fee and rates, e.g. EUR, USD, JPY.")
+@click.option("--language", default=None,
+              help="Language of the client's page, statement, invoice and e-mails: en, de, fr, es, pt or ja.")
 @click.option("--match-client", "match_clients", multiple=True,
               help="Count entries of this client (repeatable; replaces the clients; '' clears them).")
 @click.option("--match-project", "match_projects", multiple=True,
@@ -121,10 +123,10 @@ def _print(preview: changes.ChangePreview, as_json: bool, applied: bool, retaine
 def retainer_edit(retainer_id: int, email: str | None, name: str | None, client: str | None, hours: str | None,
                   period: str | None, reset_day: int | None, start: str | None, timezone: str | None,
                   rollover_cap: str | None, rounding: str | None, fee: str | None, rate: str | None,
-                  overage_rate: str | None, currency: str | None, match_clients: tuple[str, ...],
+                  overage_rate: str | None, currency: str | None, language: str | None, match_clients: tuple[str, ...],
                   match_projects: tuple[str, ...], match_tags: tuple[str, ...], effective_from: str | None,
                   yes: bool, as_json: bool) -> None:
-    """Change a retainer's names, terms or rules; a change to a closed period needs --yes."""
+    """Change a retainer's names, language, terms or rules; a change to a closed period needs --yes."""
     with cli_session() as cx:
         session = cx.session
         retainer = _retainer(session, retainer_id, email)
@@ -140,7 +142,7 @@ def retainer_edit(retainer_id: int, email: str | None, name: str | None, client:
             with transaction(session):
                 _, preview = changes.apply(session, account.id, lambda: service.update_retainer(
                     session, account, retainer_id, name=name, client=client, terms=terms, rules=rules,
-                    effective_from=since), confirm=True if yes else None)
+                    effective_from=since, language=language), confirm=True if yes else None)
         except changes.NeedsConfirmation as e:
             _print(e.preview, as_json, False, retainer_id)
             raise changes.NeedsConfirmation(e.preview, hint=YES_HINT) from None

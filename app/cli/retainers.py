@@ -40,13 +40,15 @@ def retainer_group() -> None:
 @click.option("--rate", default=None, help="What an hour is worth, e.g. 150 (default: the fee over the hours).")
 @click.option("--overage-rate", default=None, help="Hours over are billed at this rate (sets overage to bill).")
 @click.option("--currency", default=None, help="ISO 4217 code of the fee and rates, e.g. EUR, USD, JPY.")
+@click.option("--language", default="en", show_default=True,
+              help="Language of the client's page, statement, invoice and e-mails: en, de, fr, es, pt or ja.")
 @click.option("--match-client", "match_clients", multiple=True, help="Count entries of this client (repeatable).")
 @click.option("--match-project", "match_projects", multiple=True,
               help="Count only entries of this project (repeatable).")
 @click.option("--match-tag", "match_tags", multiple=True, help="Count only entries with this tag (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", "public_url"} as JSON.')
 def retainer_create(email, name, client, hours, period, reset_day, start, timezone, rollover_cap, rounding,
-                    fee, rate, overage_rate, currency, match_clients, match_projects, match_tags, as_json) -> None:
+                    fee, rate, overage_rate, currency, language, match_clients, match_projects, match_tags, as_json) -> None:
     """Create a retainer (refused beyond the plan's limit) and print its public URL."""
     with cli_session() as cx:
         session = cx.session
@@ -58,7 +60,7 @@ def retainer_create(email, name, client, hours, period, reset_day, start, timezo
                 rounding=rounding or account.rounding_min or 0, fee=fee, hourly_rate=rate, currency=currency,
                 overage="bill" if overage_rate is not None else "carry", overage_rate=overage_rate))
             rules = MatchRules(clients=match_clients or (client,), projects=match_projects, tags=match_tags)
-            retainer = service.create_retainer(session, account, name, client, terms, rules)
+            retainer = service.create_retainer(session, account, name, client, terms, rules, language=language)
         url = cx.public_url(retainer.public_token)
         if as_json:
             click.echo(json.dumps({"id": retainer.id, "public_url": url}))

@@ -21,6 +21,7 @@ from app.db import get_db
 from app.errors import form_status
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
+from hourtab.core.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from hourtab.retainers import plans, service, versions
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.hours_report import entry_lines
@@ -46,6 +47,8 @@ BILLABLE = [("", "Any"), ("yes", "Billable only"), ("no", "Non-billable only")]
 class RetainerForm(FlaskForm):
     name = StringField("Name", validators=[DataRequired(), Length(max=200)])
     client = StringField("Client", validators=[DataRequired(), Length(max=200)])
+    language = SelectField("Language of the client's page, statement, invoice and e-mails",
+                           choices=_choices(list(LANGUAGES.items())), default=DEFAULT_LANGUAGE)
     hours = StringField("Hours per period", validators=[DataRequired(), Length(max=20)])
     period = SelectField("Period", choices=_choices(PERIODS), default="monthly")
     reset_day = StringField("Reset day (day of month, or 1–7 = Mon–Sun for weekly; empty = start's day)",
@@ -165,7 +168,8 @@ def retainer_new():
     if form.validate_on_submit():
         try:
             outcome = run_change(lambda db, me: service.create_retainer(db, me, form.name.data, form.client.data,
-                                                                        _terms(form), _rules(form)),
+                                                                        _terms(form), _rules(form),
+                                                                        language=form.language.data),
                                  title="Create this retainer?", cancel=url_for("consultant.retainers_list"))
         except (PlanLimitReached, InvalidInput) as e:
             form.form_errors.append(str(e))
@@ -194,7 +198,7 @@ def _for_inbox_group(form: RetainerForm) -> None:
 
 def _fill(form: RetainerForm, r, terms) -> None:
     """The form as the retainer stands; ``terms``: the version in force now (not a later scheduled one)."""
-    form.name.data, form.client.data = r.name, r.client
+    form.name.data, form.client.data, form.language.data = r.name, r.client, r.language
     form.hours.data = format_hours(terms.allotment_s)
     form.period.data, form.reset_day.data, form.start.data = terms.period.value, str(terms.reset_day), terms.start
     form.timezone.data, form.rollover.data = terms.timezone, terms.rollover.value
@@ -233,7 +237,8 @@ def retainer_edit(retainer_id: int):
         try:
             outcome = run_change(lambda db, me: service.update_retainer(
                 db, me, retainer_id, name=form.name.data, client=form.client.data, terms=_terms(form),
-                rules=_rules(form), effective_from=_effective(form.effective_from.data), now=_now()),
+                rules=_rules(form), effective_from=_effective(form.effective_from.data), now=_now(),
+                language=form.language.data),
                 title=f"Save the changes to {retainer.name}?",
                 cancel=url_for("consultant.retainer_edit", retainer_id=retainer_id))
         except InvalidInput as e:

@@ -59,6 +59,9 @@ class Retainer(AccountOwned, Base):
     fee: Mapped[Decimal | None] = mapped_column(Numeric(16, 4), nullable=True)
     currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
     hourly_rate: Mapped[Decimal | None] = mapped_column(Numeric(16, 4), nullable=True)
+    #: What the client's documents are written in (``hourtab.core.i18n.LANGUAGES``); not a versioned
+    #: term: a statement re-rendered later is written in the language the retainer has then.
+    language: Mapped[str] = mapped_column(String(8), nullable=False, default="en", server_default="en")
     match_rules: Mapped[dict] = mapped_column(JSON, nullable=False)
     #: ``None`` while the public page is disabled; rotated by replacing it (old URL 404s at once).
     public_token: Mapped[str | None] = mapped_column(String(64), nullable=True)

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account, lock_account
 from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.i18n import DEFAULT_LANGUAGE, check_language
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import MAX_RATE, check_date, xml_safe
 from hourtab.retainers import plans
@@ -212,11 +213,12 @@ def _check_plan(session: Session, account: Account) -> None:
 
 
 def create_retainer(session: Session, account: Account, name: str, client: str, terms: Terms,
-                    rules: MatchRules | None = None) -> Retainer:
+                    rules: MatchRules | None = None, language: str = DEFAULT_LANGUAGE) -> Retainer:
     """Create an active retainer with a fresh public token, refused beyond the plan's limit."""
     _check_plan(session, account)
     client = _clean_name(client, "client")
     retainer = Retainer(account_id=account.id, name=_clean_name(name, "name"), client=client,
+                        language=check_language(language),
                         match_rules=(rules or MatchRules(clients=(client,))).to_json(),
                         public_token=new_token(), active=True, revision=1)
     _apply_terms(retainer, terms)
@@ -242,8 +244,8 @@ def list_retainers(session: Session, account: Account) -> list[Retainer]:
 def update_retainer(session: Session, account: Account, retainer_id: int, *, name: str | None = None,
                     client: str | None = None, terms: Terms | None = None,
                     rules: MatchRules | None = None, effective_from: dt.date | None = None,
-                    now: dt.datetime | None = None) -> Retainer:
-    """Change names, terms or match rules; new rules route the account's entries again.
+                    now: dt.datetime | None = None, language: str | None = None) -> Retainer:
+    """Change names, language, terms or match rules; new rules route the account's entries again.
 
     New figures (hours, rollover, overage, rounding) apply from the period containing
     ``effective_from`` (default: the current one) onward; the period structure (kind, reset day,
@@ -255,6 +257,8 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
         retainer.name = _clean_name(name, "name")
     if client is not None:
         retainer.client = _clean_name(client, "client")
+    if language is not None:
+        retainer.language = check_language(language)
     new_rules = rules is not None and rules.to_json() != retainer.match_rules
     with watch_closed_periods(session, account.id, "rules" if new_rules else "terms", now=now,
                               terms_of=[retainer.id] if terms is not None else ()):

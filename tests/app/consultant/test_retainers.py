@@ -150,3 +150,12 @@ def test_forms_write_valid_attributes_and_ids_once(app, logged_in):
     assert re.search(r'<select[^>]*id="timezone"', edit)
     assert re.search(r'<option selected value="America/New_York">|<option value="America/New_York" selected>', edit)
     assert 'value="Europe/Istanbul"' in edit and 'value="UTC"' in edit
+
+
+def test_the_form_picks_the_clients_language_and_refuses_one_not_shipped(app, logged_in):
+    refused = _create(logged_in, language="tlh")
+    assert refused.status_code == 400 and "Not a valid choice" in refused.get_data(as_text=True)
+    r = _create(logged_in, language="de")
+    assert r.status_code == 302
+    edit = logged_in.get(r.headers["Location"] + "/edit").get_data(as_text=True)
+    assert re.search(r'<option selected value="de">Deutsch</option>|<option value="de" selected>', edit), edit

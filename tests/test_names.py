@@ -58,7 +58,7 @@ STILL_TO_RENAME = {
     },
     "modules": {
         "checks", "document", "entries", "frames", "mail", "names", "pdf", "postmortem",
-        "profiles", "progress", "rules", "runner", "settings", "tokens", "values", "worker",
+        "rules", "runner", "settings", "tokens", "values", "worker",
     },
 }
 

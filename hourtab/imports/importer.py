@@ -45,6 +45,7 @@ from hourtab.imports.synced import synced_twins
 from hourtab.retainers import changes
 from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.destinations import upload_destinations
+from hourtab.retainers.models import Retainer
 from hourtab.retainers.revisions import watch_closed_periods
 from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
 from hourtab.timesheets.errors import (
@@ -124,7 +125,8 @@ class ImportOptions:
         return replace(self, **{k: v for k, v in changes.items() if k in {f.name for f in fields(self)}})
 
 
-def read_for_account(session: Session, account: Account, source: Source, options: ImportOptions):
+def read_for_account(session: Session, account: Account, source: Source,
+                     options: ImportOptions) -> tuple[pd.DataFrame, ReadReport]:
     """The file's entries through ``source`` (parsed, or loaded from the staged parse), with the
     upload's time zone (see ``zone``) and saved profile filled in. Every row is read in that one
     zone: the exporting person's clock, whichever retainer a row counts against."""
@@ -136,7 +138,7 @@ def read_for_account(session: Session, account: Account, source: Source, options
     known_format = None if mapping or options.format in ("", "auto") else options.format
     zone = upload_zone(session, account, options.timezone, known_format)
 
-    def read(name: str):
+    def read(name: str) -> tuple[pd.DataFrame, ReadReport]:
         return source.read(format=options.format, date_order=order, timezone=name, mapping=mapping,
                            duration_unit=unit)
 
@@ -155,8 +157,6 @@ def _check_retainer(session: Session, account: Account, retainer_id: int | None)
     """An upload may only be recorded against one of the importing account's own retainers."""
     if retainer_id is None:
         return
-    from hourtab.retainers.models import Retainer  # the retainers package builds on timesheets
-
     if not 0 < retainer_id < 2**63:
         raise UnknownRetainer(retainer_id)
     get_owned(session, Retainer, account.id, retainer_id, missing=UnknownRetainer(retainer_id))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account
@@ -34,7 +34,7 @@ class Selection:
         return f"{self.seconds // 3600}:{self.seconds % 3600 // 60:02d}"
 
 
-def _flagged_by(account_id: int, upload_id: int, kind: str):
+def _flagged_by(account_id: int, upload_id: int, kind: str) -> Select[int]:
     return select(TimeEntryChange.entry_id).where(TimeEntryChange.account_id == account_id,
                                                   TimeEntryChange.upload_id == upload_id,
                                                   TimeEntryChange.kind == kind)

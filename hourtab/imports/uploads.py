@@ -178,7 +178,8 @@ def confirm(session: Session, account: Account, upload_id: int, blobs: BlobStore
     return apply(session, account, upload, frame, report, options, confirmed)
 
 
-def _read(session: Session, account: Account, upload: Upload, blobs: BlobStore, options: ImportOptions):
+def _read(session: Session, account: Account, upload: Upload, blobs: BlobStore,
+          options: ImportOptions) -> tuple[pd.DataFrame, ReadReport]:
     """The upload's entries with ``options``, from its kept parse or parsed now (and kept)."""
     progress.report("Reading the export", 0, upload.size_bytes)
     read = read_for_account(session, account, _source(upload, blobs, keep=True), options)

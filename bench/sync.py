@@ -1,9 +1,10 @@
 """Benchmark of tracker sync at deployment shape. Not a test: prints figures measured in one run.
 
     python bench/sync.py [--accounts 1000] [--entries 20] [--new 3] [--workers 2] [--sample 20]
+                         [--project 10000] [--interval 15]
 
 Sets up a fresh PostgreSQL database with ``--accounts`` pro accounts, one retainer each, and a local
-Toggl Track API (the tests' fake, ``tests/hourtab/sync/fake_trackers.py``) on 127.0.0.1 that answers
+Toggl Track API (the tests' fake, ``tests/helpers/fake_trackers.py``) on 127.0.0.1 that answers
 every account's own token with the same ``--entries`` entries of this month. ``--workers`` ``hourtab
 worker`` processes (one thread each, Redis queue) then run, in order:
 
@@ -16,6 +17,13 @@ worker`` processes (one thread each, Redis queue) then run, in order:
    each sync's commit (a page reads the committed ledger; its cache keys on the retainer revision the
    sync bumps), checked on ``--sample`` pages polled over the app while it runs, and on every page once
    at the end.
+
+The increment syncs run on freshly started workers, stopped after them: their CPU time (user +
+system, read with ``os.wait4`` when each exits, less what ``--workers`` workers cost to start and stop
+idle, measured in the same run) divided by the syncs is the **worker CPU seconds per sync**. From it
+and the syncs' span the run extrapolates to ``--project`` accounts syncing every ``--interval``
+minutes: the syncs a second, the worker cores they keep busy, and the time until every page is current
+on ``--workers`` workers (the span grows with the accounts: the queue is drained at the measured rate).
 
 Prints per phase jobs/s and the span, the ratio sync ÷ CSV import, and the page latencies. Needs
 PostgreSQL at ``HOURTAB_TEST_PG_URL`` (default postgres@127.0.0.1:5432) and Redis at ``--redis``
@@ -42,7 +50,7 @@ import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
 
-from tests.hourtab.sync.fake_trackers import Toggl, serving  # noqa: E402
+from tests.helpers.fake_trackers import Toggl, serving  # noqa: E402
 
 PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 HEADER = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,"
@@ -145,6 +153,47 @@ class Poller:
         return [at - t0 for at in self.seen.values()]
 
 
+def start_workers(count: int, env: dict[str, str], logs: Path) -> list[subprocess.Popen]:
+    """``count`` ``hourtab worker`` processes (one thread each), returned once each says it is ready."""
+    started = []
+    for _ in range(count):
+        log = logs / f"worker-{uuid.uuid4().hex[:6]}.log"
+        started.append((log, subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "worker",
+                                                "--threads", "1"], env=env, stdout=log.open("wb"),
+                                               stderr=subprocess.STDOUT)))
+    deadline = time.time() + 120
+    while not all(b"HourTab worker:" in log.read_bytes() for log, _ in started) and time.time() < deadline:
+        time.sleep(0.2)
+    return [w for _, w in started]
+
+
+def stop_workers(workers: list[subprocess.Popen]) -> float:
+    """Stops ``workers`` and returns the CPU seconds (user + system) they used in their whole life."""
+    cpu = 0.0
+    for w in workers:
+        if w.returncode is None:
+            w.terminate()
+            _, status, usage = os.wait4(w.pid, 0)
+            w.returncode = os.waitstatus_to_exitcode(status)
+            cpu += usage.ru_utime + usage.ru_stime
+    return cpu
+
+
+def extrapolate(accounts: int, span: float, cpu_per_sync: float, wall_per_sync: float, workers: int,
+                project: int, interval_min: float) -> None:
+    """What ``project`` accounts syncing every ``interval_min`` minutes would need, from this run's rates."""
+    interval = interval_min * 60
+    rate = project / interval
+    projected_span = span * project / accounts
+    print(f"extrapolated to {project:,} accounts syncing every {interval_min:g} min ({rate:.1f} syncs/s):")
+    print(f"  worker CPU: {rate * cpu_per_sync:.2f} cores busy ({cpu_per_sync:.3f} s a sync); worker time "
+          f"(wall, waits on the database included): {rate * wall_per_sync:.2f} workers busy "
+          f"({wall_per_sync:.3f} s a sync)")
+    verdict = "within" if projected_span <= interval else "NOT within"
+    print(f"  every page current {projected_span:.0f} s after falling due on {workers} workers "
+          f"({span:.1f} s × {project:,} / {accounts:,}): {verdict} one sync interval ({interval:.0f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--accounts", type=int, default=1000)
@@ -154,6 +203,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=20, help="public pages polled while the syncs run")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--project", type=int, default=10000, help="accounts to extrapolate to")
+    parser.add_argument("--interval", type=float, default=15, help="minutes between a connection's syncs")
     args = parser.parse_args()
 
     from zoneinfo import ZoneInfo
@@ -215,14 +266,8 @@ def main() -> None:
                 blobs.put_bytes(f"imports/{account.id}/export.csv", csv)
         print(f"set-up: {args.accounts} accounts, {args.entries} tracker entries each, in {time.time() - t:.1f} s")
 
-        for i in range(args.workers):
-            log = open(tmp / f"worker-{i}.log", "wb")
-            workers.append(subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "worker",
-                                             "--threads", "1"], env=env, stdout=log, stderr=subprocess.STDOUT))
-        deadline = time.time() + 120
-        while sum(b"HourTab worker:" in (tmp / f"worker-{i}.log").read_bytes() for i in range(args.workers)) \
-                < args.workers and time.time() < deadline:
-            time.sleep(0.2)
+        idle_cpu = stop_workers(start_workers(args.workers, env, tmp))
+        workers += start_workers(args.workers, env, tmp)
 
         sample = [token for _, token in pages[:: max(1, len(pages) // max(1, args.sample))][:args.sample]]
         with serving(toggl=fake) as trackers:
@@ -257,11 +302,14 @@ def main() -> None:
             for i in range(args.new):
                 fake.add(dt.datetime.combine(today, dt.time(0, 1 + i), tzinfo=berlin), 600 + i, f"New {i}", project=0)
             expected = sum(e["duration"] for e in fake.entries.values())
+            stop_workers(workers)
+            workers += start_workers(args.workers, env, tmp)   # their CPU time is the increment syncs'
             with Poller(app, sample, expected) as poller:
                 with engine.begin() as c:
                     c.execute(update(Connection).values(next_sync_at=dt.datetime.now(dt.UTC)))
                 t0 = time.time()
                 wait_jobs(engine, "sync_run", 2 * args.accounts, args.timeout)
+            used_cpu = stop_workers(workers)
         with engine.connect() as c:
             commits = [r[0].timestamp() - t0 for r in c.execute(text("SELECT last_success_at FROM sync_connections"))]
             rows = c.execute(text("SELECT status, created_at, started_at, finished_at, result FROM jobs "
@@ -269,17 +317,23 @@ def main() -> None:
         sync_span = report("increment sync (new entries upstream)", rows, t0, poller)
         print(f"  new per connection: {sorted({r.result.get('new') for r in rows if r.status == 'done'})}")
         print(summary("  due → sync committed (every connection)", commits))
+        done = [r for r in rows if r.status == "done"]
+        cpu_per_sync = (used_cpu - idle_cpu) / len(done)
+        wall_per_sync = statistics.mean((r.finished_at - r.started_at).total_seconds() for r in done)
+        print(f"worker CPU per sync: {cpu_per_sync:.3f} s ({used_cpu:.1f} s used by {args.workers} workers, less "
+              f"{idle_cpu:.1f} s to start and stop them idle, for {len(done)} syncs); worker wall per sync "
+              f"{wall_per_sync:.3f} s; load average {os.getloadavg()[0]:.1f}")
         client = app.test_client()
         wrong = [token for _, token in pages if page_used(client, token) != expected]
         print(f"every page checked after the run: {len(pages) - len(wrong)} of {len(pages)} show {expected} s "
               f"this period")
         print(f"ratio: increment sync ÷ CSV import, time until every page is current = {sync_span / csv_span:.2f} "
               f"({sync_span:.1f} s ÷ {csv_span:.1f} s for {args.accounts} accounts, {args.workers} workers)")
+        extrapolate(args.accounts, sync_span, cpu_per_sync, wall_per_sync, args.workers, args.project,
+                    args.interval)
         engine.dispose()
     finally:
-        for w in workers:
-            w.terminate()
-            w.wait(timeout=15)
+        stop_workers(workers)
         client = redis.Redis.from_url(args.redis)
         keys = list(client.scan_iter(match=f"*{queue}*"))
         if keys:

@@ -34,3 +34,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(format_clock, "clock")
     app.add_template_filter(format_hours, "hours")
     app.add_template_filter(format_money, "money")
+    # ``{% trans %}`` in every page; the client's pages pass their language's ``gettext`` in the
+    # render context (``Writer.template_context``), the consultant's pages read English as written.
+    app.jinja_env.add_extension("jinja2.ext.i18n")
+    app.jinja_env.install_null_translations()  # type: ignore[attr-defined]

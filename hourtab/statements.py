@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.documents import PdfMeta, meta_tags, render, render_pdf
 from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.i18n import writer
 from hourtab.retainers.currency import format_money
 from hourtab.retainers.hours_report import RetainerInfo, entry_lines
 from hourtab.retainers.ledger import Ledger
@@ -83,25 +84,29 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
     frame = ledger.entries[ledger.entries["period"].isin(indices)]
     credits = [c for i in indices for c in ledger.period_credits(i)]
     first, last = balances[0].period, balances[-1].period
-    label = first.label if len(balances) == 1 else f"{first.start.isoformat()} – {last.last_day.isoformat()}"
+    w = writer(info.language)
+    label = w.period(first) if len(balances) == 1 else f"{w.numeric_date(first.start)} – {w.numeric_date(last.last_day)}"
     tz = ledger.terms.tz
     closed = not any(b.is_open for b in balances)
     dated = dt.datetime.combine(last.end, dt.time(0), tzinfo=tz) if closed else as_of
     latest = max(revised.values(), key=lambda r: r.at, default=None)
-    stamp = f"{'closed' if closed else 'as of'} {dated.astimezone(tz):%Y-%m-%d %H:%M} ({tz.key})"
+    stamp = (w.gettext("closed %(when)s") if closed else w.gettext("as of %(when)s")) % {
+        "when": w.clock_time(dated, tz)}
     if closed and latest is not None:
         dated = latest.at
-        stamp += f" · revision {latest.number}, {latest.at.astimezone(tz):%Y-%m-%d %H:%M}"
-    meta = meta_tags(PdfMeta(title=f"Hours statement {month} · {info.name}",
+        stamp += " · " + w.gettext("revision %(number)s, %(when)s") % {
+            "number": latest.number, "when": w.clock_time(latest.at, tz).rsplit(" (", 1)[0]}
+    meta = meta_tags(PdfMeta(title=w.gettext("Hours statement %(month)s · %(name)s") % {"month": month, "name": info.name},
                              author=info.consultant_name or "HourTab", created=dated))
     lines = entry_lines(ledger, frame) if len(frame) else []
     return render(
         "statement.html", meta=meta, info=info, label=label, balances=balances, credits=credits, lines=lines,
+        day=w.numeric_date, period_label=w.period, **w.template_context(),
         h=hours_formatter(info.hours_unit), unit=unit_label(info.hours_unit), total_s=sum(e.duration_s for e in lines),
         total_rounded_s=sum(e.rounded_s for e in lines), revised=revised, as_of=stamp,
         money={b.period.start: price_period(b, ledger.period_credits(i)) for i, b in zip(indices, balances,
                                                                                            strict=True)},
-        fm=format_money,
+        fm=lambda amount, currency: format_money(amount, currency, w.language),
         team=len({e.person for e in lines if e.person}) > 1)
 
 

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-app}
-packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core)
+# fonts-ipafont-gothic: the Japanese glyphs of a Japanese retainer's statement and invoice.
+packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-ipafont-gothic)
 if [ "$mode" = "--test" ]; then
   packages+=(chromium poppler-utils wrk)
 fi

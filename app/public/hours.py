@@ -32,11 +32,13 @@ from app.public import bp
 from hourtab.core import ratelimit
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.errors import NotFound
+from hourtab.core.i18n import writer
 from hourtab.retainers import service
+from hourtab.retainers.currency import format_money
 from hourtab.retainers.exports import entries_csv, report_json
 from hourtab.retainers.hours_report import HoursReport
 from hourtab.retainers.models import Retainer
-from hourtab.retainers.presentation import day_label, format_clock, moment
+from hourtab.retainers.presentation import format_clock
 
 MISS_BUCKET = "public-hours-miss"
 MISS_WINDOW_S = 60
@@ -148,13 +150,17 @@ def _page_context(report: HoursReport, token: str) -> dict:
     tz = report.info.terms.tz
     # Hours in the consultant's unit come from the report (``r.fmt``); a session's own length is a clock.
     money_of = dict(zip((p.period.start for p in report.ledger.periods), report.money, strict=False))
+    # The client's language: its messages, and its dates and money as its locale writes them.
+    w = writer(report.info.language)
     return {"r": report, "cur": report.current, "past": past, "base": f"/h/{token}", "hm": format_clock,
             "money_of": money_of, "priced": any(money_of.get(p.period.start) for p in past),
-            "fmt_day": day_label, "fmt_time": lambda at: moment(at, tz), "cap": lambda s: s[:1].upper() + s[1:]}
+            "fmt_day": w.day, "fmt_time": lambda at: w.moment(at, tz), "cap": lambda s: s[:1].upper() + s[1:],
+            "money": lambda amount, currency: format_money(amount, currency, w.language), "period_label": w.period,
+            **w.template_context()}
 
 
 def _incident_logs(stamp: Stamp) -> dict:
-    """Issue 7 (incidents): published incidents' retainer log entries, by the day of their last session."""
+    """Published incidents' retainer log entries, by the day of their last session."""
     from incidents.writeups.published import published_log_lines
 
     return published_log_lines(get_db(), stamp.retainer_id)
@@ -174,7 +180,7 @@ def _alerts_when(stamp: Stamp) -> str:
 def hours_page(token: str):
     def render(stamp: Stamp) -> Rendered:
         html = render_template("public/hours/page.html", **_page_context(_report(stamp), token),
-                               incident_logs=_incident_logs(stamp),  # issue 7: published log entries
+                               incident_logs=_incident_logs(stamp),
                                alerts_when=_alerts_when(stamp))
         return Rendered(html.encode("utf-8"), "text/html")
 

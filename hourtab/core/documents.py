@@ -31,10 +31,14 @@ __all__ = ["PdfMeta", "environment", "meta_tags", "render", "render_pdf"]
 @cache
 def environment() -> Environment:
     """The documents' environment (one per process: templates compile once)."""
-    return Environment(loader=FileSystemLoader(str(documents_dir())),
+    env = Environment(loader=FileSystemLoader(str(documents_dir())),
                        autoescape=select_autoescape(enabled_extensions=("html", "xml"), default=False,
                                                     default_for_string=True),
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                       extensions=["jinja2.ext.i18n"])
+    # English as written, unless a render passes its language's ``gettext`` (``Writer.template_context``).
+    env.install_null_translations()  # type: ignore[attr-defined]
+    return env
 
 
 def render(template: str, **context: Any) -> str:

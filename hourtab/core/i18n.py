@@ -8,6 +8,18 @@ inside the package (``hourtab/locale/<language>/LC_MESSAGES/messages.mo``), so t
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from gettext import NullTranslations
+from pathlib import Path
+from typing import Any
+
+from babel.dates import format_date, format_interval, format_skeleton
+from babel.numbers import format_decimal
+from babel.support import Translations
+
 from hourtab.core.errors import InvalidInput
 
 #: Code → the language's name in itself (what the consultant picks from; the client reads it).
@@ -15,6 +27,9 @@ LANGUAGES: dict[str, str] = {
     "en": "English", "de": "Deutsch", "fr": "Français", "es": "Español", "pt": "Português", "ja": "日本語",
 }
 DEFAULT_LANGUAGE = "en"
+DOMAIN = "messages"
+#: Languages whose medium date is all digits (``02.12.2025``, ``2025/12/02``); the others' short one is.
+NUMERIC_MEDIUM = {"de", "ja"}
 
 
 class UnknownLanguage(InvalidInput):
@@ -27,3 +42,98 @@ def check_language(code: str | None) -> str:
     if text not in LANGUAGES:
         raise UnknownLanguage(f"Unknown language {code!r}; use one of {', '.join(LANGUAGES)}.")
     return text
+
+
+def locale_dir() -> Path:
+    """The catalogs shipped inside the package (the wheel carries them beside the code)."""
+    return Path(__file__).resolve().parent.parent / "locale"
+
+
+@cache
+def translations_for(language: str) -> NullTranslations:
+    """The compiled catalog of ``language`` (English: the messages as written, no catalog)."""
+    code = check_language(language)
+    if code == DEFAULT_LANGUAGE:
+        return NullTranslations()
+    return Translations.load(str(locale_dir()), [code], domain=DOMAIN)
+
+
+@dataclass(frozen=True)
+class Writer:
+    """How one language writes the client's documents: its messages, and its dates and numbers.
+
+    English keeps HourTab's own short style (``Tue 2 Dec 2025``) so English documents stay as they
+    were; every other language writes dates as its locale does (``Di., 2. Dez. 2025``, ``2025年12月2日(火)``).
+    """
+
+    language: str = DEFAULT_LANGUAGE
+
+    @property
+    def translations(self) -> NullTranslations:
+        return translations_for(self.language)
+
+    def gettext(self, message: str) -> str:
+        return self.translations.gettext(message)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return self.translations.ngettext(singular, plural, n)
+
+    def day(self, day: dt.date) -> str:
+        """A day heading: ``Tue 2 Dec 2025`` / ``Di., 2. Dez. 2025`` / ``2025年12月2日(火)``."""
+        if self.language == DEFAULT_LANGUAGE:
+            return format_date(day, "EEE d MMM y", locale="en")
+        return format_skeleton("yMMMEd", day, locale=self.language)
+
+    def short_day(self, day: dt.date) -> str:
+        """A day of this year, as the headline writes it: ``1 Dec`` / ``1. Dez.`` / ``12月1日``."""
+        return format_skeleton("MMMd", day, locale=self.language)
+
+    def date(self, day: dt.date) -> str:
+        """A date in running text: ``1 October 2026`` / ``1. Oktober 2026`` / ``2026年10月1日``."""
+        if self.language == DEFAULT_LANGUAGE:
+            return format_date(day, "d MMMM y", locale="en")
+        return format_date(day, "long", locale=self.language)
+
+    def moment(self, at: dt.datetime, tz: Any) -> str:
+        """An instant in the retainer's zone: ``2. Dez. 2025, 14:05 (Europe/Berlin)``."""
+        local = at.astimezone(tz)
+        if self.language == DEFAULT_LANGUAGE:
+            day = format_date(local.date(), "d MMM y", locale="en")
+        else:
+            day = format_skeleton("yMMMd", local.date(), locale=self.language)
+        return f"{day}, {local:%H:%M} ({getattr(tz, 'key', tz)})"
+
+    def numeric_date(self, day: dt.date) -> str:
+        """A date in a table column: ``2025-12-02`` / ``02.12.2025`` / ``2025/12/02``."""
+        if self.language == DEFAULT_LANGUAGE:
+            return day.isoformat()
+        return format_date(day, "medium" if self.language in NUMERIC_MEDIUM else "short", locale=self.language)
+
+    def clock_time(self, at: dt.datetime, tz: Any) -> str:
+        """A statement's stamp: ``2025-12-01 00:00 (Europe/Berlin)`` / ``01.12.2025 00:00 (Europe/Berlin)``."""
+        local = at.astimezone(tz)
+        return f"{self.numeric_date(local.date())} {local:%H:%M} ({getattr(tz, 'key', tz)})"
+
+    def period(self, period: Any) -> str:
+        """A period's label (``Nov 2025``, ``1 – 7 Sep 2025``; ``2025年11月``, ``Nov. 2025``);
+        ``period`` is a ``retainers.periods.Period`` (start, end, last day, English label)."""
+        if self.language == DEFAULT_LANGUAGE:
+            return str(period.label)
+        if period.start.day == 1 and period.end.day == 1 and 28 <= (period.end - period.start).days <= 31:
+            return format_skeleton("yMMM", period.start, locale=self.language)
+        return format_interval(period.start, period.last_day, "yMMMd", locale=self.language)
+
+    def number(self, value: Decimal | int | float) -> str:
+        """``1234.5`` → ``1,234.5`` / ``1.234,5``."""
+        return format_decimal(value, locale=self.language)
+
+    def template_context(self) -> dict[str, Any]:
+        """What a template of the client's documents renders with: the ``{% trans %}`` functions
+        (``gettext``, ``ngettext``, ``_``), the ``<html lang>`` and this writer as ``lang``."""
+        return {"gettext": self.gettext, "ngettext": self.ngettext, "_": self.gettext,
+                "html_lang": self.language, "lang": self}
+
+
+def writer(language: str | None) -> Writer:
+    """The writer of ``language`` (``None``: English)."""
+    return Writer(check_language(language or DEFAULT_LANGUAGE))

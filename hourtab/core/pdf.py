@@ -31,7 +31,7 @@ BASE_CSS = f"""
   src: url("{ASSET_SCHEME}:fonts/DejaVuSans.ttf"); }}
 @font-face {{ font-family: "DejaVu Sans"; font-weight: bold;
   src: url("{ASSET_SCHEME}:fonts/DejaVuSans-Bold.ttf"); }}
-html {{ font-family: "DejaVu Sans", sans-serif; font-size: 9.5pt; color: #1d2430; }}
+html {{ font-family: "DejaVu Sans", "IPAGothic", sans-serif; font-size: 9.5pt; color: #1d2430; }}
 @page {{ size: A4; margin: 18mm 16mm 20mm 16mm;
   @bottom-right {{ content: "Page " counter(page) " of " counter(pages); font-size: 8pt; color: #5d6778; }}
   @bottom-left {{ content: string(doctitle); font-size: 8pt; color: #5d6778; }} }}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from hourtab.core.i18n import writer
 from hourtab.retainers.chart import burnup_svgs
 from hourtab.retainers.forecast import Forecast, forecast
 from hourtab.retainers.ledger import Ledger
@@ -31,6 +32,8 @@ class RetainerInfo:
     terms: Terms
     #: "decimal" (0.67 h) or "hm" (0:40 h), as the consultant chose.
     hours_unit: str = "decimal"
+    #: What the client's documents are written in (``hourtab.core.i18n.LANGUAGES``).
+    language: str = "en"
 
     @property
     def shown_contact(self) -> str:
@@ -150,7 +153,7 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
     wide, narrow = burnup_svgs(current.period, current.available_s, daily, today, inline=True)
     return HoursReport(
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
-        headline=headline(current, info.hours_unit), percent=used_percent(current),
+        headline=headline(current, info.hours_unit, writer(info.language)), percent=used_percent(current),
         forecast=forecast(current, daily, today), chart_svg=wide, days=days, chart_svg_narrow=narrow,
         people=tuple(sorted({line.person for line in lines if line.person})), revisions=revisions or {},
         money=tuple(price_periods(ledger)))

@@ -5,7 +5,8 @@ seconds (``12.5`` or ``12:30``) or a day (``Tue 2 Dec 2025``) are written.
 Hours come in the consultant's unit (``Account.hours_unit``: ``"decimal"`` or ``"hm"``, see
 ``hourtab.settings.HoursUnit``); programs (the JSON, the CSV) get decimal hours beside the exact seconds.
 
-A leaf module (only the standard library), so terms, periods, ledgers and views can all use it.
+A leaf module (the standard library and the kernel's writer of languages), so terms, periods,
+ledgers and views can all use it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import datetime as dt
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+
+from hourtab.core.i18n import Writer
 
 HOUR = 3600
 #: The consultant's unit that writes hours as a clock (``HoursUnit.CLOCK``); any other is decimal.
@@ -69,18 +72,22 @@ def moment(at: dt.datetime, tz: Any) -> str:
     return f"{short_date(local.date(), with_year=True)}, {local:%H:%M} ({getattr(tz, 'key', tz)})"
 
 
-def headline(balance: Any, unit: str = "decimal") -> str:
+def headline(balance: Any, unit: str = "decimal", writer: Writer | None = None) -> str:
     """``12.5 of 20 h used · 7.5 h left · resets 1 Dec``, or ``22 of 20 h · 2 h over · resets 1 Dec``.
 
-    ``balance`` is a ``ledger.PeriodBalance``. Over the allotment is when a client most needs to
-    know when the hours start again, so both forms end with the reset date.
+    ``balance`` is a ``ledger.PeriodBalance``; ``writer``: the client's language (default English).
+    Over the allotment is when a client most needs to know when the hours start again, so both
+    forms end with the reset date.
     """
+    w = writer or Writer()
     h = hours_formatter(unit)
-    used, available = h(balance.used_s), h(balance.available_s)
-    resets = f"resets {short_date(balance.period.end)}"
+    figures = {"used": h(balance.used_s), "available": h(balance.available_s),
+               "day": short_date(balance.period.end) if w.language == "en" else w.short_day(balance.period.end)}
     if balance.closing_s < 0:
-        return f"{used} of {available} h · {h(-balance.closing_s)} h over · {resets}"
-    return f"{used} of {available} h used · {h(balance.closing_s)} h left · {resets}"
+        return w.gettext("%(used)s of %(available)s h · %(over)s h over · resets %(day)s") % {
+            **figures, "over": h(-balance.closing_s)}
+    return w.gettext("%(used)s of %(available)s h used · %(left)s h left · resets %(day)s") % {
+        **figures, "left": h(balance.closing_s)}
 
 
 def used_percent(balance: Any) -> int:

@@ -436,7 +436,7 @@ def retainer_info(session: Session, retainer: Retainer, terms: Terms | None = No
                         consultant_name=account.name_or_email if account else "",
                         consultant_contact=(account.contact or account.email) if account else "",
                         terms=terms or retainer.terms(),
-                        hours_unit=account.hours_unit if account else "decimal")
+                        hours_unit=account.hours_unit if account else "decimal", language=retainer.language)
 
 
 def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,

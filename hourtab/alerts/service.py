@@ -196,12 +196,10 @@ def due_events(session: Session, retainer: Retainer, ledger: Ledger) -> list[Ale
 
 
 def due_alerts(session: Session, account_id: int, now: dt.datetime) -> list[AlertEvent]:
-    """The account's new alert events (each exists once per retainer, alert and period)."""
-    try:   # imports leave new entries unmatched until a page asks; the thresholds need them matched
-        with session.begin_nested():
-            retainers.match_entries(session, account_id)
-    except IntegrityError:   # another worker or a page view matched them at the same moment
-        pass
+    """The account's new alert events (each exists once per retainer, alert and period).
+
+    The ledgers are read as they stand: every import, sync and removal routes the entries it writes
+    in its own transaction, so there is nothing left to route here."""
     events: list[AlertEvent] = []
     for retainer in session.scalars(select(Retainer).where(Retainer.account_id == account_id,
                                                            Retainer.active.is_(True),

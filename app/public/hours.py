@@ -173,7 +173,8 @@ def _alerts_when(stamp: Stamp) -> str:
     from hourtab.alerts import service as alerts
 
     db = get_db()
-    return alerts.alerts_when(alerts.settings_for(db, _retainer(stamp)).enabled)
+    retainer = _retainer(stamp)
+    return alerts.alerts_when(alerts.settings_for(db, retainer).enabled, retainer.language)
 
 
 @bp.route("/h/<token>")
@@ -276,7 +277,8 @@ def hours_feed(token: str):
                   "summary": i.summary} for i in feed_items(db, _retainer(stamp), report)]
         updated = items[0]["updated"] if items else _atom_time(report.as_of)
         xml = render_template("public/hours/feed.xml", r=report, items=items, page_url=page_url,
-                              feed_id=feed_id(stamp.retainer_id), updated=updated)
+                              feed_id=feed_id(stamp.retainer_id), updated=updated,
+                              **writer(report.info.language).template_context())
         return Rendered(xml.encode("utf-8"), "application/atom+xml")
 
     # Links differ by base URL when it comes from the request, so the cached bytes do too.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TypedDict
 
 from sqlalchemy.orm import Session
@@ -15,6 +16,7 @@ from sqlalchemy.orm import Session
 from hourtab.alerts.mail import Attachment, Mail
 from hourtab.alerts.models import AlertEvent, AlertSubscription
 from hourtab.core.accounts import Account
+from hourtab.core.i18n import N_, Writer, writer
 from hourtab.retainers import service as retainers
 from hourtab.retainers.currency import format_money
 from hourtab.retainers.hours_report import RetainerInfo
@@ -24,11 +26,18 @@ from hourtab.retainers.presentation import headline, hours_formatter
 from hourtab.retainers.pricing import price_period
 
 LEADS = {
-    "used_80": "80 % of this period's hours are used.",
-    "used_100": "All of this period's hours are used.",
-    "overage": "This period's hours are used up, and more hours have been worked.",
-    "period_closed": "The period has closed; its statement is attached.",
-    "incident_published": "An incident report was published.",
+    "used_80": N_("80 % of this period's hours are used."),
+    "used_100": N_("All of this period's hours are used."),
+    "overage": N_("This period's hours are used up, and more hours have been worked."),
+    "period_closed": N_("The period has closed; its statement is attached."),
+    "incident_published": N_("An incident report was published."),
+}
+SUBJECTS = {
+    "used_80": N_("80 %% of this period's hours used · %(name)s"),
+    "used_100": N_("All of this period's hours used · %(name)s"),
+    "overage": N_("Over this period's hours · %(name)s"),
+    "period_closed": N_("%(period)s closed: statement attached · %(name)s"),
+    "incident_published": N_("Incident report published: %(title)s · %(name)s"),
 }
 
 
@@ -55,13 +64,15 @@ class Draft:
     public_url: str
     sender: Sender
     attachments: tuple[Attachment, ...] = field(default=())
+    language: str = "en"
 
     def to(self, email: str, unsubscribe_token: str, is_copy: bool) -> Mail:
         """The copy for one recipient (the consultant's copy has no unsubscribe link)."""
         unsubscribe = unsubscribe_url(self.public_url, unsubscribe_token) if unsubscribe_token else ""
         return Mail(to=email, subject=("[Copy] " if is_copy else "") + self.subject, template="alert",
                     context={**self.context, "subject": self.subject, "is_copy": is_copy},
-                    unsubscribe_url=unsubscribe, attachments=self.attachments, **self.sender)
+                    unsubscribe_url=unsubscribe, attachments=self.attachments, language=self.language,
+                    **self.sender)
 
 
 def unsubscribe_url(public_url: str, token: str) -> str:
@@ -75,14 +86,10 @@ def from_consultant(session: Session, retainer: Retainer, info: RetainerInfo) ->
     return Sender(on_behalf_of=account.display_name if account else "", reply_to=info.consultant_contact)
 
 
-def subject(event: AlertEvent, name: str) -> str:
-    return {
-        "used_80": f"80 % of this period's hours used · {name}",
-        "used_100": f"All of this period's hours used · {name}",
-        "overage": f"Over this period's hours · {name}",
-        "period_closed": f"{event.facts.get('period', 'Period')} closed: statement attached · {name}",
-        "incident_published": f"Incident report published: {event.facts.get('title', '')} · {name}",
-    }[event.alert]
+def subject(event: AlertEvent, name: str, w: Writer | None = None) -> str:
+    w = w or Writer()
+    return w.gettext(SUBJECTS[event.alert]) % {
+        "name": name, "period": event.facts.get("period", w.gettext("Period")), "title": event.facts.get("title", "")}
 
 
 def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_url: str,
@@ -94,26 +101,29 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
     facts = event.facts
     # In the consultant's unit, as the page and the statement write the same figures.
     h = hours_formatter(info.hours_unit)
+    w = writer(info.language)
     if event.alert in ("used_80", "used_100", "overage"):
-        line = headline(ledger.current, info.hours_unit)
+        line = headline(ledger.current, info.hours_unit, w)
     else:
-        line = f"{h(facts['used_s'])} of {h(facts['available_s'])} h used" if "used_s" in facts else ""
-    context = {"info": info, "lead": LEADS[event.alert], "page_url": page_url, "period": facts.get("period"),
-               "headline": line, "link": "", "link_text": "", "amounts": amounts_line(ledger, event)}
+        line = w.gettext("%(used)s of %(available)s h used") % {
+            "used": h(facts["used_s"]), "available": h(facts["available_s"])} if "used_s" in facts else ""
+    context = {"info": info, "lead": w.gettext(LEADS[event.alert]), "page_url": page_url,
+               "period": facts.get("period"), "headline": line, "link": "", "link_text": "",
+               "amounts": amounts_line(ledger, event, w)}
     attachments: tuple[Attachment, ...] = ()
     if event.alert == "period_closed":
         from hourtab.statements import statement_pdf
 
         month = facts["month"]
-        context.update(link=f"{page_url}/statement/{month}.pdf", link_text="Statement")
+        context.update(link=f"{page_url}/statement/{month}.pdf", link_text=w.gettext("Statement"))
         attachments = (Attachment(f"statement-{month}.pdf", statement_pdf(info, ledger, month, now)),)
     if event.alert == "incident_published":
-        context.update(link=f"{public_url}{facts['path']}", link_text=facts.get("title", "Read it"))
-    return Draft(subject(event, info.name), context, public_url, from_consultant(session, retainer, info),
-                 attachments)
+        context.update(link=f"{public_url}{facts['path']}", link_text=facts.get("title", w.gettext("Read it")))
+    return Draft(subject(event, info.name, w), context, public_url, from_consultant(session, retainer, info),
+                 attachments, info.language)
 
 
-def amounts_line(ledger: Ledger, event: AlertEvent) -> str:
+def amounts_line(ledger: Ledger, event: AlertEvent, w: Writer | None = None) -> str:
     """``Used: €1,875.00 · Remaining: €1,125.00`` for the alert's period ("" when it is sold in hours only):
     the current period for the thresholds, the closed one for ``period_closed``."""
     index = ledger.current_index
@@ -125,12 +135,16 @@ def amounts_line(ledger: Ledger, event: AlertEvent) -> str:
     money = price_period(ledger.periods[index], ledger.period_credits(index))
     if money is None:
         return ""
-    parts = [] if money.fee is None else [f"Fee: {format_money(money.fee, money.currency)}"]
+    w = w or Writer()
+
+    def said(label: str, amount: Decimal) -> str:
+        return w.gettext(label) % {"amount": format_money(amount, money.currency, w.language)}
+
+    parts = [] if money.fee is None else [said(N_("Fee: %(amount)s"), money.fee)]
     if money.used is not None and money.remaining is not None:
-        parts += [f"Used: {format_money(money.used, money.currency)}",
-                  f"Remaining: {format_money(money.remaining, money.currency)}"]
+        parts += [said(N_("Used: %(amount)s"), money.used), said(N_("Remaining: %(amount)s"), money.remaining)]
     if money.overage:
-        parts.append(f"Overage to bill: {format_money(money.overage, money.currency)}")
+        parts.append(said(N_("Overage to bill: %(amount)s"), money.overage))
     return " · ".join(parts)
 
 
@@ -138,8 +152,8 @@ def confirmation(session: Session, sub: AlertSubscription, retainer: Retainer, p
                  alerts_when: str) -> Mail:
     """The double opt-in e-mail: nothing else is sent to the address until its link is used."""
     info = retainers.retainer_info(session, retainer)
-    title = f"Confirm hour alerts for {info.name}"
-    return Mail(to=sub.email, subject=title, template="confirm",
+    title = writer(info.language).gettext("Confirm hour alerts for %(name)s") % {"name": info.name}
+    return Mail(to=sub.email, subject=title, template="confirm", language=info.language,
                 context={"info": info, "subject": title, "alerts_when": alerts_when,
                          # The subscription's own address: rotating the page's link must not break it.
                          "confirm_url": f"{public_url}/alerts/confirm/{sub.token}"},

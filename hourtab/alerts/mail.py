@@ -19,6 +19,7 @@ from email.utils import formataddr, parseaddr
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from hourtab.core.documents import render
+from hourtab.core.i18n import writer
 from hourtab.core.mail import automatic_message
 from hourtab.core.values import single_line
 
@@ -46,6 +47,8 @@ class Mail:
     on_behalf_of: str = ""
     #: Where answers go (the consultant's contact address); empty: no Reply-To.
     reply_to: str = ""
+    #: The client's language (``hourtab.core.i18n.LANGUAGES``): the templates' words are in it.
+    language: str = "en"
 
 
 def sender(mail_from: str, on_behalf_of: str) -> str:
@@ -74,7 +77,7 @@ def ascii_url(url: str) -> str:
 
 
 def build_message(mail: Mail, mail_from: str) -> EmailMessage:
-    context = {**mail.context, "unsubscribe_url": mail.unsubscribe_url}
+    context = {**writer(mail.language).template_context(), **mail.context, "unsubscribe_url": mail.unsubscribe_url}
     message = automatic_message(mail.to, mail.subject, sender(mail_from, mail.on_behalf_of))
     if mail.reply_to:
         message["Reply-To"] = mail.reply_to

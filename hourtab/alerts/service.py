@@ -29,6 +29,7 @@ from hourtab.alerts.models import (
 from hourtab.core.accounts import Account, normalize_email
 from hourtab.core.db import utcnow
 from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.i18n import N_, list_of, writer
 from hourtab.core.mail import send
 from hourtab.core.scoping import get_owned
 from hourtab.retainers import service as retainers
@@ -38,11 +39,11 @@ from hourtab.retainers.models import Retainer
 
 #: What each alert tells the client, as the subscribe form and the confirmation e-mail list them.
 WHEN = {
-    "used_80": "when 80 % of a period's hours are used",
-    "used_100": "when all of them are used",
-    "overage": "when more hours are worked than the period holds",
-    "period_closed": "when a period closes (with its statement)",
-    "incident_published": "when an incident report is published",
+    "used_80": N_("when 80 % of a period's hours are used"),
+    "used_100": N_("when all of them are used"),
+    "overage": N_("when more hours are worked than the period holds"),
+    "period_closed": N_("when a period closes (with its statement)"),
+    "incident_published": N_("when an incident report is published"),
 }
 
 
@@ -78,14 +79,16 @@ def save_settings(session: Session, account_id: int, retainer_id: int, enabled: 
     return row
 
 
-def alerts_when(enabled: list[str]) -> str:
-    """The alerts a subscriber gets, as "when …, when … and when …" ("" when the retainer sends none)."""
-    parts = [WHEN[a] for a in ALERTS if a in enabled]
+def alerts_when(enabled: list[str], language: str | None = None) -> str:
+    """The alerts a subscriber gets, as "when …, when … and when …" ("" when the retainer sends none),
+    in the client's ``language``."""
+    w = writer(language)
+    parts = [w.gettext(WHEN[a]) for a in ALERTS if a in enabled]
     if not parts:
         return ""
     if "used_100" in enabled and "used_80" not in enabled:
-        parts[0] = "when all of a period's hours are used"
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        parts[0] = w.gettext("when all of a period's hours are used")
+    return list_of(parts, w)
 
 
 def subscribe(session: Session, retainer: Retainer, email: str) -> AlertSubscription | None:
@@ -290,7 +293,7 @@ def send_confirmation(session: Session, subscription_id: int, mail: compose.Mail
     retainer = session.get(Retainer, sub.retainer_id)
     if retainer is None or not retainer.public_token:  # the page was disabled since: nothing to confirm on
         return 0
-    when = alerts_when(settings_for(session, retainer).enabled)
+    when = alerts_when(settings_for(session, retainer).enabled, retainer.language)
     send(mail.smtp_url, build_message(compose.confirmation(session, sub, retainer, mail.public_url, when),
                                       mail.sender))
     return 1

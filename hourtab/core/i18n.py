@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from babel.dates import format_date, format_interval, format_skeleton
+from babel.lists import format_list
 from babel.numbers import format_decimal
 from babel.support import Translations
 
@@ -123,6 +124,13 @@ class Writer:
             return format_skeleton("yMMM", period.start, locale=self.language)
         return format_interval(period.start, period.last_day, "yMMMd", locale=self.language)
 
+    def period_of_month(self, month: str) -> str:
+        """A statement month, ``2025-11`` (English: as written) / ``Nov. 2025`` / ``2025年11月``."""
+        if self.language == DEFAULT_LANGUAGE:
+            return month
+        year, number = (int(part) for part in month.split("-"))
+        return format_skeleton("yMMM", dt.date(year, number, 1), locale=self.language)
+
     def number(self, value: Decimal | int | float) -> str:
         """``1234.5`` → ``1,234.5`` / ``1.234,5``."""
         return format_decimal(value, locale=self.language)
@@ -132,6 +140,20 @@ class Writer:
         (``gettext``, ``ngettext``, ``_``), the ``<html lang>`` and this writer as ``lang``."""
         return {"gettext": self.gettext, "ngettext": self.ngettext, "_": self.gettext,
                 "html_lang": self.language, "lang": self}
+
+
+def N_(message: str) -> str:  # noqa: N802 - the name gettext's tools look for
+    """Marks a message kept in a table for extraction; it is translated where it is written."""
+    return message
+
+
+def list_of(items: list[str], w: Writer) -> str:
+    """``a, b and c`` in English (HourTab's style), as the locale joins a list otherwise."""
+    if len(items) < 2:
+        return "".join(items)
+    if w.language == DEFAULT_LANGUAGE:
+        return ", ".join(items[:-1]) + " and " + items[-1]
+    return format_list(items, locale=w.language)
 
 
 def writer(language: str | None) -> Writer:

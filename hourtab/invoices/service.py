@@ -178,7 +178,7 @@ def invoice_view(session: Session, account: Account, invoice_id: int, now: dt.da
     if retainer is None:
         raise NotFound(f"Invoice {invoice_id} not found")
     ledger = retainers.retainer_ledger(session, retainer, now or dt.datetime.now(dt.UTC), text=False)
-    figures = invoice_figures(ledger, invoice.month, invoice.tax_label, invoice.tax_rate)
+    figures = invoice_figures(ledger, invoice.month, invoice.tax_label, invoice.tax_rate, retainer.language)
     number, latest = _latest_revision(session, retainer, figures.starts)
     return InvoiceView(invoice=invoice, retainer=retainer, issuer=Party(**invoice.parties["from"]),
                        client=Party(**invoice.parties["to"]), figures=figures,

@@ -18,12 +18,13 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from hourtab.core.i18n import Writer, writer
 from hourtab.retainers import service
 from hourtab.retainers.currency import stored
 from hourtab.retainers.hours_report import HoursReport
 from hourtab.retainers.ledger import Credit, build_ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
-from hourtab.retainers.presentation import headline, hours_formatter, moment, short_date
+from hourtab.retainers.presentation import headline, hours_formatter, short_date
 from hourtab.retainers.versions import terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
 
@@ -50,8 +51,8 @@ def feed_id(retainer_id: int) -> str:
     return _urn(retainer_id, "feed")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
+def _entries(n: int, w: Writer) -> str:
+    return w.ngettext("%(n)s entry", "%(n)s entries", n) % {"n": n}
 
 
 def _imports(session: Session, retainer_id: int) -> list[tuple[int, dt.datetime]]:
@@ -80,6 +81,7 @@ def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list
 def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> list[FeedItem]:
     """One item per import that brought entries to this retainer, with that moment's figures."""
     h = hours_formatter(unit)
+    w = writer(retainer.language)
     tz = retainer.terms().tz
     entries = service.entries_frame(session, retainer.id, text=False)
     uploads = _upload_of(session, retainer.id)
@@ -93,15 +95,17 @@ def import_items(session: Session, retainer: Retainer, unit: str = "decimal") ->
         n, seconds = len(brought), int(brought["rounded_s"].sum())
         items.append(FeedItem(
             id=_urn(retainer.id, "upload", upload_id), updated=at, link="",
-            title=f"Import: {_plural(n, 'entry')} ({h(seconds)} h)",
-            summary=f"As of {moment(at, tz)}: "
-                    f"{ledger.current.period.label}: {headline(ledger.current, unit)}"))
+            title=w.gettext("Import: %(entries)s (%(hours)s h)") % {"entries": _entries(n, w), "hours": h(seconds)},
+            summary=w.gettext("As of %(when)s: %(period)s: %(headline)s") % {
+                "when": w.moment(at, tz), "period": w.period(ledger.current.period),
+                "headline": headline(ledger.current, unit, w)}))
     return items
 
 
 def period_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
     """One item per closed period, dated at its reset (local midnight), with its closing figures."""
     h = hours_formatter(report.info.hours_unit)
+    w = writer(report.info.language)
     for p in report.ledger.periods:
         if p.is_open:
             continue
@@ -109,25 +113,32 @@ def period_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
         yield FeedItem(
             id=_urn(retainer_id, "period", p.period.start.isoformat()), updated=closed_at,
             link=f"/statement/{p.period.month_key}.pdf",
-            title=f"{p.period.label} closed: {h(p.used_s)} h used, balance {h(p.closing_s)} h",
-            summary=f"{h(p.available_s)} h available, {h(p.used_s)} h used "
-                    f"({_plural(p.entry_count, 'entry')}), {h(p.expired_s)} h expired.")
+            title=w.gettext("%(period)s closed: %(used)s h used, balance %(closing)s h") % {
+                "period": w.period(p.period), "used": h(p.used_s), "closing": h(p.closing_s)},
+            summary=w.gettext("%(available)s h available, %(used)s h used (%(entries)s), %(expired)s h expired.") % {
+                "available": h(p.available_s), "used": h(p.used_s), "entries": _entries(p.entry_count, w),
+                "expired": h(p.expired_s)})
 
 
 def revision_items(report: HoursReport, retainer_id: int) -> Iterator[FeedItem]:
     """One item per revision of a closed period, at the moment it was revised."""
     h = hours_formatter(report.info.hours_unit)
-    labels = {p.period.start: (p.period.label, p.period.month_key) for p in report.ledger.periods}
+    w = writer(report.info.language)
+    labels = {p.period.start: (w.period(p.period), p.period.month_key) for p in report.ledger.periods}
     for start, revisions in report.revisions.items():
         label, month = labels.get(start, (start.isoformat(), f"{start.year:04d}-{start.month:02d}"))
         for r in revisions:
             yield FeedItem(
                 id=_urn(retainer_id, "revision", start.isoformat(), r.number), updated=r.at,
                 link=f"/statement/{month}.pdf",
-                title=f"{label} revised: {h(r.used_s)} h used (was {h(r.was_used_s)} h)",
-                summary=f"Revision {r.number} of {label}, on {short_date(r.on, True)}: "
-                        f"{_plural(r.entries, 'entry')}, {h(r.used_s)} h used; before it "
-                        f"{_plural(r.was_entries, 'entry')}, {h(r.was_used_s)} h.")
+                title=w.gettext("%(period)s revised: %(used)s h used (was %(was)s h)") % {
+                    "period": label, "used": h(r.used_s), "was": h(r.was_used_s)},
+                summary=w.gettext("Revision %(number)s of %(period)s, on %(on)s: %(entries)s, %(used)s h used; "
+                                  "before it %(was_entries)s, %(was)s h.") % {
+                    "number": r.number, "period": label,
+                    "on": short_date(r.on, True) if w.language == "en" else w.date(r.on),
+                    "entries": _entries(r.entries, w), "used": h(r.used_s),
+                    "was_entries": _entries(r.was_entries, w), "was": h(r.was_used_s)})
 
 
 def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> list[FeedItem]:
@@ -135,18 +146,20 @@ def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> li
     base = retainer.terms()
     versions = list(session.scalars(select(RetainerTerms).where(RetainerTerms.retainer_id == retainer.id)
                                     .order_by(RetainerTerms.created_at, RetainerTerms.id)))
+    w = writer(retainer.language)
     items = []
     for i, v in enumerate(versions):
         # The terms it was created with are not a change: they carry the retainer's own creation
         # time (retainers made before that was so: the first version, written along with it).
         if v.created_at == retainer.created_at or (i == 0 and abs(v.created_at - retainer.created_at) <= SETUP_WINDOW):
             continue
-        terms = v.terms(base)
+        figures = {"on": short_date(v.effective_from, True) if w.language == "en" else w.date(v.effective_from),
+                   "terms": v.terms(base).describe()}
         items.append(FeedItem(
             id=_urn(retainer.id, "terms", v.id, v.created_at.isoformat()), updated=v.created_at, link="",
-            title=f"Terms from {short_date(v.effective_from, True)}: {terms.describe()}",
-            summary=f"From the period starting {short_date(v.effective_from, True)}: {terms.describe()}. "
-                    "Periods before it keep the terms they ran under."))
+            title=w.gettext("Terms from %(on)s: %(terms)s") % figures,
+            summary=w.gettext("From the period starting %(on)s: %(terms)s. "
+                              "Periods before it keep the terms they ran under.") % figures))
     return items
 
 

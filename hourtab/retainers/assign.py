@@ -24,6 +24,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.core.db import columns, insert_new_rows
+from hourtab.retainers.days import refresh_days, routed_rows
 from hourtab.retainers.models import Retainer, retainer_entries
 from hourtab.retainers.routing import account_routes, settle
 from hourtab.timesheets.models import TimeEntry, Upload
@@ -88,12 +89,14 @@ def stored_routes(session: Session, account_id: int, entry_ids: list[int] | None
     return pd.concat(frames, ignore_index=True)
 
 
-def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | None = None) -> Routed:
+def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | None = None, *,
+                  store_days: bool = True) -> Routed:
     """(Re)assign the account's entries (all, or the given ids) to where the rules send them now.
 
     The service for everything that brings or changes entries (imports, live tracker sync) and
     for every rule change. It never commits; closed periods it changes are recorded by the
-    caller's ``revisions.watch_closed_periods``. Returns what moved.
+    caller's ``revisions.watch_closed_periods``. Returns what moved. ``store_days=False`` is for the
+    data migrations older than ``retainer_entries.day`` (the migration adding it fills it in).
     """
     ids = None if entry_ids is None else sorted({int(i) for i in entry_ids})
     routed = Routed()
@@ -110,18 +113,22 @@ def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | 
     current = frame["current"].astype("Int64")
     target, _ = settle(frame, routes, archived)
     moved = ~((target == current).fillna(False).astype(bool) | (target.isna() & current.isna()))
+    if ids is not None:  # entries given were written: their times, so their days, may have changed
+        refresh_days(session, frame.loc[~moved & current.notna(), "id"].astype(int).tolist())
     if not moved.any():
         return routed
     leaving = frame.loc[moved & current.notna(), "id"].astype(int).tolist()
     for k in range(0, len(leaving), CHUNK):
         session.execute(delete(retainer_entries).where(retainer_entries.c.entry_id.in_(leaving[k:k + CHUNK])))
     arriving = moved & target.notna()
-    rows = list(zip(frame.loc[arriving, "id"].astype(int).tolist(), target[arriving].astype(int).tolist(),
-                    strict=True))
-    if rows:
+    arriving_ids, targets = frame.loc[arriving, "id"].astype(int).tolist(), target[arriving].astype(int).tolist()
+    if arriving_ids:
+        rows = (routed_rows(session, arriving_ids, targets) if store_days
+                else list(zip(arriving_ids, targets, strict=True)))
         # The key is the entry: a concurrent transaction that routed the same entry routed it to the
         # same retainer (the rules decide), so a clash is skipped, not an error.
-        insert_new_rows(session, retainer_entries, ("entry_id", "retainer_id"), rows, conflict=("entry_id",))
+        insert_new_rows(session, retainer_entries, ("entry_id", "retainer_id", "day")[:3 if store_days else 2], rows,
+                        conflict=("entry_id",))
     routed.lost = _counts(current[moved & current.notna()])
     routed.gained = _counts(target[arriving])
     touch_ids(session, routed.retainer_ids)

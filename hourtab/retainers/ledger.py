@@ -67,10 +67,6 @@ class PeriodBalance:
     def available_s(self) -> int:
         return self.opening_s + self.allotment_s + self.topups_s + self.adjustments_s
 
-    @property
-    def left_s(self) -> int:
-        return self.closing_s
-
 
 @dataclass(frozen=True)
 class Ledger:
@@ -185,6 +181,20 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
     used = np.zeros(len(periods), dtype=np.int64)
     np.add.at(used, index, frame["rounded_s"].to_numpy(dtype=np.int64))
     counts = np.bincount(index, minlength=len(periods))
+    balances, current_index = period_balances(periods, period_terms, [int(u) for u in used],
+                                              [int(c) for c in counts], credits, today)
+    return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=frame,
+                  before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
+                  schedule=schedule)
+
+
+def period_balances(periods: list[Period], period_terms: list[Terms], used: list[int], counts: list[int],
+                    credits: Sequence[Credit], today: dt.date) -> tuple[list[PeriodBalance], int]:
+    """Every period's balance from its used seconds and entry count: arithmetic over periods only.
+
+    The one computation of balances, whether the sums come from entries (``build_ledger``) or from
+    the stored day totals (``hourtab.retainers.totals``). Returns the balances and the current index.
+    """
     topups = [0] * len(periods)
     plus = [0] * len(periods)
     minus = [0] * len(periods)
@@ -204,7 +214,7 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
     debt = 0
     for i, period in enumerate(periods):
         own_terms = period_terms[i]
-        used_s = int(used[i])
+        used_s = used[i]
         rolled_in = sum(lot[1] for lot in rolled)
         opening = rolled_in + prepaid - debt
         prepaid_in = prepaid
@@ -236,11 +246,9 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
         balances.append(PeriodBalance(
             period=period, opening_s=opening, rolled_in_s=rolled_in, prepaid_in_s=prepaid_in,
             allotment_s=own_terms.allotment_s, topups_s=topups[i], adjustments_s=plus[i] - minus[i],
-            used_s=used_s, entry_count=int(counts[i]), closing_s=closing, expired_s=expired,
+            used_s=used_s, entry_count=counts[i], closing_s=closing, expired_s=expired,
             overage_s=overage, billed_s=billed, billed_amount=amount, is_open=is_open, terms=own_terms))
-    return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=frame,
-                  before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
-                  schedule=schedule)
+    return balances, current_index
 
 
 def _reset(terms: Terms, i: int, own_left: int, rolled: list[list[int]]) -> tuple[int, list[list[int]]]:

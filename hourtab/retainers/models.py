@@ -16,6 +16,7 @@ from sqlalchemy import (
     Column,
     Date,
     ForeignKey,
+    Index,
     Integer,
     Numeric,
     String,
@@ -33,6 +34,9 @@ retainer_entries = Table(
     "retainer_entries", Base.metadata,
     Column("entry_id", ForeignKey("time_entries.id", ondelete="CASCADE"), primary_key=True),
     Column("retainer_id", ForeignKey("retainers.id", ondelete="CASCADE"), nullable=False, index=True),
+    #: The entry's local day in the retainer's zone (``days``): ledgers sum by it (``totals``).
+    Column("day", Date, nullable=False),
+    Index("ix_retainer_entries_retainer_id_day", "retainer_id", "day"),
 )
 
 

@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, inspect, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.assign import route_entries
@@ -35,10 +35,15 @@ def rematch_old_assignments(session: Session, now: dt.datetime | None = None) ->
     moved: dict[int, int] = {}
     for account_id in session.scalars(select(Retainer.account_id).distinct().order_by(Retainer.account_id)):
         with watch_closed_periods(session, account_id, "migration", now=now):
-            routed = route_entries(session, account_id)
+            routed = route_entries(session, account_id, store_days=_has_days(session))
         if routed.moved:
             moved[account_id] = routed.moved
     return moved
+
+
+def _has_days(session: Session) -> bool:
+    """Does ``retainer_entries`` have its ``day`` yet? Not inside the migrations older than it."""
+    return "day" in {c["name"] for c in inspect(session.connection()).get_columns("retainer_entries")}
 
 
 def _key(name: str) -> str:
@@ -97,7 +102,7 @@ def repair_split_rules(session: Session, now: dt.datetime | None = None) -> dict
         with watch_closed_periods(session, account_id, "migration", now=now):
             for rid, rules in mine.items():
                 session.execute(update(Retainer).where(Retainer.id == rid).values(match_rules=rules))
-            route_entries(session, account_id)
+            route_entries(session, account_id, store_days=_has_days(session))
         fixed.update(mine)
     return fixed
 

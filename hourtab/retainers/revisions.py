@@ -26,10 +26,11 @@ import pandas as pd
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from hourtab.retainers.frames import entries_frame, held_frames, no_entries
+from hourtab.retainers.frames import held_frames, no_entries
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms
 from hourtab.retainers.periods import index_of, local_date, periods_through
+from hourtab.retainers.totals import day_totals, ledger_of_days, schedule_roundings
 
 #: Retainer columns ``Retainer.terms()`` reads for hours (a revision is about hours, never money: the
 #: money columns are left out, so this runs inside migrations older than them).
@@ -84,9 +85,11 @@ def ledger_now(session: Session, retainer_id: int, now: dt.datetime, entries=Non
     """The retainer's ledger as of ``now`` (``entries``: another frame of entries, for a what-if)."""
 
     retainer = _retainer(session, retainer_id)
-    frame = entries_frame(session, retainer_id, text=False) if entries is None else entries
-    return build_ledger(retainer.terms(), frame, _credits(session, retainer_id), as_of=now,
-                        schedule=_schedule(session, retainer))
+    terms, schedule = retainer.terms(), _schedule(session, retainer)
+    if entries is None:
+        days = day_totals(session, retainer_id, schedule_roundings(terms, schedule))
+        return ledger_of_days(terms, days, _credits(session, retainer_id), as_of=now, schedule=schedule)
+    return build_ledger(terms, entries, _credits(session, retainer_id), as_of=now, schedule=schedule)
 
 
 def closed(ledger: Ledger) -> Figures:

@@ -23,6 +23,7 @@ from hourtab.core.values import MAX_RATE, check_date, xml_safe
 from hourtab.retainers import plans
 from hourtab.retainers.assign import route_entries, touch
 from hourtab.retainers.currency import check_currency, parse_amount, stored
+from hourtab.retainers.days import rezone
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.frames import (  # noqa: F401 - read through the service too
     ENTRY_FRAME_COLUMNS,
@@ -264,7 +265,11 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
                               terms_of=[retainer.id] if terms is not None else ()):
         if terms is not None:
             today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
+            rezoned = terms.timezone != retainer.timezone
             _apply_structure(retainer, terms)
+            if rezoned:
+                session.flush()
+                rezone(session, retainer.id)
             schedule_change(session, retainer, terms, effective_from, today)
             session.flush()
             _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])

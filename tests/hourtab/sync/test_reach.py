@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from pytest_socket import SocketConnectBlockedError
 
 from hourtab.sync import service
 from hourtab.sync.clients import kimai, tracker
@@ -87,11 +88,12 @@ def test_a_name_is_checked_on_every_address_it_resolves_to_and_connected_as_chec
         with pytest.raises(AddressNotAllowed):
             _kimai(f"http://kimai.office.test:{port}", mixed).get("/api/timesheets")
         # DNS rebinding: public when checked, loopback a moment later. Each connection resolves once and
-        # connects to the address it checked, so loopback is never reached.
+        # connects to the address it checked, so loopback is never reached: the connection goes to the
+        # public address, which the tests' network block refuses (only loopback connects in tests).
         answers = iter(["93.184.216.34"] + ["127.0.0.1"] * 10)
         rebinding = Reach(resolve=lambda host, p: [next(answers)])
         seen = len(fake.requests)
-        with pytest.raises((AddressNotAllowed, TrackerUnreachable)):
+        with pytest.raises((AddressNotAllowed, TrackerUnreachable, SocketConnectBlockedError)):
             _kimai(f"https://kimai.rebind.test:{port}", rebinding).get("/api/timesheets")
         assert len(fake.requests) == seen
 

@@ -79,6 +79,10 @@ class Writer:
     def ngettext(self, singular: str, plural: str, n: int) -> str:
         return self.translations.ngettext(singular, plural, n)
 
+    def pgettext(self, context: str, message: str) -> str:
+        """``message`` where the same English word means two things (an invoice's "From" party)."""
+        return self.translations.pgettext(context, message)
+
     def day(self, day: dt.date) -> str:
         """A day heading: ``Tue 2 Dec 2025`` / ``Di., 2. Dez. 2025`` / ``2025年12月2日(火)``."""
         if self.language == DEFAULT_LANGUAGE:
@@ -138,7 +142,7 @@ class Writer:
     def template_context(self) -> dict[str, Any]:
         """What a template of the client's documents renders with: the ``{% trans %}`` functions
         (``gettext``, ``ngettext``, ``_``), the ``<html lang>`` and this writer as ``lang``."""
-        return {"gettext": self.gettext, "ngettext": self.ngettext, "_": self.gettext,
+        return {"gettext": self.gettext, "ngettext": self.ngettext, "pgettext": self.pgettext, "_": self.gettext,
                 "html_lang": self.language, "lang": self}
 
 

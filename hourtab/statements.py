@@ -113,7 +113,7 @@ def statement_html(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.dat
 def statement_pdf(info: RetainerInfo, ledger: Ledger, month: str, as_of: dt.datetime,
                   revisions: dict | None = None) -> bytes:
     """The statement for ``month`` as PDF bytes (title, author and date set in its metadata)."""
-    return render_pdf(statement_html(info, ledger, month, as_of, revisions))
+    return render_pdf(statement_html(info, ledger, month, as_of, revisions), writer(info.language).page_css())
 
 
 

@@ -38,6 +38,7 @@ def environment() -> Environment:
                        extensions=["jinja2.ext.i18n"])
     # English as written, unless a render passes its language's ``gettext`` (``Writer.template_context``).
     env.install_null_translations()  # type: ignore[attr-defined]
+    env.globals["html_lang"] = "en"
     return env
 
 

@@ -9,6 +9,7 @@ inside the package (``hourtab/locale/<language>/LC_MESSAGES/messages.mo``), so t
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -138,6 +139,17 @@ class Writer:
     def number(self, value: Decimal | int | float) -> str:
         """``1234.5`` → ``1,234.5`` / ``1.234,5``."""
         return format_decimal(value, locale=self.language)
+
+    def page_css(self) -> str:
+        """The PDF footer in this language, as a stylesheet after the kernel's ("" in English, whose
+        footer the kernel writes): ``@page { @bottom-right { content: "Seite " counter(page) … } }``."""
+        if self.language == DEFAULT_LANGUAGE:
+            return ""
+        text = self.gettext("Page %(page)s of %(pages)s")
+        parts = re.split(r"(%\((?:page|pages)\)s)", text)
+        css = {"%(page)s": "counter(page)", "%(pages)s": "counter(pages)"}
+        content = " ".join(css.get(p) or '"' + p.replace("\\", "").replace('"', "'") + '"' for p in parts if p)
+        return f"\n@page {{ @bottom-right {{ content: {content}; }} }}"
 
     def template_context(self) -> dict[str, Any]:
         """What a template of the client's documents renders with: the ``{% trans %}`` functions

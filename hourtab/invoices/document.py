@@ -27,7 +27,7 @@ def invoice_html(view: InvoiceView) -> str:
 
 
 def invoice_pdf(view: InvoiceView) -> bytes:
-    return render_pdf(invoice_html(view))
+    return render_pdf(invoice_html(view), writer(view.retainer.language).page_css())
 
 
 def invoice_filename(view: InvoiceView) -> str:

@@ -27,6 +27,7 @@ from hourtab.core import ratelimit
 from hourtab.core.accounts import login_key
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput, NotFound
+from hourtab.core.i18n import N_, writer
 from hourtab.retainers import service as retainers
 from hourtab.retainers.models import Retainer
 
@@ -45,9 +46,12 @@ def _retainer(token: str):
 def _page(retainer, token: str, title: str, message: str, *, status: int = 200, action: str = "",
           button: str = "", error: bool = False):
     """``token``: the page's link to go back to ("" on pages reached by a subscription's own link)."""
+    w = writer(retainer.language if retainer else None)
+    # ``title``, ``message`` and ``button`` are messages marked N_ (an error's text is said as it is).
     html = render_template("public/alerts.html", name=retainer.name if retainer else "HourTab",
-                           base=f"/h/{token}" if token else "", title=title, message=message, action=action,
-                           button=button, error=error)
+                           base=f"/h/{token}" if token else "", title=w.gettext(title),
+                           message=message if error else w.gettext(message), action=action,
+                           button=w.gettext(button) if button else "", error=error, **w.template_context())
     return html, status
 
 
@@ -68,12 +72,12 @@ def alerts_subscribe(token: str):
         with transaction(db):
             pending = alerts.subscribe(db, retainer, request.form.get("email", ""))
     except InvalidInput as e:
-        return _page(retainer, token, "E-mail alerts", str(e), status=400, error=True)
+        return _page(retainer, token, N_("E-mail alerts"), str(e), status=400, error=True)
     if pending is not None:
         queue_job(db, retainer.account_id, "alert_confirm", {"subscription_id": pending.id})
-    return _page(retainer, token, "Check your inbox",
-                 "If this address is not subscribed yet, a confirmation e-mail is on its way. "
-                 "Nothing else is sent until you confirm.")
+    return _page(retainer, token, N_("Check your inbox"),
+                 N_("If this address is not subscribed yet, a confirmation e-mail is on its way. "
+                    "Nothing else is sent until you confirm."))
 
 
 @bp.route("/alerts/confirm/<sub>", methods=["GET", "POST"])
@@ -84,14 +88,14 @@ def alerts_confirm(sub: str):
     try:
         subscription = alerts.by_subscription_token(db, sub)
     except NotFound as e:
-        return _page(None, "", "E-mail alerts", str(e), status=404, error=True)
+        return _page(None, "", N_("E-mail alerts"), str(e), status=404, error=True)
     retainer = db.get(Retainer, subscription.retainer_id)
     if request.method == "GET":
-        return _page(retainer, "", "Confirm e-mail alerts", "Press the button to start the alerts.",
-                     action=request.path, button="Confirm")
+        return _page(retainer, "", N_("Confirm e-mail alerts"), N_("Press the button to start the alerts."),
+                     action=request.path, button=N_("Confirm"))
     with transaction(db):
         alerts.confirm(db, sub)
-    return _page(retainer, "", "Alerts confirmed", "You will get this retainer's hour alerts by e-mail.")
+    return _page(retainer, "", N_("Alerts confirmed"), N_("You will get this retainer's hour alerts by e-mail."))
 
 
 @bp.route("/h/<token>/alerts/confirm/<sub>", methods=["GET", "POST"])
@@ -109,15 +113,15 @@ def alerts_unsubscribe(sub: str):
     try:
         subscription = alerts.by_subscription_token(db, sub)
     except NotFound as e:
-        return _page(None, "", "E-mail alerts", str(e), status=404, error=True)
+        return _page(None, "", N_("E-mail alerts"), str(e), status=404, error=True)
     retainer = db.get(Retainer, subscription.retainer_id)
     if request.method == "GET":
-        return _page(retainer, "", "Stop e-mail alerts",
-                     "Press the button to stop the alerts and remove this address.",
-                     action=request.path, button="Unsubscribe")
+        return _page(retainer, "", N_("Stop e-mail alerts"),
+                     N_("Press the button to stop the alerts and remove this address."),
+                     action=request.path, button=N_("Unsubscribe"))
     with transaction(db):
         alerts.unsubscribe_by_token(db, sub)
-    return _page(retainer, "", "Unsubscribed", "This address was removed; no more alerts will be sent to it.")
+    return _page(retainer, "", N_("Unsubscribed"), N_("This address was removed; no more alerts will be sent to it."))
 
 
 @bp.route("/h/<token>/alerts/unsubscribe/<sub>", methods=["GET", "POST"])

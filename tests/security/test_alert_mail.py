@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from tests.app.consultant.test_retainers import FORM
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
 from tests.helpers.forms import post_form, signup
 from tests.helpers.mail import header_line, smtp_server
 

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from hourtab.retainers.models import Retainer, RetainerCredit
 from incidents.writeups.models import ActionItem, Incident
-from tests.app.consultant.test_retainers import FORM
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
 from tests.helpers.forms import csrf_token, post_form
 
 

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import func, select
 
 from hourtab.retainers.models import Retainer
-from tests.app.consultant.test_retainers import FORM
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
 from tests.helpers.forms import PASSWORD, signup
 from tests.helpers.servers import serve
 from tests.security.conftest import at_once, logged_in_session, token_of

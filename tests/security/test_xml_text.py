@@ -14,7 +14,7 @@ from hourtab.imports.importer import import_file
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets.models import TimeEntry
 from incidents.writeups import service as incidents
-from tests.app.consultant.test_retainers import FORM
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
 from tests.helpers.forms import PASSWORD, post_form
 from tests.helpers.hours import setup_retainer, toggl_csv
 

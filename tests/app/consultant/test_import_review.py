@@ -7,7 +7,7 @@ import re
 from sqlalchemy import select
 
 from hourtab.timesheets.models import TimeEntry
-from tests.app.consultant.test_imports import upload
+from tests.helpers.consultant_forms import upload
 from tests.helpers.forms import post_form
 from tests.helpers.paths import DATA
 

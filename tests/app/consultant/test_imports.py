@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 
@@ -10,19 +9,11 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from hourtab.timesheets.models import ImportProfile, TimeEntry, Upload
+from tests.helpers.consultant_forms import TOGGL, upload
 from tests.helpers.forms import post_form
 from tests.helpers.paths import DATA
 
-TOGGL = DATA / "timetrackers/toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
 AMBIGUOUS = DATA / "timetrackers/clockify/solidtime_clockify_time_entries_import_test_1.csv"
-
-
-def upload(client, data: bytes, name: str = "export.csv", **fields):
-    from tests.helpers.forms import csrf_token
-
-    token = csrf_token(client, "/imports")
-    return client.post("/imports", data={"csrf_token": token, "file": (io.BytesIO(data), name), **fields},
-                       content_type="multipart/form-data")
 
 
 def count(app, model) -> int:

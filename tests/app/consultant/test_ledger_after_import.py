@@ -8,8 +8,8 @@ import re
 from click.testing import CliRunner
 
 from app.cli import cli
-from tests.app.consultant.test_imports import upload
-from tests.app.consultant.test_retainers import FORM
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
+from tests.helpers.consultant_forms import upload
 from tests.helpers.forms import post_form
 from tests.helpers.hours import SAMPLE, toggl_csv
 

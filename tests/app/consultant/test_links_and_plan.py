@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from hourtab.billing import UpgradeStep
-from tests.app.consultant.test_retainers import _create
+from tests.helpers.consultant_forms import create_retainer
 from tests.helpers.forms import post_form
 
 
@@ -23,7 +23,7 @@ def test_header_links_to_every_consultant_section(logged_in):
 
 
 def test_rotate_asks_first_and_only_the_confirmation_changes_the_link(logged_in):
-    location = _create(logged_in).headers["Location"]
+    location = create_retainer(logged_in).headers["Location"]
     url = _public_path(logged_in, location)
     ask = logged_in.get(f"{location}/token/rotate")
     assert ask.status_code == 200 and "Make a new public link?" in ask.get_data(as_text=True)
@@ -33,7 +33,7 @@ def test_rotate_asks_first_and_only_the_confirmation_changes_the_link(logged_in)
 
 
 def test_disable_asks_first_and_re_enabling_brings_back_the_same_link(logged_in):
-    location = _create(logged_in).headers["Location"]
+    location = create_retainer(logged_in).headers["Location"]
     url = _public_path(logged_in, location)
     assert "Disable the public page?" in logged_in.get(f"{location}/token/disable").get_data(as_text=True)
     assert logged_in.get(url).status_code == 200
@@ -47,7 +47,7 @@ def test_disable_asks_first_and_re_enabling_brings_back_the_same_link(logged_in)
 
 def test_the_free_plan_limit_is_said_before_the_form_is_filled_in(app, logged_in):
     assert 'id="new-retainer"' in logged_in.get("/dashboard").get_data(as_text=True)
-    _create(logged_in)
+    create_retainer(logged_in)
     for page in ("/dashboard", "/retainers"):
         html = logged_in.get(page).get_data(as_text=True)
         assert 'id="new-retainer"' not in html and 'id="see-plans" href="/account/plan"' in html
@@ -57,8 +57,8 @@ def test_the_free_plan_limit_is_said_before_the_form_is_filled_in(app, logged_in
 
 
 def test_plan_refusal_points_to_the_plan_page_not_a_shell_command(app, logged_in):
-    _create(logged_in)
-    r = _create(logged_in, name="Second", client="Client 2")
+    create_retainer(logged_in)
+    r = create_retainer(logged_in, name="Second", client="Client 2")
     text = r.get_data(as_text=True)
     assert r.status_code == 403 and "set-plan" not in text and "hourtab user" not in text
     assert "upgrade to the pro plan" in text and 'href="/account/plan"' in text
@@ -69,7 +69,7 @@ def test_upgrade_request_is_confirmed_by_the_operator(app, logged_in):
     from hourtab.core import accounts
     from hourtab.core.db import transaction
 
-    _create(logged_in)
+    create_retainer(logged_in)
     page = logged_in.get("/account/plan").get_data(as_text=True)
     assert "free: up to 1 active retainer, no charge" in page and "pro: up to 10 active retainers, $9/month" in page
     current = re.sub(r"<[^>]+>", "", re.search(r'<p id="current-plan">(.*?)</p>', page).group(1))
@@ -80,12 +80,12 @@ def test_upgrade_request_is_confirmed_by_the_operator(app, logged_in):
     assert said == ("Thank you: we have your request to move to the Pro plan (up to 10 active retainers, "
                     "$9 a month). It takes effect as soon as the operator confirms your payment.")
     assert 'id="pending-request"' in r.get_data(as_text=True)
-    assert _create(logged_in, name="Second", client="Client 2").status_code == 403  # not yet confirmed
+    assert create_retainer(logged_in, name="Second", client="Client 2").status_code == 403  # not yet confirmed
     with app.app_context():
         db = get_db()
         with transaction(db):
             accounts.set_plan(db, "consultant@example.com", "pro")
-    assert _create(logged_in, name="Second", client="Client 2").status_code == 302
+    assert create_retainer(logged_in, name="Second", client="Client 2").status_code == 302
     page = logged_in.get("/account/plan").get_data(as_text=True)
     assert 'id="pending-request"' not in page and "Active retainers: 2 of 10" in page
 

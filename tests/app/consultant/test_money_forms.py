@@ -6,12 +6,13 @@ import json
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
-from tests.app.consultant.test_retainers import FORM, _import_sample
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
+from tests.helpers.consultant_forms import import_sample
 from tests.helpers.forms import post_form
 
 
 def test_terms_form_and_top_up_price_reach_the_clients_json_and_page(app, logged_in):
-    _import_sample(app)
+    import_sample(app)
     r = post_form(logged_in, "/retainers/new", {**FORM, "fee": "9.5", "currency": "JPY", "hourly_rate": ""})
     assert r.status_code == 400 and "whole number" in r.get_data(as_text=True)
     r = post_form(logged_in, "/retainers/new", {**FORM, "fee": "12000", "currency": "usd", "hourly_rate": "80"})

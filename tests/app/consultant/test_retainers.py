@@ -8,34 +8,14 @@ import re
 from click.testing import CliRunner
 
 from app.cli import cli
-from app.db import get_db
-from hourtab.core.db import transaction
-from hourtab.imports.importer import import_file
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
+from tests.helpers.consultant_forms import create_retainer, import_sample
 from tests.helpers.forms import post_form
-from tests.helpers.hours import SAMPLE
-
-FORM = {"name": "ML platform retainer", "client": "Client 1", "hours": "160", "period": "monthly",
-        "reset_day": "", "start": "2017-08-01", "timezone": "UTC", "rollover": "none", "rollover_cap": "",
-        "rollover_expiry": "", "overage": "carry", "overage_rate": "", "rounding": "6", "rounding_mode": "up",
-        "minimum": "0", "match_clients": "", "match_projects": "", "match_tags": "", "match_billable": ""}
-
-
-def _import_sample(app, email="consultant@example.com"):
-    with app.app_context():
-        from hourtab.core.accounts import find_account
-
-        db = get_db()
-        with transaction(db):
-            import_file(db, find_account(db, email), SAMPLE.read_bytes(), "export.csv")
-
-
-def _create(browser_client, **changes):
-    return post_form(browser_client, "/retainers/new", {**FORM, **changes})
 
 
 def test_create_shows_ledger_link_and_unmatched(app, logged_in):
-    _import_sample(app)
-    r = _create(logged_in)
+    import_sample(app)
+    r = create_retainer(logged_in)
     assert r.status_code == 302
     page = logged_in.get(r.headers["Location"]).get_data(as_text=True)
     assert "Retainer created" in page and 'id="ledger"' in page and "Aug 2017" in page
@@ -49,8 +29,8 @@ def test_create_shows_ledger_link_and_unmatched(app, logged_in):
 
 
 def test_second_retainer_on_free_plan_is_refused_with_plan_and_limit(app, logged_in):
-    assert _create(logged_in).status_code == 302
-    r = _create(logged_in, name="Second", client="Client 2")
+    assert create_retainer(logged_in).status_code == 302
+    r = create_retainer(logged_in, name="Second", client="Client 2")
     assert r.status_code == 403
     text = r.get_data(as_text=True)
     assert "The free plan keeps 1 active retainer" in text and "pro" in text
@@ -58,8 +38,8 @@ def test_second_retainer_on_free_plan_is_refused_with_plan_and_limit(app, logged
 
 
 def test_edit_terms_rotate_disable_and_credits(app, logged_in):
-    _import_sample(app)
-    location = _create(logged_in).headers["Location"]
+    import_sample(app)
+    location = create_retainer(logged_in).headers["Location"]
     rid = int(location.rsplit("/", 1)[1])
     page = logged_in.get(location).get_data(as_text=True)
     url = re.search(r'readonly value="http://localhost(/h/[^"]+)"', page).group(1)
@@ -87,7 +67,7 @@ def test_edit_terms_rotate_disable_and_credits(app, logged_in):
 
 
 def test_other_accounts_retainer_is_not_found(app, logged_in):
-    location = _create(logged_in).headers["Location"]
+    location = create_retainer(logged_in).headers["Location"]
     other = app.test_client()
     post_form(other, "/signup", {"email": "eve@example.com", "password": "correct horse battery",
                                  "timezone": "UTC"})
@@ -102,7 +82,7 @@ def test_cli_create_ledger_rotate(app, database_url, tmp_path, monkeypatch):
     r = runner.invoke(cli, ["user", "create", "cli@example.com", "--password-stdin"],
                       input="correct horse battery\n")
     assert r.exit_code == 0, r.output
-    _import_sample(app, "cli@example.com")
+    import_sample(app, "cli@example.com")
     args = ["retainer", "create", "--account", "cli@example.com", "--name", "CLI retainer", "--client", "Client 1",
             "--hours", "160", "--start", "2017-08-01", "--timezone", "UTC", "--rounding", "6", "--json"]
     r = runner.invoke(cli, args)
@@ -135,7 +115,7 @@ def _ids(html: str) -> list[str]:
 def test_forms_write_valid_attributes_and_ids_once(app, logged_in):
     """No ``autocomplete="None"`` (a field without a hint), no id twice (the CSRF fields of many forms)."""
     new = logged_in.get("/retainers/new").get_data(as_text=True)
-    location = _create(logged_in, timezone="America/New_York").headers["Location"]
+    location = create_retainer(logged_in, timezone="America/New_York").headers["Location"]
     rid = int(location.rsplit("/", 1)[1])
     post_form(logged_in, f"{location}/credits", {"kind": "topup", "on": "2017-08-02", "hours": "2", "reason": "x"},
               page=location)
@@ -153,9 +133,9 @@ def test_forms_write_valid_attributes_and_ids_once(app, logged_in):
 
 
 def test_the_form_picks_the_clients_language_and_refuses_one_not_shipped(app, logged_in):
-    refused = _create(logged_in, language="tlh")
+    refused = create_retainer(logged_in, language="tlh")
     assert refused.status_code == 400 and "Not a valid choice" in refused.get_data(as_text=True)
-    r = _create(logged_in, language="de")
+    r = create_retainer(logged_in, language="de")
     assert r.status_code == 302
     edit = logged_in.get(r.headers["Location"] + "/edit").get_data(as_text=True)
     assert re.search(r'<option selected value="de">Deutsch</option>|<option value="de" selected>', edit), edit

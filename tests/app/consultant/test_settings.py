@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from app.db import get_db
 from hourtab.core.accounts import Account
-from tests.app.consultant.test_retainers import _create
+from tests.helpers.consultant_forms import create_retainer
 from tests.helpers.forms import post_form
 
 SETTINGS = {"display_name": "Ada Lovelace", "contact": "hours@ada.example", "timezone": "Europe/Istanbul",
@@ -41,7 +41,7 @@ def test_bad_settings_are_refused_with_the_field_named(app, logged_in):
 
 def test_client_sees_the_display_name_and_the_email_once(app, logged_in):
     post_form(logged_in, "/account/settings", {**SETTINGS, "display_name": "", "contact": ""})
-    page = logged_in.get(_create(logged_in).headers["Location"]).get_data(as_text=True)
+    page = logged_in.get(create_retainer(logged_in).headers["Location"]).get_data(as_text=True)
     url = re.search(r'id="public-url" type="text" readonly value="http://localhost([^"]+)"', page).group(1)
     public = logged_in.get(url).get_data(as_text=True)
     assert public.count("consultant@example.com") == 2  # header and footer, each once

@@ -12,7 +12,7 @@ from hourtab.core import accounts
 from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.models import TimeEntry, Upload
-from tests.app.consultant.test_retainers import FORM
+from tests.helpers.consultant_forms import RETAINER_FORM as FORM
 from tests.helpers.forms import post_form, signup
 
 NOW = dt.datetime(2026, 12, 5, 9, 0, tzinfo=dt.UTC)

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from hourtab.core.accounts import find_account
 from hourtab.imports.importer import COMPARED
 from hourtab.timesheets.models import TimeEntry, Upload
-from tests.app.consultant.test_imports import TOGGL, upload
+from tests.helpers.consultant_forms import TOGGL, upload
 from tests.helpers.forms import post_form, signup
 from tests.helpers.paths import DATA
 from tests.helpers.waiting import wait_until

@@ -192,6 +192,9 @@ def extrapolate(accounts: int, span: float, cpu_per_sync: float, wall_per_sync: 
     verdict = "within" if projected_span <= interval else "NOT within"
     print(f"  every page current {projected_span:.0f} s after falling due on {workers} workers "
           f"({span:.1f} s × {project:,} / {accounts:,}): {verdict} one sync interval ({interval:.0f} s)")
+    print(f"  {workers} workers keep up while a sync holds a worker at most {workers * interval / project:.3f} s "
+          f"({workers} × {interval:.0f} s ÷ {project:,}); measured here: {wall_per_sync:.3f} s wall, "
+          f"{cpu_per_sync:.3f} s CPU")
 
 
 def main() -> None:

@@ -29,7 +29,8 @@ def local_days(start_at: Iterable, local_date: Iterable, timezone: str) -> list[
     start = pd.to_datetime(pd.Series([None if s is None else str(s) for s in start_at], dtype="object"),
                            utc=True, format="ISO8601")
     day = start.dt.tz_convert(timezone).dt.date
-    fallback = pd.to_datetime(pd.Series(list(local_date), dtype="object").astype("str"), format="%Y-%m-%d").dt.date
+    # Dates come as dates, text or midnight timestamps: their first ten characters are the day.
+    fallback = pd.to_datetime(pd.Series([str(d)[:10] for d in local_date], dtype="object"), format="%Y-%m-%d").dt.date
     return [f if pd.isna(d) else d for d, f in zip(day.tolist(), fallback.tolist(), strict=True)]
 
 

@@ -21,11 +21,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.assign import stored_routes
-from hourtab.retainers.frames import held_frames
+from hourtab.retainers.days import local_days
+from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.revisions import closed, ledger_now, revised_retainers
 from hourtab.retainers.routing import account_routes, settle
+from hourtab.retainers.terms import Rounding
+from hourtab.retainers.totals import DayTotal, held_durations, what_if
 from hourtab.timesheets.normalise import hms
 
 #: Rows listed among the entries with no client or project (the count is always complete).
@@ -59,34 +62,35 @@ def file_targets(session: Session, account_id: int, frame: pd.DataFrame, known_i
     return target, by_default, current
 
 
-def _balances(session: Session, retainer_id: int, held: pd.DataFrame | None, rows: pd.DataFrame, replaced: list[int],
-              now: dt.datetime, seen: bool) -> dict[str, Any]:
+def _balances(session: Session, retainer_id: int, rows: pd.DataFrame, replaced: list[int], now: dt.datetime,
+              seen: bool) -> dict[str, Any]:
     """The current period's balance before and after, and the closed periods that would change.
 
     ``rows``: the file's rows that arrive here (new, changed, or moving from elsewhere);
     ``replaced``: the stored ids those rows, and rows leaving, were; ``seen``: a period of the
-    retainer was revised before (its figures were seen even if it counts nothing now).
+    retainer was revised before (its figures were seen even if it counts nothing now). Both
+    ledgers come from the day totals; "after" takes out what leaves and adds what arrives.
     """
-    entries = held if held is not None else pd.DataFrame({"entry_id": pd.Series(dtype="int64"),
-                                                          "start_at": pd.Series(dtype="datetime64[ns, UTC]"),
-                                                          "local_date": pd.Series(dtype="datetime64[us]"),
-                                                          "duration_s": pd.Series(dtype="int64")})
-    before = ledger_now(session, retainer_id, now, entries)
-    kept = entries[~entries["entry_id"].isin(replaced)]
-    if not len(rows) and len(kept) == len(entries):  # nothing arrives, nothing leaves
-        return _summary(before, before, seen)
-    added = pd.DataFrame({"entry_id": -1 - np.arange(len(rows), dtype=np.int64),
-                          "start_at": pd.to_datetime(rows["start_at"], utc=True),
-                          "local_date": pd.to_datetime(rows["local_date"]).astype("datetime64[us]"),
-                          "duration_s": rows["duration_s"].astype("int64").to_numpy()})
-    after = ledger_now(session, retainer_id, now, pd.concat([kept, added], ignore_index=True))
-    return _summary(before, after, seen)
+    counted: list[int] = []
+
+    def count(days: list[DayTotal], rules: list[Rounding]) -> list[DayTotal]:
+        counted.append(sum(d.entries for d in days))
+        return days
+
+    before = ledger_now(session, retainer_id, now, count)
+    leaving = held_durations(session, retainer_id, replaced)
+    if not len(rows) and not leaving:  # nothing arrives, nothing leaves
+        return _summary(before, before, seen or counted[0] > 0)
+    zone = session.scalar(select(Retainer.timezone).where(Retainer.id == retainer_id)) or "UTC"
+    arriving = list(zip(local_days(rows["start_at"], rows["local_date"], zone),
+                        rows["duration_s"].astype("int64").tolist(), strict=True))
+    after = ledger_now(session, retainer_id, now, lambda days, rules: what_if(days, rules, leaving, arriving))
+    return _summary(before, after, seen or counted[0] > 0)
 
 
-def _summary(before, after, seen: bool) -> dict[str, Any]:
+def _summary(before: Ledger, after: Ledger, held_before: bool) -> dict[str, Any]:
     was, now_closed = closed(before), closed(after)
     by_start = {p.period.start: p.period.label for p in after.periods}
-    held_before = seen or len(before.entries) + len(before.before_start) > 0
     revises = [{"period": by_start[s], "start": s.isoformat(), "was_hours": format_hours(was[s][0]),
                 "hours": format_hours(now_closed[s][0])}
                for s in sorted(was) if held_before and s in now_closed and now_closed[s] != was[s]]
@@ -116,7 +120,6 @@ def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, 
     changing = written
     info = _retainers(session, account_id)
     involved = sorted({int(t) for t in target.dropna()} | {int(c) for c in current.dropna()})
-    held = held_frames(session, account_id) if involved else {}
     seen = revised_retainers(session, account_id) if involved else set()
     replaced = known[changing & (known >= 0)].tolist()
     out: list[dict[str, Any]] = []
@@ -127,8 +130,7 @@ def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, 
         out.append({"id": rid, "name": name, "client": client, "archived": not active,
                     "entries": int(mine.sum()), "seconds": seconds, "hours": format_hours(seconds),
                     "default_entries": int((mine & by_default).sum()),
-                    **_balances(session, rid, held.get(rid), rows.loc[mine & changing], replaced, now,
-                                   rid in seen)})
+                    **_balances(session, rid, rows.loc[mine & changing], replaced, now, rid in seen)})
     nowhere = target.isna()
     groups = (rows.loc[nowhere].groupby(["client", "project"], sort=True)["duration_s"].agg(["sum", "count"])
               .reset_index())

@@ -34,8 +34,9 @@ def rematch_old_assignments(session: Session, now: dt.datetime | None = None) ->
         return {}
     moved: dict[int, int] = {}
     for account_id in session.scalars(select(Retainer.account_id).distinct().order_by(Retainer.account_id)):
-        with watch_closed_periods(session, account_id, "migration", now=now):
-            routed = route_entries(session, account_id, store_days=_has_days(session))
+        days = _has_days(session)
+        with watch_closed_periods(session, account_id, "migration", now=now, from_entries=not days):
+            routed = route_entries(session, account_id, store_days=days)
         if routed.moved:
             moved[account_id] = routed.moved
     return moved
@@ -99,10 +100,11 @@ def repair_split_rules(session: Session, now: dt.datetime | None = None) -> dict
         mine = {rid: new for rid, (old, new) in repaired.items() if _listed(new) != _listed(old)}
         if not mine:
             continue
-        with watch_closed_periods(session, account_id, "migration", now=now):
+        days = _has_days(session)
+        with watch_closed_periods(session, account_id, "migration", now=now, from_entries=not days):
             for rid, rules in mine.items():
                 session.execute(update(Retainer).where(Retainer.id == rid).values(match_rules=rules))
-            route_entries(session, account_id, store_days=_has_days(session))
+            route_entries(session, account_id, store_days=days)
         fixed.update(mine)
     return fixed
 

@@ -18,19 +18,20 @@ Reads name their columns (see ``assign``), so the data migration can run this co
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import pandas as pd
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from hourtab.retainers.frames import held_frames, no_entries
+from hourtab.retainers.frames import entries_frame
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
-from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms
+from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through
-from hourtab.retainers.totals import day_totals, ledger_of_days, schedule_roundings
+from hourtab.retainers.terms import Rounding
+from hourtab.retainers.totals import DayTotal, day_totals, ledger_of_days, schedule_roundings
+from hourtab.timesheets.models import TimeEntry
 
 #: Retainer columns ``Retainer.terms()`` reads for hours (a revision is about hours, never money: the
 #: money columns are left out, so this runs inside migrations older than them).
@@ -81,15 +82,17 @@ def _credits(session: Session, retainer_id: int) -> list[Credit]:
     return [Credit(*r) for r in rows]
 
 
-def ledger_now(session: Session, retainer_id: int, now: dt.datetime, entries=None) -> Ledger:
-    """The retainer's ledger as of ``now`` (``entries``: another frame of entries, for a what-if)."""
-
+def ledger_now(session: Session, retainer_id: int, now: dt.datetime,
+               what_if: Callable[[list[DayTotal], list[Rounding]], list[DayTotal]] | None = None) -> Ledger:
+    """The retainer's ledger as of ``now``, from its day totals (``what_if``: the totals changed by
+    a preview's entries, given the totals and the rounding rules they are summed under)."""
     retainer = _retainer(session, retainer_id)
     terms, schedule = retainer.terms(), _schedule(session, retainer)
-    if entries is None:
-        days = day_totals(session, retainer_id, schedule_roundings(terms, schedule))
-        return ledger_of_days(terms, days, _credits(session, retainer_id), as_of=now, schedule=schedule)
-    return build_ledger(terms, entries, _credits(session, retainer_id), as_of=now, schedule=schedule)
+    rules = schedule_roundings(terms, schedule)
+    days = day_totals(session, retainer_id, rules)
+    if what_if is not None:
+        days = what_if(days, rules)
+    return ledger_of_days(terms, days, _credits(session, retainer_id), as_of=now, schedule=schedule)
 
 
 def closed(ledger: Ledger) -> Figures:
@@ -102,14 +105,6 @@ def _reaches_closed(session: Session, retainer_id: int, now: dt.datetime, since:
     today = local_date(now, terms.tz)
     periods = periods_through(terms, today)
     return since < periods[max(index_of(periods, today), 0)].start
-
-
-def _same(a, b) -> bool:
-    """Do two frames of counted entries (sorted by id) hold the same entries with the same figures?"""
-    if len(a) != len(b):
-        return False
-    return all(a[c].reset_index(drop=True).equals(b[c].reset_index(drop=True))
-               for c in ("entry_id", "start_at", "local_date", "duration_s"))
 
 
 def record_revision(session: Session, *, account_id: int, retainer_id: int, period_start: dt.date,
@@ -153,22 +148,51 @@ def revised_retainers(session: Session, account_id: int) -> set[int]:
                                .where(PeriodRevision.account_id == account_id)))
 
 
+def counting_retainers(session: Session, account_id: int) -> set[int]:
+    """Retainers of the account that count at least one entry (an index probe each, not a scan)."""
+    te, held = TimeEntry, retainer_entries
+    counts = (select(held.c.entry_id).join(te, te.id == held.c.entry_id)
+              .where(held.c.retainer_id == Retainer.id, te.status != "removed").exists())
+    return set(session.scalars(select(Retainer.id).where(Retainer.account_id == account_id, counts)))
+
+
+def closed_figures(session: Session, retainer_id: int, now: dt.datetime, since: dt.date | None = None,
+                   from_entries: bool = False) -> Figures:
+    """The retainer's closed periods' figures, from its day totals; with ``since``, only the periods
+    from the one containing it (a change dated ``since`` or later cannot move the earlier ones).
+
+    ``from_entries``: for the data migrations older than ``retainer_entries.day``, which have no totals.
+    """
+    retainer = _retainer(session, retainer_id)
+    terms, schedule = retainer.terms(), _schedule(session, retainer)
+    first = None
+    if since is not None and since > terms.start:
+        periods = periods_through(terms, since)
+        first = periods[min(index_of(periods, since), len(periods) - 1)].start
+    credits = _credits(session, retainer_id)
+    if from_entries:
+        frame = entries_frame(session, retainer_id, text=False)
+        figures = closed(build_ledger(terms, frame, credits, as_of=now, schedule=schedule))
+    else:
+        days = day_totals(session, retainer_id, schedule_roundings(terms, schedule), since=first)
+        figures = closed(ledger_of_days(terms, days, credits, as_of=now, schedule=schedule))
+    return {start: f for start, f in figures.items() if first is None or start >= first}
+
+
 def _seen(session: Session, account_id: int, now: dt.datetime, since: dt.date | None,
-          terms_of: frozenset[int]) -> tuple[dict[int, pd.DataFrame], dict[int, Figures]]:
-    """Before a change: the counted entries of every retainer whose closed figures a client has seen,
-    and the closed figures themselves of the retainers whose terms the change may alter.
+          terms_of: frozenset[int], from_entries: bool) -> dict[int, tuple[dt.date | None, Figures]]:
+    """Before a change: the closed figures of every retainer a client has seen that it can touch,
+    with the day they were read from.
 
     Seen: it counts entries now, or a period of it was revised before (it counted some once; a
-    retainer that never counted any is loading its history, not changing it).
+    retainer that never counted any is loading its history, not changing it). A retainer whose
+    terms the change may alter is read whole, under the terms it has before the change.
     """
-    held = held_frames(session, account_id)
-    for rid in revised_retainers(session, account_id) - set(held):
-        held[rid] = no_entries()
+    seen = counting_retainers(session, account_id) | revised_retainers(session, account_id)
     if since is not None:
-        held = {rid: f for rid, f in held.items() if rid in terms_of or _reaches_closed(session, rid, now, since)}
-    figures = {rid: closed(ledger_now(session, rid, now, held.get(rid, no_entries()))) for rid in terms_of
-               if rid in held}
-    return held, figures
+        seen = {rid for rid in seen if rid in terms_of or _reaches_closed(session, rid, now, since)}
+    reads = {rid: None if rid in terms_of else since for rid in sorted(seen)}
+    return {rid: (day, closed_figures(session, rid, now, day, from_entries)) for rid, day in reads.items()}
 
 
 def _changed_periods(was: Figures, now: Figures, revised_before: set[dt.date]) -> list[tuple[dt.date, tuple, tuple]]:
@@ -193,7 +217,7 @@ def _revised_starts(session: Session, retainer_id: int) -> set[dt.date]:
 @contextmanager
 def watch_closed_periods(session: Session, account_id: int, reason: str, *, since: dt.date | None = None,
                          now: dt.datetime | None = None, upload_id: int | None = None,
-                         terms_of: Iterable[int] = ()) -> Iterator[Revised]:
+                         terms_of: Iterable[int] = (), from_entries: bool = False) -> Iterator[Revised]:
     """Record a revision for every closed period whose figures the enclosed change alters, up or down.
 
     ``since``: the earliest date the change can touch (give one day of margin: a tracker's local
@@ -201,28 +225,22 @@ def watch_closed_periods(session: Session, account_id: int, reason: str, *, sinc
     retainers whose terms (period structure) the change may alter: their figures are taken before
     the change, under the terms they had. Yields the ``Revised`` list of revised retainer ids.
 
-    The account's counted entries are read once before and once after; only a retainer whose
-    entries (or terms) differ gets its ledger built, from the saved entries and from the new ones.
+    Each seen retainer's closed figures are read from its day totals before and after, from the
+    period containing ``since`` on: the cost is the days the change can reach, not the history.
     """
 
     now = now or dt.datetime.now(dt.UTC)
     session.flush()
-    watched = frozenset(int(i) for i in terms_of)
-    before, figures = _seen(session, account_id, now, since, watched)
+    before = _seen(session, account_id, now, since, frozenset(int(i) for i in terms_of), from_entries)
     revised = Revised()
     yield revised
     if not before:
         return
     session.flush()
-    after = held_frames(session, account_id)
-    for rid, was_entries in before.items():
-        now_entries = after.get(rid, was_entries.iloc[0:0])
-        if rid not in watched and _same(was_entries, now_entries):
-            continue
+    for rid, (day, was) in before.items():
         if session.scalar(select(Retainer.id).where(Retainer.id == rid)) is None:
             continue  # deleted by the change itself
-        was = figures[rid] if rid in figures else closed(ledger_now(session, rid, now, was_entries))
-        changed = _changed_periods(was, closed(ledger_now(session, rid, now, now_entries)),
+        changed = _changed_periods(was, closed_figures(session, rid, now, day, from_entries),
                                    _revised_starts(session, rid))
         for start, old, new in changed:
             record_revision(session, account_id=account_id, retainer_id=rid, period_start=start, was=old,

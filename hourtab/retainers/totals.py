@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import SQLColumnExpression, case, func, literal, select
 from sqlalchemy.orm import Session
@@ -20,8 +21,12 @@ from sqlalchemy.orm import Session
 from hourtab.retainers.ledger import Credit, Ledger, period_balances, terms_for
 from hourtab.retainers.models import retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through
+from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import Rounding, RoundingMode, Terms
 from hourtab.timesheets.models import TimeEntry
+
+#: Ids per ``IN (...)`` list: well under every backend's parameter limit.
+CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ class DayTotal:
 
 
 def _rounded(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColumnExpression[int]:
-    """``rounding.round_seconds`` as a SQL expression over integer seconds (``//`` is integer division
+    """``rounding.round_array`` as a SQL expression over integer seconds (``//`` is integer division
     on both backends; it only ever divides positive durations, where truncating is flooring)."""
     step = rounding.increment_min * 60
     value = duration
@@ -89,3 +94,32 @@ def ledger_of_days(terms: Terms, days: Sequence[DayTotal], credits: Sequence[Cre
     return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=empty,
                   before_start=empty, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
                   schedule=schedule)
+
+
+def held_durations(session: Session, retainer_id: int, entry_ids: Sequence[int]) -> list[tuple[dt.date, int]]:
+    """``(day, seconds)`` of those of ``entry_ids`` the retainer counts now."""
+    held, te = retainer_entries, TimeEntry
+    ids = [int(i) for i in entry_ids]
+    out: list[tuple[dt.date, int]] = []
+    for k in range(0, len(ids), CHUNK):
+        out += [(_date(d), int(s)) for d, s in session.connection().execute(
+            select(held.c.day, te.duration_s).join(te, te.id == held.c.entry_id)
+            .where(held.c.retainer_id == retainer_id, te.status != "removed", held.c.entry_id.in_(ids[k:k + CHUNK])))]
+    return out
+
+
+def what_if(days: Sequence[DayTotal], rules: Sequence[Rounding], leaving: Sequence[tuple[dt.date, int]],
+            arriving: Sequence[tuple[dt.date, int]]) -> list[DayTotal]:
+    """The day totals with the ``(day, seconds)`` entries leaving taken out and those arriving added:
+    a preview's "after" without reading the history again."""
+    counts = {d.day: d.entries for d in days}
+    sums = {d.day: dict(d.rounded_s) for d in days}
+    for sign, entries in ((-1, leaving), (1, arriving)):
+        seconds = np.array([s for _, s in entries], dtype=np.int64)
+        rounded = {rule: round_array(seconds, rule).tolist() for rule in rules}
+        for k, (day, _) in enumerate(entries):
+            counts[day] = counts.get(day, 0) + sign
+            of_day = sums.setdefault(day, dict.fromkeys(rules, 0))
+            for rule in rules:
+                of_day[rule] += sign * rounded[rule][k]
+    return [DayTotal(day, counts[day], sums[day]) for day in sorted(counts)]

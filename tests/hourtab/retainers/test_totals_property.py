@@ -11,14 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
 from hourtab.imports.removal import confirm_removal, restore_removed
 from hourtab.retainers import service
-from hourtab.retainers.frames import entries_frame
 from hourtab.retainers.revisions import ledger_now
 from tests.factories import make_account, toggl_csv
 
@@ -73,12 +72,14 @@ def _step(session, account, retainers, uploads, kind, arg) -> None:
 def _same_ledgers(session, retainers) -> None:
     for retainer in retainers:
         from_totals = ledger_now(session, retainer.id, NOW)
-        from_entries = ledger_now(session, retainer.id, NOW, entries_frame(session, retainer.id, text=False))
+        from_entries = service.retainer_ledger(session, retainer, NOW, text=False)
         assert from_totals.periods == from_entries.periods, retainer.name
         assert from_totals.current_index == from_entries.current_index
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# No shrinking: each example is a few database transactions, and the failing steps are printed as they are.
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(first=terms_st, steps=st.lists(step_st, min_size=1, max_size=6))
 def test_totals_ledger_equals_the_ledger_of_the_entries_after_every_change(db_session, first, steps):
     account = make_account(db_session, f"p{next(accounts)}@example.com", "pro")

@@ -101,6 +101,8 @@ def settle(frame: pd.DataFrame, routes: Sequence[Route], archived: Sequence[Rout
 
 def row_zones(frame: pd.DataFrame, routes: Sequence[Route], fallback: str) -> pd.Series:
     """The zone each row is dated in: its retainer's, else ``fallback`` (a synced entry's connection's)."""
+    if all(r.timezone == fallback for r in routes):   # the usual case: matching the rules would change nothing
+        return pd.Series(fallback, index=frame.index, dtype="str")
     target, _ = targets(frame.drop(columns=["chosen"], errors="ignore"), routes)
     zone_of = {r.id: r.timezone for r in routes}
     return target.map(lambda t: fallback if pd.isna(t) else zone_of[int(t)]).astype("str")

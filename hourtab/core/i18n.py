@@ -92,6 +92,8 @@ class Writer:
 
     def short_day(self, day: dt.date) -> str:
         """A day of this year, as the headline writes it: ``1 Dec`` / ``1. Dez.`` / ``12月1日``."""
+        if self.language == DEFAULT_LANGUAGE:
+            return format_date(day, "d MMM", locale="en")
         return format_skeleton("MMMd", day, locale=self.language)
 
     def date(self, day: dt.date) -> str:

@@ -16,11 +16,15 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from hourtab.core.i18n import Writer
 from hourtab.core.svgchart import PX, new_figure, to_svg
 from hourtab.retainers.periods import Period
-from hourtab.retainers.presentation import format_hours, short_date
+from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.terms import HOUR
 
+#: The font a language's chart words are measured with where DejaVu Sans lacks its glyphs
+#: (fonts-ipafont-gothic, in scripts/install.sh).
+MEASURED_WITH = {"ja": "IPAGothic"}
 USED, PACE, AVAILABLE, GRID, MUTED = "#2457c5", "#8a94a6", "#1e7d3a", "#dde1e7", "#5d6778"
 
 
@@ -77,7 +81,7 @@ def _place(layout: Layout) -> tuple[float, float, float, float]:
             (h - layout.top - layout.bottom) / h)
 
 
-def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int):
+def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int, w: Writer):
     ax = fig.add_axes(_place(layout))
     ax.set_xlim(0, period.days)
     ax.set_ylim(0, y_max_h)
@@ -87,7 +91,7 @@ def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int):
     ax.set_yticklabels([str(h) for h in range(0, y_max_h + 1, step)])
     days = sorted({0, period.days // 2, period.days})
     ax.set_xticks(days)
-    ax.set_xticklabels([short_date(period.start + dt.timedelta(days=d)) for d in days])
+    ax.set_xticklabels([w.short_day(period.start + dt.timedelta(days=d)) for d in days])
     ax.tick_params(length=0, labelsize=layout.font, labelcolor=MUTED, pad=4)
     for label in ax.get_xticklabels() + ax.get_yticklabels():
         label.set_parse_math(False)
@@ -100,9 +104,12 @@ def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int):
 
 
 def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
-                inline: bool = False, layouts: tuple[Layout, ...] = (WIDE, NARROW)) -> tuple[str, ...]:
+                inline: bool = False, layouts: tuple[Layout, ...] = (WIDE, NARROW),
+                w: Writer | None = None) -> tuple[str, ...]:
     """The chart in each layout, from one figure: building the axes and lines is half the cost of a
-    drawing, and a cold page render draws both (see the module's docstring)."""
+    drawing, and a cold page render draws both (see the module's docstring). ``w``: the client's
+    language of the legend, the dates and the title (default English)."""
+    w = w or Writer()
     # Through today, or through the last entry when a tracker already holds later (planned) entries.
     last = min(max([today, *daily_used]), period.last_day)
     xs, ys, total = _steps(period, daily_used, last)
@@ -111,18 +118,23 @@ def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int]
     y_max_h = int(-(-top_s // (step * HOUR)) * step)
     first = layouts[0]
     fig = new_figure(first.width, first.height)
-    ax = _axes(fig, first, period, y_max_h, step)
-    ax.plot(xs, ys, color=USED, linewidth=2.5 * PX, label="hours used", solid_joinstyle="miter")
+    ax = _axes(fig, first, period, y_max_h, step, w)
+    ax.plot(xs, ys, color=USED, linewidth=2.5 * PX, label=w.gettext("hours used"), solid_joinstyle="miter")
     if available_s > 0:
         ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX,
-                dashes=(4, 8 / 3), label="even pace")
+                dashes=(4, 8 / 3), label=w.gettext("even pace"))
         ax.plot([0, period.days], [available_s / HOUR] * 2, color=AVAILABLE, linewidth=1.5 * PX,
-                dashes=(8 / 3, 2), label="hours available")
+                dashes=(8 / 3, 2), label=w.gettext("hours available"))
     legend = ax.legend(loc="best", frameon=False, fontsize=first.font, labelcolor=MUTED, handlelength=3,
                        borderaxespad=0.2)
     for text in legend.get_texts():
         text.set_parse_math(False)
-    title = _title(period, available_s, total)
+    if w.language in MEASURED_WITH:
+        # matplotlib measures SVG text with one font, without fallback: one that has the language's
+        # glyphs (and Latin ones). The browser still draws the words with the page's fonts.
+        for text in [*legend.get_texts(), *ax.get_xticklabels()]:
+            text.set_fontfamily(MEASURED_WITH[w.language])
+    title = _title(period, available_s, total, w)
     out = []
     for layout in layouts:
         fig.set_size_inches(layout.width / 100, layout.height / 100)
@@ -135,6 +147,7 @@ def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int]
     return tuple(out)
 
 
-def _title(period: Period, available_s: int, used_s: int) -> str:
-    return (f"Hours used from {short_date(period.start)} to {short_date(period.last_day)}: "
-            f"{format_hours(used_s)} of {format_hours(available_s)} h, against an even pace")
+def _title(period: Period, available_s: int, used_s: int, w: Writer) -> str:
+    return w.gettext("Hours used from %(start)s to %(end)s: %(used)s of %(available)s h, against an even pace") % {
+        "start": w.short_day(period.start), "end": w.short_day(period.last_day), "used": format_hours(used_s),
+        "available": format_hours(available_s)}

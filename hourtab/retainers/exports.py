@@ -40,6 +40,7 @@ import io
 from decimal import Decimal
 from typing import Any
 
+from hourtab.core import i18n
 from hourtab.retainers.currency import quantize
 from hourtab.retainers.hours_report import HoursReport, entry_lines
 from hourtab.retainers.ledger import Ledger, PeriodBalance
@@ -99,7 +100,8 @@ def period_json(balance: PeriodBalance, revisions: tuple = (), money: PeriodMone
     return out
 
 
-def terms_json(terms: Terms) -> dict[str, Any]:
+def terms_json(terms: Terms, w: i18n.Writer | None = None) -> dict[str, Any]:
+    """The terms for programs; ``summary`` is for people, in the words of ``w`` (default English)."""
     return {
         "hours_per_period": format_hours(terms.allotment_s), "period": terms.period.value,
         "reset_day": terms.reset_day, "start": terms.start.isoformat(), "timezone": terms.timezone,
@@ -110,7 +112,7 @@ def terms_json(terms: Terms) -> dict[str, Any]:
         "overage_rate": str(terms.overage_rate) if terms.overage_rate is not None else None,
         "rounding": {"increment_minutes": terms.rounding.increment_min, "mode": terms.rounding.mode.value,
                      "minimum_minutes": terms.rounding.minimum_min},
-        "summary": terms.describe(),
+        "summary": terms.describe(w),
         "money": None if terms.currency is None else {
             "currency": terms.currency, "fee": _amount(terms.fee), "hourly_rate": _amount(terms.hourly_rate),
             "overage_rate": _amount(terms.overage_rate)}}
@@ -118,6 +120,7 @@ def terms_json(terms: Terms) -> dict[str, Any]:
 
 def report_json(report: HoursReport) -> dict[str, Any]:
     terms, info, ledger = report.info.terms, report.info, report.ledger
+    w = i18n.writer(info.language)  # what the JSON says to people (headline, forecast, summary); keys stay
     money = report.money or (None,) * len(ledger.periods)
     current = period_json(ledger.current, money=money[ledger.current_index])
     f = report.forecast
@@ -134,8 +137,8 @@ def report_json(report: HoursReport) -> dict[str, Any]:
         "retainer": {
             "name": info.name, "client": info.client,
             "consultant": {"name": info.consultant_name, "contact": info.consultant_contact},
-            "terms": terms_json(terms),
-            "terms_history": [{"from": start.isoformat(), **terms_json(t)} for start, t in ledger.schedule]},
+            "terms": terms_json(terms, w),
+            "terms_history": [{"from": start.isoformat(), **terms_json(t, w)} for start, t in ledger.schedule]},
         "current": current,
         "periods": [period_json(p, report.revisions.get(p.period.start, ()), money[i])
                     for i, p in enumerate(ledger.periods)],

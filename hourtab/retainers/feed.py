@@ -154,7 +154,7 @@ def terms_items(session: Session, retainer: Retainer, report: HoursReport) -> li
         if v.created_at == retainer.created_at or (i == 0 and abs(v.created_at - retainer.created_at) <= SETUP_WINDOW):
             continue
         figures = {"on": short_date(v.effective_from, True) if w.language == "en" else w.date(v.effective_from),
-                   "terms": v.terms(base).describe()}
+                   "terms": v.terms(base).describe(w)}
         items.append(FeedItem(
             id=_urn(retainer.id, "terms", v.id, v.created_at.isoformat()), updated=v.created_at, link="",
             title=w.gettext("Terms from %(on)s: %(terms)s") % figures,

@@ -150,10 +150,11 @@ def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated
         groups.setdefault(line.day, []).append(line)
     days = tuple(DayGroup(day, sum(e.rounded_s for e in items), tuple(items))
                  for day, items in sorted(groups.items(), reverse=True))
-    wide, narrow = burnup_svgs(current.period, current.available_s, daily, today, inline=True)
+    wide, narrow = burnup_svgs(current.period, current.available_s, daily, today, inline=True,
+                               w=writer(info.language))
     return HoursReport(
         info=info, ledger=ledger, as_of=as_of, today=today, updated_at=updated_at,
         headline=headline(current, info.hours_unit, writer(info.language)), percent=used_percent(current),
-        forecast=forecast(current, daily, today), chart_svg=wide, days=days, chart_svg_narrow=narrow,
+        forecast=forecast(current, daily, today, writer(info.language)), chart_svg=wide, days=days, chart_svg_narrow=narrow,
         people=tuple(sorted({line.person for line in lines if line.person})), revisions=revisions or {},
         money=tuple(price_periods(ledger)))

@@ -81,8 +81,7 @@ def headline(balance: Any, unit: str = "decimal", writer: Writer | None = None) 
     """
     w = writer or Writer()
     h = hours_formatter(unit)
-    figures = {"used": h(balance.used_s), "available": h(balance.available_s),
-               "day": short_date(balance.period.end) if w.language == "en" else w.short_day(balance.period.end)}
+    figures = {"used": h(balance.used_s), "available": h(balance.available_s), "day": w.short_day(balance.period.end)}
     if balance.closing_s < 0:
         return w.gettext("%(used)s of %(available)s h · %(over)s h over · resets %(day)s") % {
             **figures, "over": h(-balance.closing_s)}

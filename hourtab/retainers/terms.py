@@ -14,6 +14,7 @@ from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hourtab.core.errors import InvalidInput
+from hourtab.core.i18n import N_, Writer
 from hourtab.core.values import EARLIEST, LATEST, MAX_HOURS, MAX_RATE
 from hourtab.retainers.currency import check_currency, format_money, quantize
 from hourtab.retainers.presentation import HOUR, format_hours
@@ -88,13 +89,28 @@ class Rounding:
         if not 0 <= self.minimum_min <= 240:
             raise InvalidTerms("The minimum per entry must be between 0 and 240 minutes.")
 
-    def describe(self) -> str:
+    def describe(self, w: Writer | None = None) -> str:
+        """``each entry rounded up to 6 min``, in the words of ``w`` (default English)."""
+        w = w or Writer()
         parts = []
         if self.increment_min:
-            parts.append(f"each entry rounded {self.mode.value} to {self.increment_min} min")
+            text = (N_("each entry rounded up to %(minutes)s min") if self.mode is RoundingMode.UP
+                    else N_("each entry rounded nearest to %(minutes)s min"))
+            parts.append(w.gettext(text) % {"minutes": self.increment_min})
         if self.minimum_min:
-            parts.append(f"minimum {self.minimum_min} min per entry")
-        return "; ".join(parts) or "no rounding"
+            parts.append(w.gettext("minimum %(minutes)s min per entry") % {"minutes": self.minimum_min})
+        return "; ".join(parts) or w.gettext("no rounding")
+
+
+#: Per kind of period: "… per month", and when rolled hours expire (singular, plural).
+PER_PERIOD = {
+    PeriodKind.MONTHLY: (N_("%(what)s per month"), N_("rolled hours expire after %(n)s month"),
+                         N_("rolled hours expire after %(n)s months")),
+    PeriodKind.WEEKLY: (N_("%(what)s per week"), N_("rolled hours expire after %(n)s week"),
+                        N_("rolled hours expire after %(n)s weeks")),
+    PeriodKind.QUARTERLY: (N_("%(what)s per quarter"), N_("rolled hours expire after %(n)s quarter"),
+                           N_("rolled hours expire after %(n)s quarters")),
+}
 
 
 @dataclass(frozen=True)
@@ -186,28 +202,32 @@ class Terms:
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
 
-    def describe(self) -> str:
-        """One line a client can read: what they buy and what happens at each reset."""
-        every = {"monthly": "month", "weekly": "week", "quarterly": "quarter"}[self.period.value]
-        parts = [f"{format_hours(self.allotment_s)} h per {every}"]
+    def describe(self, w: Writer | None = None) -> str:
+        """One line a client can read: what they buy and what happens at each reset, in the words
+        of ``w`` (the client's language; default English)."""
+        w = w or Writer()
+        per = PER_PERIOD[self.period]
+        parts = [w.gettext(per[0]) % {"what": f"{format_hours(self.allotment_s)} h"}]
         if self.fee is not None and self.currency:
-            parts.append(f"{format_money(self.fee, self.currency)} per {every}")
+            parts.append(w.gettext(per[0]) % {"what": format_money(self.fee, self.currency, w.language)})
         if self.hourly_rate is not None and self.currency:
-            parts.append(f"{format_money(self.hourly_rate, self.currency)} per hour")
+            parts.append(w.gettext("%(what)s per hour") % {
+                "what": format_money(self.hourly_rate, self.currency, w.language)})
         if self.rollover is Rollover.NONE:
-            parts.append("unused hours lapse at the reset")
+            parts.append(w.gettext("unused hours lapse at the reset"))
         elif self.rollover is Rollover.CAP:
-            parts.append(f"unused hours roll over up to {format_hours(self.rollover_cap_s or 0)} h")
+            parts.append(w.gettext("unused hours roll over up to %(hours)s h") % {
+                "hours": format_hours(self.rollover_cap_s or 0)})
         else:
-            parts.append("unused hours roll over")
+            parts.append(w.gettext("unused hours roll over"))
         if self.rollover is not Rollover.NONE and self.rollover_expiry_periods:
             n = self.rollover_expiry_periods
-            parts.append(f"rolled hours expire after {n} {every}{'' if n == 1 else 's'}")
+            parts.append(w.gettext(per[1] if n == 1 else per[2]) % {"n": n})
         if self.overage is Overage.BILL:
             rate = self.overage_rate
-            shown = format_money(rate, self.currency) if self.currency and rate is not None else rate
-            parts.append(f"hours over are billed at {shown}/h")
+            shown = format_money(rate, self.currency, w.language) if self.currency and rate is not None else rate
+            parts.append(w.gettext("hours over are billed at %(rate)s/h") % {"rate": shown})
         else:
-            parts.append("hours over are carried into the next period")
-        parts.append(self.rounding.describe())
+            parts.append(w.gettext("hours over are carried into the next period"))
+        parts.append(self.rounding.describe(w))
         return "; ".join(parts)

@@ -23,7 +23,8 @@ from tests.app.public.test_money import NOW, money_retainer
 EXPECTED = {
     "de": ("EUR", {
         "page": ['<html lang="de">', "Frühere Zeiträume", "Einsätze in diesem Zeitraum", "3.000,00\xa0€",
-                 "Di., 1. Dez. 2026", "neues Kontingent am 1. Jan.", "Nov. 2026"],
+                 "Di., 1. Dez. 2026", "neues Kontingent am 1. Jan.", "Nov. 2026", "h</span> pro Monat",
+                 "Für eine Prognose ist es noch zu früh", "gleichmäßiges Tempo", "keine Rundung"],
         "statement": ["Stundenabrechnung", "Schlusssaldo", "Betrag für den Zeitraum", "3.000,00 €",
                       "03.11.2026", "Mehrstunden, zu 160,50 € pro Stunde", "Seite 1 von 1"],
         "invoice": ["Rechnung 0001", "Retainer-Honorar, Nov. 2026 (20 h)", "Gesamt", "3.802,50 €", "Zahlung"],
@@ -31,7 +32,7 @@ EXPECTED = {
     }),
     "ja": ("JPY", {
         "page": ['<html lang="ja">', "過去の期間", "今期間の作業", "￥480,000", "2026年12月1日(火)",
-                 "1月1日にリセット", "2026年11月"],
+                 "1月1日にリセット", "2026年11月", "月 <span class=\"nowrap\">20&nbsp;h</span>", "予測にはまだ早すぎます", "均等ペース", "端数処理なし"],
         "statement": ["時間明細書", "期末残高", "期間の金額", "￥480,000", "2026/11/03", "1 / 1 ページ"],
         "invoice": ["請求書 0001", "契約報酬、2026年11月（20 h）", "合計", "￥607,500", "お支払い方法"],
         "feed": ['xml:lang="ja"', "2026年11月 締め: 使用 33 h、残高 -5 h"],
@@ -66,7 +67,8 @@ def test_the_page_is_in_the_clients_language(client, retainer_in):
     page = client.get(f"/h/{token}").get_data(as_text=True)
     for text in expected["page"]:
         assert text in page
-    assert "Previous periods" not in page and "This period's sessions" not in page
+    for english in ("Previous periods", "This period's sessions", "per month", "too early", "even pace"):
+        assert english not in page
 
 
 def test_the_json_keeps_its_keys_and_says_its_headline_in_the_language(client, retainer_in):
@@ -75,6 +77,9 @@ def test_the_json_keeps_its_keys_and_says_its_headline_in_the_language(client, r
     headline = doc["current"]["headline"]
     assert {"current", "periods", "retainer"} <= set(doc)
     assert ("genutzt" in headline) if language == "de" else ("使用" in headline and "リセット" in headline)
+    summary, forecast = doc["retainer"]["terms"]["summary"], doc["current"]["forecast"]
+    assert ("pro Monat" in summary) if language == "de" else summary.startswith("月 20 h")
+    assert forecast["kind"] == "too_early" and "forecast" not in forecast["text"]
 
 
 def test_the_statement_is_in_the_clients_language(client, retainer_in, tmp_path):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import datetime as dt
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -50,6 +51,10 @@ DEFAULT_TIME_LIMIT_S = 900.0
 
 class JobTimeLimit(BaseException):  # noqa: N818 - a BaseException, so no handler's `except Exception` eats it
     """The job ran past its kind's time limit (raised inside the handler's thread)."""
+
+
+class _Interrupted(JobTimeLimit):
+    """The time limit raised from outside the job's thread (by :meth:`_Deadline.expire`)."""
 
 
 class Superseded(BaseException):  # noqa: N818 - as above: the handler must not carry on
@@ -107,24 +112,38 @@ class _Deadline:
         finally:
             with self._lock:
                 self._thread = None
-                if self.expired:   # an interrupt set but not yet raised must not hit the runner's own code
-                    _interrupt(threading.get_ident(), None)
+                pending = self.expired and not isinstance(sys.exc_info()[1], _Interrupted)
+            if pending:   # an interrupt set but not yet raised must not hit the runner's own code
+                _let_interrupt_fire()
 
     def expire(self) -> None:
         with self._lock:
             self.expired = True
             if self._thread is not None:
-                _interrupt(self._thread, JobTimeLimit)
+                _interrupt(self._thread, _Interrupted)
 
 
-def _interrupt(thread_id: int, exc: type[BaseException] | None) -> None:
-    """Raise ``exc`` in another thread at its next instruction (None: cancel a pending one).
+def _let_interrupt_fire() -> None:
+    """Take a pending interrupt here, where it is expected, instead of cancelling it.
+
+    Cancelling (``PyThreadState_SetAsyncExc`` with NULL) leaves CPython 3.11's eval breaker set for
+    good; under a tracer (coverage, a debugger) every thread then spins at its next call. The
+    interrupt fires at the loop's first backward jump; the bound covers a handler that swallowed it.
+    """
+    try:
+        for _ in range(1000):
+            pass
+    except _Interrupted:
+        pass
+
+
+def _interrupt(thread_id: int, exc: type[BaseException]) -> None:
+    """Raise ``exc`` in another thread at its next instruction.
 
     CPython's documented ``PyThreadState_SetAsyncExc`` is the only way to stop a thread from
     outside; a job's thread is stopped only after the job is failed and fenced off.
     """
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
-                                               None if exc is None else ctypes.py_object(exc))
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
 class JobRunner:

@@ -25,10 +25,9 @@ from hourtab.retainers.days import local_days
 from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import format_hours
-from hourtab.retainers.revisions import closed, ledger_now, revised_retainers
+from hourtab.retainers.revisions import closed, ledgers_now, revised_retainers
 from hourtab.retainers.routing import account_routes, settle
-from hourtab.retainers.terms import Rounding
-from hourtab.retainers.totals import DayTotal, held_durations, what_if
+from hourtab.retainers.totals import DayTotals, held_durations
 from hourtab.timesheets.normalise import hms
 
 #: Rows listed among the entries with no client or project (the count is always complete).
@@ -71,21 +70,19 @@ def _balances(session: Session, retainer_id: int, rows: pd.DataFrame, replaced: 
     retainer was revised before (its figures were seen even if it counts nothing now). Both
     ledgers come from the day totals; "after" takes out what leaves and adds what arrives.
     """
-    counted: list[int] = []
-
-    def count(days: list[DayTotal], rules: list[Rounding]) -> list[DayTotal]:
-        counted.append(sum(d.entries for d in days))
-        return days
-
-    before = ledger_now(session, retainer_id, now, count)
-    leaving = held_durations(session, retainer_id, replaced)
-    if not len(rows) and not leaving:  # nothing arrives, nothing leaves
-        return _summary(before, before, seen or counted[0] > 0)
+    leaving_days, leaving_s = held_durations(session, retainer_id, replaced)
+    if not len(rows) and not leaving_days:  # nothing arrives, nothing leaves
+        before, _, counted = ledgers_now(session, retainer_id, now)
+        return _summary(before, before, seen or counted > 0)
     zone = session.scalar(select(Retainer.timezone).where(Retainer.id == retainer_id)) or "UTC"
-    arriving = list(zip(local_days(rows["start_at"], rows["local_date"], zone),
-                        rows["duration_s"].astype("int64").tolist(), strict=True))
-    after = ledger_now(session, retainer_id, now, lambda days, rules: what_if(days, rules, leaving, arriving))
-    return _summary(before, after, seen or counted[0] > 0)
+    arriving_days = local_days(rows["start_at"], rows["local_date"], zone)
+    arriving_s = rows["duration_s"].astype("int64").tolist()
+
+    def change(totals: DayTotals) -> DayTotals:
+        return totals.plus(leaving_days, leaving_s, -1).plus(arriving_days, arriving_s, 1)
+
+    before, after, counted = ledgers_now(session, retainer_id, now, change)
+    return _summary(before, after, seen or counted > 0)
 
 
 def _summary(before: Ledger, after: Ledger, held_before: bool) -> dict[str, Any]:

@@ -29,8 +29,7 @@ from hourtab.retainers.frames import entries_frame
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through
-from hourtab.retainers.terms import Rounding
-from hourtab.retainers.totals import DayTotal, day_totals, ledger_of_days, schedule_roundings
+from hourtab.retainers.totals import DayTotals, day_totals, ledger_of_days, schedule_roundings
 from hourtab.timesheets.models import TimeEntry
 
 #: Retainer columns ``Retainer.terms()`` reads for hours (a revision is about hours, never money: the
@@ -82,17 +81,23 @@ def _credits(session: Session, retainer_id: int) -> list[Credit]:
     return [Credit(*r) for r in rows]
 
 
-def ledger_now(session: Session, retainer_id: int, now: dt.datetime,
-               what_if: Callable[[list[DayTotal], list[Rounding]], list[DayTotal]] | None = None) -> Ledger:
-    """The retainer's ledger as of ``now``, from its day totals (``what_if``: the totals changed by
-    a preview's entries, given the totals and the rounding rules they are summed under)."""
+def ledger_now(session: Session, retainer_id: int, now: dt.datetime) -> Ledger:
+    """The retainer's ledger as of ``now``, from its day totals."""
+    return ledgers_now(session, retainer_id, now)[0]
+
+
+def ledgers_now(session: Session, retainer_id: int, now: dt.datetime,
+                what_if: Callable[[DayTotals], DayTotals] | None = None) -> tuple[Ledger, Ledger, int]:
+    """The retainer's ledger as of ``now``; the same with its totals changed by ``what_if`` (a
+    preview's entries); and how many entries it counts. The totals are read once."""
     retainer = _retainer(session, retainer_id)
     terms, schedule = retainer.terms(), _schedule(session, retainer)
-    rules = schedule_roundings(terms, schedule)
-    days = day_totals(session, retainer_id, rules)
-    if what_if is not None:
-        days = what_if(days, rules)
-    return ledger_of_days(terms, days, _credits(session, retainer_id), as_of=now, schedule=schedule)
+    totals = day_totals(session, retainer_id, schedule_roundings(terms, schedule))
+    credits = _credits(session, retainer_id)
+    ledger = ledger_of_days(terms, totals, credits, as_of=now, schedule=schedule)
+    after = ledger if what_if is None else ledger_of_days(terms, what_if(totals), credits, as_of=now,
+                                                          schedule=schedule)
+    return ledger, after, totals.count
 
 
 def closed(ledger: Ledger) -> Figures:

@@ -277,7 +277,8 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
             retainer.match_rules = rules.to_json()
         touch(retainer)
         session.flush()
-        route_entries(session, account.id)
+        if new_rules:  # where entries go is the rules' alone: new terms move none
+            route_entries(session, account.id)
     return retainer
 
 

@@ -18,9 +18,10 @@ import pandas as pd
 from sqlalchemy import SQLColumnExpression, case, func, literal, select
 from sqlalchemy.orm import Session
 
+from hourtab.core.db import columns
 from hourtab.retainers.ledger import Credit, Ledger, period_balances, terms_for
 from hourtab.retainers.models import retainer_entries
-from hourtab.retainers.periods import index_of, local_date, periods_through
+from hourtab.retainers.periods import local_date, periods_through
 from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import Rounding, RoundingMode, Terms
 from hourtab.timesheets.models import TimeEntry
@@ -30,11 +31,25 @@ CHUNK = 500
 
 
 @dataclass(frozen=True)
-class DayTotal:
-    day: dt.date
-    entries: int
-    #: Seconds of the day's entries, each rounded by a rule, per rule.
-    rounded_s: dict[Rounding, int]
+class DayTotals:
+    """Counted entries summed per local day: one array element a day (a day may repeat: sums add)."""
+
+    days: np.ndarray  # datetime64[D]
+    entries: np.ndarray  # int64
+    #: Seconds of each day's entries, each rounded by a rule, per rule.
+    rounded_s: dict[Rounding, np.ndarray]
+
+    @property
+    def count(self) -> int:
+        return int(self.entries.sum())
+
+    def plus(self, days: Sequence[dt.date], seconds: Sequence[int], sign: int) -> DayTotals:
+        """These totals with entries of ``seconds`` on ``days`` added (``sign`` 1) or taken out (-1)."""
+        durations = np.asarray(seconds, dtype=np.int64)
+        return DayTotals(np.concatenate([self.days, np.array(days, dtype="datetime64[D]")]),
+                         np.concatenate([self.entries, np.full(len(durations), sign, dtype=np.int64)]),
+                         {rule: np.concatenate([sums, sign * round_array(durations, rule)])
+                          for rule, sums in self.rounded_s.items()})
 
 
 def _rounded(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColumnExpression[int]:
@@ -52,74 +67,66 @@ def _rounded(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColum
 
 
 def day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding],
-               since: dt.date | None = None) -> list[DayTotal]:
+               since: dt.date | None = None) -> DayTotals:
     """The retainer's counted entries summed per local day (from ``since`` on), under each rule."""
     rules = list(dict.fromkeys(roundings))
     held, te = retainer_entries, TimeEntry
+    names = ["day", "entries", *(str(k) for k in range(len(rules)))]
     stmt = (select(held.c.day, func.count(), *(func.sum(_rounded(te.duration_s, r)) for r in rules))
             .join(te, te.id == held.c.entry_id)
             .where(held.c.retainer_id == retainer_id, te.status != "removed")
-            .group_by(held.c.day).order_by(held.c.day))
+            .group_by(held.c.day))
     if since is not None:
         stmt = stmt.where(held.c.day >= since)
-    return [DayTotal(_date(row[0]), int(row[1]), {r: int(s) for r, s in zip(rules, row[2:], strict=True)})
-            for row in session.connection().execute(stmt)]
-
-
-def _date(value: object) -> dt.date:
-    return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+    found = columns(session, stmt, names)
+    # SQLite answers dates as ISO text, PostgreSQL as dates: numpy reads both as days.
+    return DayTotals(np.array([str(d) for d in found["day"]], dtype="datetime64[D]"),
+                     np.array(found["entries"], dtype=np.int64),
+                     {r: np.array(found[str(k)], dtype=np.int64) for k, r in enumerate(rules)})
 
 
 def schedule_roundings(terms: Terms, schedule: Sequence[tuple[dt.date, Terms]]) -> list[Rounding]:
     return list(dict.fromkeys([terms.rounding, *(t.rounding for _, t in schedule)]))
 
 
-def ledger_of_days(terms: Terms, days: Sequence[DayTotal], credits: Sequence[Credit] = (),
+def ledger_of_days(terms: Terms, totals: DayTotals, credits: Sequence[Credit] = (),
                    as_of: dt.datetime | None = None, schedule: Sequence[tuple[dt.date, Terms]] = ()) -> Ledger:
     """``build_ledger``'s periods from day totals (its ``entries`` frames are left empty)."""
     as_of = as_of or dt.datetime.now(dt.UTC)
     schedule = tuple(sorted(schedule, key=lambda v: v[0])) or ((terms.start, terms),)
     today = local_date(as_of, terms.tz)
-    last_day = max([today, *[c.on for c in credits], *[d.day for d in days[-1:]]])
+    last_day = max([today, *[c.on for c in credits]])
+    if len(totals.days):
+        last_day = max(last_day, totals.days.max().astype(dt.date))
     periods = periods_through(terms, last_day)
     period_terms = [terms_for(schedule, p.start) for p in periods]
-    used, counts = [0] * len(periods), [0] * len(periods)
-    for total in days:
-        i = index_of(periods, total.day)
-        if i >= 0:
-            used[i] += total.rounded_s[period_terms[i].rounding]
-            counts[i] += total.entries
-    balances, current_index = period_balances(periods, period_terms, used, counts, credits, today)
+    starts = np.array([p.start for p in periods], dtype="datetime64[D]")
+    index = np.searchsorted(starts, totals.days, side="right") - 1
+    counted = index >= 0  # days before the start count nowhere
+    used = np.zeros(len(periods), dtype=np.int64)
+    for rule in {t.rounding for t in period_terms}:
+        mine = counted & np.isin(index, [i for i, t in enumerate(period_terms) if t.rounding == rule])
+        np.add.at(used, index[mine], totals.rounded_s[rule][mine])
+    counts = np.zeros(len(periods), dtype=np.int64)
+    np.add.at(counts, index[counted], totals.entries[counted])
+    balances, current_index = period_balances(periods, period_terms, used.tolist(), counts.tolist(), credits, today)
     empty = pd.DataFrame()
     return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=empty,
                   before_start=empty, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
                   schedule=schedule)
 
 
-def held_durations(session: Session, retainer_id: int, entry_ids: Sequence[int]) -> list[tuple[dt.date, int]]:
-    """``(day, seconds)`` of those of ``entry_ids`` the retainer counts now."""
+def held_durations(session: Session, retainer_id: int, entry_ids: Sequence[int]) -> tuple[list[dt.date], list[int]]:
+    """Days and seconds of those of ``entry_ids`` the retainer counts now."""
     held, te = retainer_entries, TimeEntry
     ids = [int(i) for i in entry_ids]
-    out: list[tuple[dt.date, int]] = []
+    days: list[dt.date] = []
+    seconds: list[int] = []
     for k in range(0, len(ids), CHUNK):
-        out += [(_date(d), int(s)) for d, s in session.connection().execute(
-            select(held.c.day, te.duration_s).join(te, te.id == held.c.entry_id)
-            .where(held.c.retainer_id == retainer_id, te.status != "removed", held.c.entry_id.in_(ids[k:k + CHUNK])))]
-    return out
-
-
-def what_if(days: Sequence[DayTotal], rules: Sequence[Rounding], leaving: Sequence[tuple[dt.date, int]],
-            arriving: Sequence[tuple[dt.date, int]]) -> list[DayTotal]:
-    """The day totals with the ``(day, seconds)`` entries leaving taken out and those arriving added:
-    a preview's "after" without reading the history again."""
-    counts = {d.day: d.entries for d in days}
-    sums = {d.day: dict(d.rounded_s) for d in days}
-    for sign, entries in ((-1, leaving), (1, arriving)):
-        seconds = np.array([s for _, s in entries], dtype=np.int64)
-        rounded = {rule: round_array(seconds, rule).tolist() for rule in rules}
-        for k, (day, _) in enumerate(entries):
-            counts[day] = counts.get(day, 0) + sign
-            of_day = sums.setdefault(day, dict.fromkeys(rules, 0))
-            for rule in rules:
-                of_day[rule] += sign * rounded[rule][k]
-    return [DayTotal(day, counts[day], sums[day]) for day in sorted(counts)]
+        for d, s in session.connection().execute(
+                select(held.c.day, te.duration_s).join(te, te.id == held.c.entry_id)
+                .where(held.c.retainer_id == retainer_id, te.status != "removed",
+                       held.c.entry_id.in_(ids[k:k + CHUNK]))):
+            days.append(d if isinstance(d, dt.date) else dt.date.fromisoformat(str(d)))
+            seconds.append(int(s))
+    return days, seconds

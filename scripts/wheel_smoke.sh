@@ -47,6 +47,11 @@ for module in (app, hourtab, incidents):
     assert repo not in Path(module.__file__).resolve().parents, f"{module.__name__} imported from the checkout"
 for name in ("templates", "migrations", "alembic.ini"):
     assert "_data" in resource_path(name).parts and resource_path(name).exists(), name
+# The client's languages: the compiled catalogs travel inside the package.
+from hourtab.core.i18n import locale_dir, translations_for
+assert repo not in locale_dir().resolve().parents, "catalogs read from the checkout"
+assert translations_for("de").gettext("Previous periods") == "Frühere Zeiträume"
+assert translations_for("ja").gettext("Previous periods") == "過去の期間"
 PY
 
 "$py" "$repo/scripts/wheel_deps.py"

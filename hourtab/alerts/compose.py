@@ -86,10 +86,18 @@ def from_consultant(session: Session, retainer: Retainer, info: RetainerInfo) ->
     return Sender(on_behalf_of=account.display_name if account else "", reply_to=info.consultant_contact)
 
 
-def subject(event: AlertEvent, name: str, w: Writer | None = None) -> str:
+def subject(event: AlertEvent, name: str, w: Writer | None = None, period: str | None = None) -> str:
+    """``period``: the event's period as the client's language writes it (default: as recorded)."""
     w = w or Writer()
     return w.gettext(SUBJECTS[event.alert]) % {
-        "name": name, "period": event.facts.get("period", w.gettext("Period")), "title": event.facts.get("title", "")}
+        "name": name, "period": period or event.facts.get("period", w.gettext("Period")),
+        "title": event.facts.get("title", "")}
+
+
+def _period_said(ledger: Ledger, facts: dict, w: Writer) -> str | None:
+    """The event's period (recorded by its English label) in the client's language; ``None`` if gone."""
+    found = [p.period for p in ledger.periods if p.period.label == facts.get("period")]
+    return w.period(found[0]) if found else facts.get("period")
 
 
 def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_url: str,
@@ -107,8 +115,9 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
     else:
         line = w.gettext("%(used)s of %(available)s h used") % {
             "used": h(facts["used_s"]), "available": h(facts["available_s"])} if "used_s" in facts else ""
+    period = _period_said(ledger, facts, w)
     context = {"info": info, "lead": w.gettext(LEADS[event.alert]), "page_url": page_url,
-               "period": facts.get("period"), "headline": line, "link": "", "link_text": "",
+               "period": period, "headline": line, "link": "", "link_text": "",
                "amounts": amounts_line(ledger, event, w)}
     attachments: tuple[Attachment, ...] = ()
     if event.alert == "period_closed":
@@ -119,7 +128,7 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
         attachments = (Attachment(f"statement-{month}.pdf", statement_pdf(info, ledger, month, now)),)
     if event.alert == "incident_published":
         context.update(link=f"{public_url}{facts['path']}", link_text=facts.get("title", w.gettext("Read it")))
-    return Draft(subject(event, info.name, w), context, public_url, from_consultant(session, retainer, info),
+    return Draft(subject(event, info.name, w, period), context, public_url, from_consultant(session, retainer, info),
                  attachments, info.language)
 
 

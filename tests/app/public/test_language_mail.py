@@ -69,3 +69,36 @@ def test_the_clients_e_mails_are_in_the_retainers_language(app, logged_in, smtp,
         assert expected["headline"] in body
     assert expected["page"] in html and f'<html lang="{language}">' in html
     assert expected["amounts"] in plain
+
+
+def test_a_german_clients_period_closed_alert_names_the_month_in_german(app, logged_in, smtp, tmp_path):  # noqa: F811
+    import subprocess
+
+    from babel.dates import format_skeleton
+    from sqlalchemy import update
+
+    from hourtab.retainers.models import Retainer
+    from tests.app.public.test_alerts import _import, _retainer
+
+    sink, _ = smtp
+    first = dt.datetime.now(dt.UTC).date().replace(day=1)
+    last_month = (first - dt.timedelta(days=1)).replace(day=1)
+    retainer_id, _ = _retainer(app, last_month)
+    with app.app_context():                      # as if the German client's retainer had existed since last month
+        db = get_db()
+        db.execute(update(Retainer).where(Retainer.id == retainer_id).values(
+            created_at=dt.datetime.combine(last_month, dt.time(), tzinfo=dt.UTC), language="de"))
+        db.commit()
+    post_form(logged_in, f"/retainers/{retainer_id}/alerts", {"alert": ["period_closed"], "copy": "1"},
+              page=f"/retainers/{retainer_id}")
+    _import(logged_in, [("Client 1", "Old work", last_month.isoformat(), "09:00:00", "09:30:00")])
+    (closed,) = sink.to("consultant@example.com")
+    month = format_skeleton("yMMM", last_month, locale="de")    # e.g. "Nov. 2026"
+    assert f"{month} abgeschlossen: Abrechnung anbei" in closed["Subject"]
+    plain = closed.get_body(("plain",)).get_content()
+    assert "Der Zeitraum ist abgeschlossen; die Abrechnung liegt bei." in plain and f"Zeitraum: {month}" in plain
+    (pdf,) = list(closed.iter_attachments())
+    path = tmp_path / "statement.pdf"
+    path.write_bytes(pdf.get_content())
+    text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    assert "Stundenabrechnung" in text and "Schlusssaldo" in text

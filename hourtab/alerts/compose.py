@@ -24,6 +24,7 @@ from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import headline, hours_formatter
 from hourtab.retainers.pricing import price_period
+from hourtab.statements import statement_pdf
 
 LEADS = {
     "used_80": N_("80 % of this period's hours are used."),
@@ -121,8 +122,6 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
                "amounts": amounts_line(ledger, event, w)}
     attachments: tuple[Attachment, ...] = ()
     if event.alert == "period_closed":
-        from hourtab.statements import statement_pdf
-
         month = facts["month"]
         context.update(link=f"{page_url}/statement/{month}.pdf", link_text=w.gettext("Statement"))
         attachments = (Attachment(f"statement-{month}.pdf", statement_pdf(info, ledger, month, now)),)

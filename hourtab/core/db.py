@@ -13,10 +13,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
+from psycopg import sql
 from sqlalchemy import (
     Column,
+    Connection,
     CursorResult,
     DateTime,
+    Dialect,
     Engine,
     MetaData,
     Table,
@@ -29,6 +32,7 @@ from sqlalchemy import table as table_clause
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.sql import Executable
 from sqlalchemy.types import TypeDecorator
 
 NAMING_CONVENTION = {
@@ -56,7 +60,7 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def process_bind_param(self, value: dt.datetime | None, dialect) -> dt.datetime | None:
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
@@ -64,7 +68,7 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         value = value.astimezone(dt.UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
-    def process_result_value(self, value: dt.datetime | None, dialect) -> dt.datetime | None:
+    def process_result_value(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
@@ -86,14 +90,14 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, **kwargs) -> Engine:
+def make_engine(url: str, **kwargs: Any) -> Engine:
     """Create an engine; on SQLite turn on foreign keys, WAL, a busy timeout and a larger page cache."""
     url = normalize_url(url)
     engine = create_engine(url, future=True, **kwargs)
     if make_url(url).get_backend_name() == "sqlite":
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record) -> None:
+        def _sqlite_pragmas(dbapi_connection: Any, _record: object) -> None:
             # A 64 MiB page cache (the default is 2 MiB): a large import's random inserts into the
             # unique index otherwise spill to the WAL again and again.
             for pragma in ("foreign_keys=ON", "busy_timeout=10000", "journal_mode=WAL", "cache_size=-65536"):
@@ -112,7 +116,7 @@ def changed_rows(session: Session, statement: Any) -> int:
     return cast(CursorResult[Any], session.execute(statement)).rowcount or 0
 
 
-def columns(session: Session, stmt, names: Sequence[str]) -> dict[str, tuple]:
+def columns(session: Session, stmt: Executable, names: Sequence[str]) -> dict[str, tuple]:
     """The result of a Core ``stmt`` column-wise, ``{name: values}``, ready for ``pandas.DataFrame``.
 
     Run on the session's connection (plain rows, no ORM loading step) and turned into columns at
@@ -165,12 +169,12 @@ def insert_new_rows(session: Session, table: Table, column_names: Sequence[str],
     staging.drop(connection)
 
 
-def _copy_rows(connection, name: str, column_names: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+def _copy_rows(connection: Connection, name: str, column_names: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
     """The one place that reaches below SQLAlchemy: psycopg's COPY, fed row by row."""
-    from psycopg import sql
-
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
         sql.Identifier(name), sql.SQL(", ").join(map(sql.Identifier, column_names)))
-    with connection.connection.driver_connection.cursor() as cursor, cursor.copy(statement) as copy:
+    # A live connection always has its driver's connection; SQLAlchemy types it as optional.
+    driver = cast(Any, connection.connection.driver_connection)
+    with driver.cursor() as cursor, cursor.copy(statement) as copy:
         for row in rows:
             copy.write_row(row)

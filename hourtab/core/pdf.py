@@ -16,6 +16,7 @@ import mimetypes
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from hourtab.core.errors import HourTabError
@@ -52,14 +53,15 @@ class RefusedURL(PdfError):
     """The document asked for a file or network resource; the render was stopped."""
 
 
-def _fatal_error_class():
-    from weasyprint.urls import FatalURLFetchingError
+# WeasyPrint takes over a second to import: it is imported where a PDF is rendered, not with this module.
+def _fatal_error_class() -> type[Exception]:
+    from weasyprint.urls import FatalURLFetchingError  # noqa: PLC0415 -- heavy, see above
 
     return FatalURLFetchingError
 
 
-def _make_fetcher_class():
-    from weasyprint.urls import URLFetcher, URLFetcherResponse
+def _make_fetcher_class() -> type[Any]:
+    from weasyprint.urls import URLFetcher, URLFetcherResponse  # noqa: PLC0415 -- heavy, see above
 
     class SafeFetcher(URLFetcher):
         """Serve ``data:`` URIs and bundled assets; stop the render on any other URL."""
@@ -68,7 +70,7 @@ def _make_fetcher_class():
             super().__init__(allowed_protocols=("data", ASSET_SCHEME), allow_redirects=False)
             self.refused: list[str] = []
 
-        def fetch(self, url, headers=None):
+        def fetch(self, url: str, headers: Any = None) -> Any:
             scheme = url.split(":", 1)[0].lower() if ":" in url else ""
             if scheme == "data":
                 mime, body = _decode_data_uri(url)
@@ -106,10 +108,10 @@ def _decode_data_uri(url: str) -> tuple[str, bytes]:
     return mime, unquote(data).encode("utf-8")
 
 
-_FETCHER_CLASS = None
+_FETCHER_CLASS: type[Any] | None = None
 
 
-def safe_fetcher():
+def safe_fetcher() -> Any:
     """A fresh fetcher instance (it records what it refused)."""
     global _FETCHER_CLASS
     if _FETCHER_CLASS is None:
@@ -140,7 +142,7 @@ def render_pdf(html: str, extra_css: str = "") -> bytes:
     ``html`` must already carry its metadata (see ``meta_tags``) and escape all user text; the
     fetcher is the second line of defence, not the first.
     """
-    from weasyprint import CSS, HTML
+    from weasyprint import CSS, HTML  # noqa: PLC0415 -- heavy, see _fatal_error_class
 
     fetcher = safe_fetcher()
     try:

@@ -13,9 +13,10 @@ import hashlib
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import IO
 
 from hourtab.core.blobs import BlobStore
+from hourtab.core.errors import PayloadTooLarge
 
 CHUNK = 1 << 20
 #: Uploads up to this size are spooled in memory on their way to the store, larger ones on disk.
@@ -29,7 +30,7 @@ class Staged:
     size: int
 
 
-def stage_stream(store: BlobStore, stream: BinaryIO, key_for: Callable[[str], str], *,
+def stage_stream(store: BlobStore, stream: IO[bytes], key_for: Callable[[str], str], *,
                  max_bytes: int | None = None,
                  too_large: Callable[[int, int], Exception] | None = None) -> Staged:
     """Read ``stream`` to its end into ``store`` under ``key_for(sha256)``; one hash, one put.
@@ -53,7 +54,7 @@ def stage_stream(store: BlobStore, stream: BinaryIO, key_for: Callable[[str], st
     return Staged(key=key, sha256=sha, size=size)
 
 
-def read_limited(stream: BinaryIO, max_bytes: int | None,
+def read_limited(stream: IO[bytes], max_bytes: int | None,
                  too_large: Callable[[int, int], Exception] | None = None) -> bytes:
     """The stream's bytes, for work that stores nothing (a dry run); the same check as ``stage_stream``."""
     chunks, size = [], 0
@@ -66,8 +67,6 @@ def read_limited(stream: BinaryIO, max_bytes: int | None,
 
 
 def _too_large(size: int, limit: int) -> Exception:
-    from hourtab.core.errors import PayloadTooLarge
-
     return PayloadTooLarge(f"The upload is larger than the limit of {_size(limit)}.")
 
 

@@ -16,7 +16,9 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # matplotlib itself loads only when a chart is drawn
+    from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
+    from numpy.typing import ArrayLike
 
 #: rcParams read while saving; set only around ``savefig`` and under a lock, because rcParams are
 #: process-wide and a threaded server may draw two charts at once.
@@ -29,18 +31,20 @@ PX = 0.72
 _ROOT = re.compile(r"<svg\b[^>]*?(viewBox=\"[^\"]*\")[^>]*>")
 
 
-def new_figure(width_px: int, height_px: int):
-    from matplotlib.figure import Figure
+# matplotlib takes near two seconds to import: it loads when the first chart is drawn, so the CLI,
+# the workers and the pages without a chart never pay for it.
+def new_figure(width_px: int, height_px: int) -> Figure:
+    from matplotlib.figure import Figure  # noqa: PLC0415 -- heavy, see above
 
     return Figure(figsize=(width_px / 100, height_px / 100), dpi=100)
 
 
-def to_svg(fig, *, title: str, css_class: str, title_id: str, inline: bool = True) -> str:
+def to_svg(fig: Figure, *, title: str, css_class: str, title_id: str, inline: bool = True) -> str:
     """The figure as one ``<svg>`` element with an accessible title, ready to embed in a page.
 
     ``inline`` drops the XML namespace, which HTML5 does not need inside a page.
     """
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 -- heavy, see new_figure
 
     buf = io.StringIO()
     with _LOCK, matplotlib.rc_context(SVG_RC):
@@ -61,7 +65,7 @@ def to_svg(fig, *, title: str, css_class: str, title_id: str, inline: bool = Tru
     return re.sub(r">\s+<", "><", svg.replace("xlink:href", "href")).strip()
 
 
-def line_svg(x, y, *, title: str, title_id: str, width_px: int = 600, height_px: int = 120,
+def line_svg(x: ArrayLike, y: ArrayLike, *, title: str, title_id: str, width_px: int = 600, height_px: int = 120,
              color: str = "#1d2430") -> str:
     """A bare line of ``y`` against ``x`` filling the whole box (the evidence pages' series)."""
     fig = new_figure(width_px, height_px)

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hourtab.core.i18n import Writer
 from hourtab.core.svgchart import PX, new_figure, to_svg
 from hourtab.retainers.periods import Period
 from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.terms import HOUR
+
+if TYPE_CHECKING:  # matplotlib loads only when a chart is drawn (see hourtab.core.svgchart)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: The font a language's chart words are measured with where DejaVu Sans lacks its glyphs
 #: (fonts-ipafont-gothic, in scripts/install.sh).
@@ -81,7 +86,7 @@ def _place(layout: Layout) -> tuple[float, float, float, float]:
             (h - layout.top - layout.bottom) / h)
 
 
-def _axes(fig, layout: Layout, period: Period, y_max_h: int, step: int, w: Writer):
+def _axes(fig: Figure, layout: Layout, period: Period, y_max_h: int, step: int, w: Writer) -> Axes:
     ax = fig.add_axes(_place(layout))
     ax.set_xlim(0, period.days)
     ax.set_ylim(0, y_max_h)

@@ -36,6 +36,7 @@ decimal strings in the currency's minor unit (``"3000.00"``, ``"480000"`` for JP
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 from decimal import Decimal
 from typing import Any
@@ -46,6 +47,7 @@ from hourtab.retainers.hours_report import HoursReport, entry_lines
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.pricing import PeriodMoney, entry_worth
+from hourtab.retainers.revisions import Revision
 from hourtab.retainers.terms import Terms
 
 SCHEMA = "hourtab.hours/1"
@@ -54,11 +56,11 @@ FIGURES = ("opening", "allotment", "topups", "adjustments", "available", "used",
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _iso(value) -> str | None:
+def _iso(value: dt.date | dt.datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def revision_json(revision) -> dict[str, Any]:
+def revision_json(revision: Revision) -> dict[str, Any]:
     """One ``revisions.Revision``: when, why, and the figure the period had before it."""
     return {"on": revision.on.isoformat(), "at": _iso(revision.at), "revision": revision.number,
             "reason": revision.reason, "was_used_seconds": revision.was_used_s,

@@ -7,6 +7,7 @@ cannot disagree: the headline on the page is the headline in the JSON.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -14,10 +15,11 @@ import pandas as pd
 from hourtab.core.i18n import writer
 from hourtab.retainers.chart import burnup_svgs
 from hourtab.retainers.forecast import Forecast, forecast
-from hourtab.retainers.ledger import Ledger
+from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.periods import local_date
 from hourtab.retainers.presentation import headline, hours_formatter, used_percent
-from hourtab.retainers.pricing import price_periods
+from hourtab.retainers.pricing import PeriodMoney, price_periods
+from hourtab.retainers.revisions import Revision
 from hourtab.retainers.terms import Terms
 
 
@@ -74,30 +76,30 @@ class HoursReport:
     chart_svg: str
     days: tuple[DayGroup, ...]  # the current period's sessions, newest day first
     #: Revisions of closed periods (``revisions.Revision``), oldest first, by period start.
-    revisions: dict[dt.date, tuple] = field(default_factory=dict)
+    revisions: dict[dt.date, tuple[Revision, ...]] = field(default_factory=dict)
     #: The same chart drawn for a phone's width (the page shows one or the other).
     chart_svg_narrow: str = ""
     #: Everyone the current period's entries name; the page has a person column when it is a team.
     people: tuple[str, ...] = ()
     #: Each period's amounts (``pricing.PeriodMoney``, ``None`` for a period sold in hours only), in order.
-    money: tuple = ()
+    money: tuple[PeriodMoney | None, ...] = ()
 
     @property
-    def current(self):
+    def current(self) -> PeriodBalance:
         return self.ledger.current
 
-    def revision_of(self, start: dt.date):
+    def revision_of(self, start: dt.date) -> Revision | None:
         """The latest revision of the period starting on ``start``, or ``None``."""
         found = self.revisions.get(start)
         return found[-1] if found else None
 
     @property
-    def current_money(self):
+    def current_money(self) -> PeriodMoney | None:
         """The current period's amounts, or ``None`` when it is sold in hours only."""
         return self.money[self.ledger.current_index] if self.money else None
 
     @property
-    def fmt(self):
+    def fmt(self) -> Callable[[int], str]:
         """Seconds → hours text in the consultant's unit (``0.67`` or ``0:40``)."""
         return hours_formatter(self.info.hours_unit)
 

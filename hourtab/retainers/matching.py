@@ -7,6 +7,7 @@ every given rule must hold (AND); an empty field does not constrain.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +97,7 @@ class MatchRules:
         return pd.Series(ok, index=frame.index)
 
 
-def _per_value(values: pd.Series, test) -> np.ndarray:
+def _per_value(values: pd.Series, test: Callable[[str], bool]) -> np.ndarray:
     """``test`` of each row's value, computed once per distinct value."""
     codes, uniques = pd.factorize(values.fillna("").astype("str"))
     answers = np.fromiter((bool(test(u)) for u in uniques), dtype=bool, count=len(uniques))

@@ -29,6 +29,7 @@ from hourtab.retainers.frames import entries_frame
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through
+from hourtab.retainers.terms import Terms
 from hourtab.retainers.totals import DayTotals, day_totals, ledger_of_days, schedule_roundings
 from hourtab.timesheets.models import TimeEntry
 
@@ -65,7 +66,7 @@ def _retainer(session: Session, retainer_id: int) -> Retainer:
     return Retainer(**dict(zip(TERMS_COLUMNS, row, strict=True)))
 
 
-def _schedule(session: Session, retainer: Retainer):
+def _schedule(session: Session, retainer: Retainer) -> list[tuple[dt.date, Terms]]:
     base = retainer.terms()
     rows = session.execute(select(*(getattr(RetainerTerms, c) for c in VERSION_COLUMNS))
                            .where(RetainerTerms.retainer_id == retainer.id)

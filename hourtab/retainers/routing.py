@@ -24,6 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.matching import MatchRules
+from hourtab.retainers.models import Retainer
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,6 @@ class Route:
 
 def account_routes(session: Session, account_id: int, active: bool | None = True) -> list[Route]:
     """The account's retainers (active ones by default), oldest first: the order rules are tried in."""
-    from hourtab.retainers.models import Retainer
-
     stmt = (select(Retainer.id, Retainer.name, Retainer.timezone, Retainer.match_rules)
             .where(Retainer.account_id == account_id).order_by(Retainer.id))
     if active is not None:

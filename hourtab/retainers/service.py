@@ -88,7 +88,7 @@ class TermsInput:
     hourly_rate: str | None = None
 
 
-def _int(value, what: str) -> int | None:
+def _int(value: object, what: str) -> int | None:
     if value is None or str(value).strip() == "":
         return None
     try:
@@ -100,7 +100,7 @@ def _int(value, what: str) -> int | None:
     return number
 
 
-def _date(value) -> dt.date:
+def _date(value: object) -> dt.date:
     if value is None or value == "":
         return dt.date.today()
     if isinstance(value, dt.date):

@@ -28,6 +28,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, cast
+from zoneinfo import ZoneInfo
 
 import pandas as pd
 from sqlalchemy import exists, func, insert, select, update
@@ -142,8 +143,6 @@ class _Candidate:
 def _candidates(session: Session, account_id: int, csv_format: str, first: dt.date, last: dt.date
                 ) -> dict[tuple[str, str, str], list[_Candidate]]:
     """This tracker's CSV-imported entries that no tracker id claims yet, by (user, project, description)."""
-    from zoneinfo import ZoneInfo
-
     te = TimeEntry
     rows = session.execute(select(te.id, te.status, te.start_at, te.timezone, te.local_date, te.duration_s, te.user_name,
                                   te.project, te.description, te.content_hash)

@@ -9,6 +9,7 @@ for a fraction of the regex work.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,7 +41,7 @@ class Cells:
     def __len__(self) -> int:
         return len(self.codes)
 
-    def map(self, fn) -> Cells:
+    def map(self, fn: Callable[[pa.Array], pa.Array]) -> Cells:
         """Another column of the same rows: ``fn`` applied to each distinct value."""
         return Cells(fn(self.values), self.codes)
 

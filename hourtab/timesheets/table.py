@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -160,7 +161,7 @@ def _lines_fast(utf8: bytes, table: pa.Table) -> tuple[np.ndarray, bool]:
     return base + np.concatenate([[0], np.cumsum(inside)[:-1]]), bool(inside.any())
 
 
-def _records(utf8: bytes, delimiter: str):
+def _records(utf8: bytes, delimiter: str) -> Iterator[tuple[int, list[str], str | None]]:
     """(start line, fields) for every record after the header, via the csv module."""
     text = utf8.decode("utf-8", "replace")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hourtab.timesheets.cells import Cells
 from hourtab.timesheets.spec import FormatSpec
 from hourtab.timesheets.table import Body
 from hourtab.timesheets.values import trim
@@ -33,7 +34,7 @@ def drop_total_rows(body: Body, columns: list[str], spec: FormatSpec) -> tuple[B
     index = {name: i for i, name in enumerate(columns)}
     day, first = body.cells(index[found[day_field]]), body.cells(0)
 
-    def words(cells) -> np.ndarray:
+    def words(cells: Cells) -> np.ndarray:
         return cells.rows(pc.match_substring_regex(cells.values, TOTAL_WORDS).to_numpy(zero_copy_only=False))
 
     worded = words(day) | words(first)

@@ -71,7 +71,8 @@ class Tracker:
 
 
 def trackers() -> dict[str, Tracker]:
-    from hourtab.sync.clients import clockify, harvest, kimai, toggl
+    # The clients import this package (Tracker, Api): importing them at its top would be a cycle.
+    from hourtab.sync.clients import clockify, harvest, kimai, toggl  # noqa: PLC0415
 
     return {t.name: t for t in (toggl.TRACKER, clockify.TRACKER, harvest.TRACKER, kimai.TRACKER)}
 

@@ -12,11 +12,13 @@ from hourtab.core.resources import pages_dir
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build an app: defaults, then the environment (``HOURTAB_*``), then ``test_config``."""
-    from app import auth, db, demo, errors, extensions, jobs, security, templating
-    from app.api import bp as api_bp
-    from app.config import from_environment
-    from app.consultant import bp as consultant_bp
-    from app.public import bp as public_bp
+    # Imported here, not at the top: every ``app.*`` import (the CLI's included) runs this package
+    # first, and only building an app needs the web layer.
+    from app import auth, db, demo, errors, extensions, jobs, security, templating  # noqa: PLC0415
+    from app.api import bp as api_bp  # noqa: PLC0415
+    from app.config import from_environment  # noqa: PLC0415
+    from app.consultant import bp as consultant_bp  # noqa: PLC0415
+    from app.public import bp as public_bp  # noqa: PLC0415
 
     test_config = test_config or {}
     app = Flask(__name__, template_folder=str(pages_dir()), static_folder="static")

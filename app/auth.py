@@ -7,9 +7,11 @@ import hashlib
 import hmac
 
 from flask import Flask, current_app, redirect, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
 
 from app.db import get_db
+from app.errors import render_error, wants_json
 from hourtab.core import sessions
 from hourtab.core.accounts import Account
 from hourtab.core.db import transaction
@@ -90,9 +92,7 @@ def init_app(app: Flask) -> None:
     login_manager.user_loader(_load)
 
     @login_manager.unauthorized_handler
-    def _unauthorized():
-        from app.errors import render_error, wants_json
-
+    def _unauthorized() -> ResponseReturnValue:
         if wants_json():
             return render_error(401, "Unauthorized", "Log in first.")
         return redirect(url_for("consultant.login", next=request.full_path))

@@ -12,6 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
 from hourtab.core.errors import InvalidInput
 
 
@@ -124,9 +127,6 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
 
 
 def _database_url(env: Mapping[str, str], data_dir: Path) -> str:
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
     url = env.get("HOURTAB_DATABASE_URL") or env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'hourtab.db'}"
     try:
         make_url(url)

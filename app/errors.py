@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, Response, g, jsonify, render_template, request
+from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
@@ -89,12 +90,12 @@ def render_error(status: int, title: str, message: str,
 
 def init_app(app: Flask) -> None:
     @app.errorhandler(CSRFError)
-    def _csrf(error: CSRFError):
+    def _csrf(error: CSRFError) -> ResponseReturnValue:
         return render_error(400, "Bad request", "The form was missing its security token or it expired. "
                             "Reload the page and try again.")
 
     @app.errorhandler(HTTPException)
-    def _http(error: HTTPException):
+    def _http(error: HTTPException) -> ResponseReturnValue:
         if error.code and error.code >= 500:
             _rollback()
         titles = {404: "Not found", 413: "Too large", 405: "Method not allowed"}
@@ -105,7 +106,7 @@ def init_app(app: Flask) -> None:
         return render_error(error.code or 500, titles.get(error.code or 0, error.name), message)
 
     @app.errorhandler(Exception)
-    def _any(error: Exception):
+    def _any(error: Exception) -> ResponseReturnValue:
         _rollback()
         status = status_for(error)
         if status is None and storage_full(error):   # rolled back above: nothing half-written is kept

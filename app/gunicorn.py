@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import Any
+
 from gunicorn.app.base import BaseApplication
+
+from app import create_app
+from app.public.links import startup_warnings
 
 
 class _Server(BaseApplication):
@@ -14,23 +21,17 @@ class _Server(BaseApplication):
         for key, value in self.options.items():
             self.cfg.set(key, value)
 
-    def load(self):
-        from app import create_app
-        from app.public.links import startup_warnings
-
+    def load(self) -> Any:  # a Flask app; gunicorn's stubs name a WSGI type Flask's own stubs do not match
         app = create_app()
         for warning in startup_warnings(app):
             app.logger.warning(warning)
         return app
 
 
-def _leave(arbiter, worker) -> None:
+def _leave(arbiter: object, worker: object) -> None:
     """A worker leaves here, once gunicorn has closed what it owns. Without this it would go on to
     unwind the stack it was forked on (``hourtab serve``'s: its ``finally``, click's exit) and
     finalise every module the app imported, which took seconds of a shutdown for nothing."""
-    import os
-    import sys
-
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     os._exit(0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import jsonify
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
 from app.api import bp
@@ -12,6 +13,6 @@ from hourtab.retainers import plans
 
 @bp.route("/me")
 @login_required
-def me():
+def me() -> ResponseReturnValue:
     a = account()
     return jsonify({"id": a.id, "email": a.email, "plan": a.plan, "retainer_limit": plans.retainer_limit(a)})

@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flask import Response, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
 
 from app.api import bp
 from app.api.bearer import api_account, api_token
@@ -66,13 +67,13 @@ def _no_store(response: Response) -> Response:
 
 
 @bp.route("/v1/retainers")
-def v1_retainers():
+def v1_retainers() -> ResponseReturnValue:
     retainers = service.list_retainers(get_db(), api_account())
     return _no_store(jsonify({"retainers": [retainer_json(r) for r in retainers]}))
 
 
 @bp.route("/v1/retainers/<int:retainer_id>/ledger")
-def v1_ledger(retainer_id: int):
+def v1_ledger(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     retainer = service.get_retainer(db, api_account(), retainer_id)
     report = service.hours_report(db, retainer, now(), all_text=False)
@@ -115,7 +116,7 @@ def _import_options(form: Mapping[str, str]) -> tuple[ImportOptions, bool]:
 
 
 @bp.route("/v1/imports", methods=["POST"])
-def v1_import():
+def v1_import() -> ResponseReturnValue:
     """Stage the CSV (kept, not parsed yet) and queue its import; the job says how it went."""
     file = request.files.get("file")
     if file is None or not file.filename:
@@ -137,12 +138,12 @@ def v1_import():
 
 
 @bp.route("/v1/jobs/<job_id>")
-def v1_job(job_id: str):
+def v1_job(job_id: str) -> ResponseReturnValue:
     return _no_store(jsonify(job_json(get_job(get_db(), api_account().id, job_id))))
 
 
 @bp.route("/v1/openapi.yaml")
-def v1_openapi():
+def v1_openapi() -> ResponseReturnValue:
     """This API's description (OpenAPI 3.1), for clients and generators; no token needed."""
     spec = files("app.api").joinpath("openapi.yaml").read_text(encoding="utf-8")
     return Response(spec, mimetype="application/yaml")

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from app.cli.context import cli_session
 from hourtab.core.errors import InvalidInput
 
+if TYPE_CHECKING:
+    from incidents.writeups.report.build import Report
 
-def _kpis(report) -> dict:
+
+
+def _kpis(report: Report) -> dict:
     """The KPI strip as JSON: each figure's value, its text as shown, and its source."""
     out = {}
     for kpi in report.kpis:
@@ -31,12 +36,12 @@ def _kpis(report) -> dict:
     return out
 
 
-def _undetermined(report) -> list[dict]:
+def _undetermined(report: Report) -> list[dict]:
     return [{k: v for k, v in f.to_dict().items() if k in ("rule", "verdict", "evidence")}
             for f in report.findings if f.undetermined]
 
 
-def _write_outputs(report, pdf: Path | None, html: Path | None) -> None:
+def _write_outputs(report: Report, pdf: Path | None, html: Path | None) -> None:
     from incidents.writeups.document import document_bytes
 
     if html:
@@ -69,7 +74,8 @@ def incident_group() -> None:
 @click.option("--pdf", "pdf", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True)
-def build(email, title, runs, profiles, retainer_id, entries_tag, pdf, html, as_json) -> None:
+def build(email: str, title: str, runs: tuple[str, ...], profiles: tuple[Path, ...], retainer_id: int | None,
+          entries_tag: str | None, pdf: Path | None, html: Path | None, as_json: bool) -> None:
     """Build a draft incident from files and print its diagnosis, KPIs and log entry."""
     from hourtab.core.accounts import get_account
     from hourtab.core.db import transaction

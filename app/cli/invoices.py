@@ -30,7 +30,8 @@ def invoice_group() -> None:
 @click.option("--payment", default="", help="How to pay, as you write it (bank details, a link…).")
 @click.option("--tax-label", default="", help="The tax line's label, e.g. VAT.")
 @click.option("--tax-rate", default=None, help="The tax line's rate in percent, e.g. 19 (empty: no tax line).")
-def invoice_profile(email, name, address, tax_id, payment, tax_label, tax_rate) -> None:
+def invoice_profile(email: str, name: str, address: str, tax_id: str, payment: str, tax_label: str,
+                    tax_rate: str | None) -> None:
     """Set your invoicing details."""
     with cli_session() as cx, transaction(cx.session):
         account = accounts.get_account(cx.session, email)
@@ -45,7 +46,7 @@ def invoice_profile(email, name, address, tax_id, payment, tax_label, tax_rate) 
 @click.option("--name", required=True, help="The client's legal name.")
 @click.option("--address", default="", help="The client's address (\\n for a new line).")
 @click.option("--tax-id", default="", help="The client's tax id.")
-def invoice_client(retainer_id, email, name, address, tax_id) -> None:
+def invoice_client(retainer_id: int, email: str, name: str, address: str, tax_id: str) -> None:
     """Set who a retainer's invoices are made out to."""
     with cli_session() as cx, transaction(cx.session):
         account = accounts.get_account(cx.session, email)
@@ -61,7 +62,7 @@ def invoice_client(retainer_id, email, name, address, tax_id) -> None:
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the PDF here (default: invoice-NUMBER-MONTH.pdf in the current folder).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", "number", "month", "total", "currency", "pdf"}.')
-def invoice_issue(retainer_id, email, month, out, as_json) -> None:
+def invoice_issue(retainer_id: int, email: str, month: str, out: Path | None, as_json: bool) -> None:
     """Issue (or fetch, if issued) the invoice of a closed month and write its PDF."""
     now = dt.datetime.now(dt.UTC)
     with cli_session() as cx:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,12 @@ from hourtab.retainers.exports import period_json
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.presentation import format_hours, headline
 from hourtab.retainers.pricing import price_periods
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from hourtab.retainers.models import Retainer
+
 
 
 @click.group("retainer")
@@ -47,8 +54,12 @@ def retainer_group() -> None:
               help="Count only entries of this project (repeatable).")
 @click.option("--match-tag", "match_tags", multiple=True, help="Count only entries with this tag (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", "public_url"} as JSON.')
-def retainer_create(email, name, client, hours, period, reset_day, start, timezone, rollover_cap, rounding,
-                    fee, rate, overage_rate, currency, language, match_clients, match_projects, match_tags, as_json) -> None:
+def retainer_create(email: str, name: str, client: str, hours: str, period: str, reset_day: int | None,
+                    start: str | None, timezone: str | None, rollover_cap: str | None, rounding: str | None,
+                    fee: str | None, rate: str | None, overage_rate: str | None, currency: str | None,
+                    language: str,
+                    match_clients: tuple[str, ...], match_projects: tuple[str, ...], match_tags: tuple[str, ...],
+                    as_json: bool) -> None:
     """Create a retainer (refused beyond the plan's limit) and print its public URL."""
     with cli_session() as cx:
         session = cx.session
@@ -81,7 +92,7 @@ def retainer_rotate_token(retainer_id: int) -> None:
         click.echo(cx.public_url(retainer.public_token))
 
 
-def _by_id(session, retainer_id: int):
+def _by_id(session: Session, retainer_id: int) -> Retainer:
     from hourtab.core.errors import NotFound
     from hourtab.retainers.models import Retainer
 

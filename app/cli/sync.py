@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from hourtab.sync.clients import TRACKER_NAMES
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from hourtab.sync.models import Connection
+
 
 
 @click.group("sync")
@@ -135,7 +142,7 @@ def list_command(email: str | None, as_json: bool) -> None:
                    f"token {r['token']}\t{last}" + (f"\t{r['error']}" if r["error"] else ""))
 
 
-def _owned_connection(session, email: str | None, connection_id: int):
+def _owned_connection(session: Session, email: str | None, connection_id: int) -> Connection:
     """The connection, of the account named (when one is): refused as not found otherwise."""
     from hourtab.core import accounts
     from hourtab.core.errors import NotFound

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,7 +25,12 @@ from hourtab.timesheets.errors import (
     RowsRejected,
     TimesheetError,
 )
-from hourtab.timesheets.report import INSPECT_KEYS
+from hourtab.timesheets.report import INSPECT_KEYS, ReadReport
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+
 
 DATE_ORDERS = ("dmy", "mdy")
 
@@ -81,7 +86,7 @@ def _entries(n: int) -> str:
     return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
-def _print_report(report) -> None:
+def _print_report(report: ReadReport) -> None:
     click.echo(f"{report.explanation}")
     rows = f"{report.rows} row{'' if report.rows == 1 else 's'}"
     dates = (f"{report.first_date} to {report.last_date}" if report.first_date and report.last_date
@@ -157,7 +162,7 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
         click.get_current_context().exit(2)
 
 
-def _queue_alert_check(session, account_id: int) -> None:
+def _queue_alert_check(session: Session, account_id: int) -> None:
     from app.cli.context import queue_app
     from app.jobs.alerts import queue_alert_check
 

@@ -7,11 +7,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from hourtab.core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from incidents.tools.watchdog import Watchdog
 
 STATUS_EVERY_S = 10.0
 
@@ -60,24 +63,35 @@ def watchdog(wandb_dir: Path, once: bool, as_json: bool, notify_to: tuple[str, .
                 click.echo(f"warning: {error}", err=True)
 
     if once:
-        observation = dog.poll()
-        if as_json:
-            click.echo(json.dumps({"schema": "hourtab.watchdog/1", "run_folder": str(dog.followed) if dog.followed
-                                   else None, "observation": observation.to_dict() if observation else None,
-                                   "alerts": dog.alerts}, indent=2, default=str))
-        elif observation is None:
-            click.echo(f"No W&B run to read under {wandb_dir.name} yet.")
-        else:
-            click.echo(_status(observation, dog.followed))
-            click.echo("\n".join(alert_text(a) for a in dog.alerts) if dog.alerts
-                       else f"[ok] {observation.finding.verdict}")
-        for alert in dog.alerts:
-            for _name, send in sinks:
-                if send is not None and (error := send(alert)) is not None:
-                    click.echo(f"warning: {error}", err=True)
-        sys.exit(1 if dog.alerts else 0)
-
+        _poll_once(dog, sinks, wandb_dir, as_json)
     dog.notify = notify
+    _follow(dog, poll_s, max_seconds, as_json)
+
+
+def _poll_once(dog: Watchdog, sinks: list[tuple[str, Any]], wandb_dir: Path, as_json: bool) -> NoReturn:
+    """``--once``: one look at the run, its alerts sent, exit 1 when there were any."""
+    from incidents.tools.watchdog.notify import alert_text
+
+    observation = dog.poll()
+    if as_json:
+        click.echo(json.dumps({"schema": "hourtab.watchdog/1", "run_folder": str(dog.followed) if dog.followed
+                               else None, "observation": observation.to_dict() if observation else None,
+                               "alerts": dog.alerts}, indent=2, default=str))
+    elif observation is None:
+        click.echo(f"No W&B run to read under {wandb_dir.name} yet.")
+    else:
+        click.echo(_status(observation, dog.followed))
+        click.echo("\n".join(alert_text(a) for a in dog.alerts) if dog.alerts
+                   else f"[ok] {observation.finding.verdict}")
+    for alert in dog.alerts:
+        for _name, send in sinks:
+            if send is not None and (error := send(alert)) is not None:
+                click.echo(f"warning: {error}", err=True)
+    sys.exit(1 if dog.alerts else 0)
+
+
+def _follow(dog: Watchdog, poll_s: float, max_seconds: float | None, as_json: bool) -> None:
+    """Follow the run until Ctrl-C or ``max_seconds``, with a status line on stderr now and then."""
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     last: dict[str, Any] = {"at": 0.0, "step": None}
 

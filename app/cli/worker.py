@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from app.cli.context import queue_app
+
+if TYPE_CHECKING:
+    from flask import Flask
+
 
 
 @click.command("worker")
@@ -34,7 +39,7 @@ def worker(threads: int, check: bool, max_wait: float, parent_pid: int | None) -
         run_worker(app, threads, parent_pid=parent_pid)
 
 
-def _check(app, max_wait: float) -> None:
+def _check(app: Flask, max_wait: float) -> None:
     from hourtab.core.jobs import queue_health
 
     with app.extensions["hourtab.sessionmaker"]() as session:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from zoneinfo import available_timezones
 
 from flask import current_app, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from sqlalchemy.orm import Session
@@ -19,6 +20,7 @@ from wtforms.validators import Length
 
 from app.auth import account, log_in, log_out
 from app.consultant import bp
+from app.consultant.tokens import tokens_context
 from app.db import get_db
 from app.errors import form_status
 from app.forms import LoginForm, PasswordForm, SignupForm
@@ -27,6 +29,7 @@ from hourtab.core import accounts, ratelimit
 from hourtab.core.db import transaction
 from hourtab.core.errors import Conflict, InvalidInput, LimitReached, Unauthorized
 from hourtab.retainers.plans import retainer_limit
+from hourtab.retainers.service import active_count
 
 LOGIN_WINDOW_S = 60
 T = TypeVar("T")
@@ -87,7 +90,7 @@ def _commit_or_refuse(change: Callable[[Session], T],
 
 
 @bp.route("/signup", methods=["GET", "POST"])
-def signup():
+def signup() -> ResponseReturnValue:
     form = SignupForm()
     form.timezone.choices = zone_choices()
     if request.method == "GET":
@@ -97,7 +100,7 @@ def signup():
         new, error = _commit_or_refuse(lambda db: accounts.create_account(
             db, form.email.data, form.password.data, display_name=form.display_name.data or "",
             timezone=form.timezone.data), (InvalidInput, Conflict))
-        if error is None:
+        if new is not None:
             log_in(new)
             flash("Welcome to HourTab.")
             return redirect(url_for("consultant.dashboard"))
@@ -106,7 +109,7 @@ def signup():
 
 
 @bp.route("/login", methods=["GET", "POST"])
-def login():
+def login() -> ResponseReturnValue:
     form = LoginForm()
     error = None
     if form.validate_on_submit():
@@ -134,7 +137,7 @@ def login():
 
 
 @bp.route("/logout", methods=["POST"])
-def logout():
+def logout() -> ResponseReturnValue:
     log_out()
     flash("You are logged out.")
     return redirect(url_for("consultant.login"))
@@ -142,7 +145,7 @@ def logout():
 
 @bp.route("/account/sessions/revoke", methods=["POST"])
 @login_required
-def logout_everywhere():
+def logout_everywhere() -> ResponseReturnValue:
     log_out(everywhere=True)
     flash("Every session of this account is logged out, this one included.")
     return redirect(url_for("consultant.login"))
@@ -150,7 +153,7 @@ def logout_everywhere():
 
 @bp.route("/account/password", methods=["GET", "POST"])
 @login_required
-def change_password():
+def change_password() -> ResponseReturnValue:
     form = PasswordForm()
     error = None
     if form.validate_on_submit():
@@ -166,7 +169,7 @@ def change_password():
 
 @bp.route("/account/settings", methods=["GET", "POST"])
 @login_required
-def account_settings():
+def account_settings() -> ResponseReturnValue:
     form = SettingsForm()
     db = get_db()
     me = db.merge(account())
@@ -184,7 +187,6 @@ def account_settings():
             flash("Settings saved; your clients' pages show them now.")
             return redirect(url_for("consultant.account_settings"))
         form.form_errors.append(str(error))
-    from app.consultant.tokens import tokens_context
 
     return render_template("consultant/settings.html", form=form, me=me, **tokens_context()), *form_status(error)
 
@@ -200,9 +202,7 @@ class UpgradeForm(FlaskForm):
 
 @bp.route("/account/plan")
 @login_required
-def account_plan():
-    from hourtab.retainers.service import active_count
-
+def account_plan() -> ResponseReturnValue:
     db = get_db()
     me = db.merge(account())
     plans = [(p.value, billing.plan_summary(p.value)) for p in accounts.Plan]
@@ -213,7 +213,7 @@ def account_plan():
 
 @bp.route("/account/plan/<plan>", methods=["POST"])
 @login_required
-def account_upgrade(plan: str):
+def account_upgrade(plan: str) -> ResponseReturnValue:
     if not UpgradeForm().validate_on_submit():
         raise InvalidInput("The form expired; reload the page and try again.")
     db = get_db()

@@ -4,6 +4,7 @@ sync, sync now, pause, resume with a new token, remove)."""
 from __future__ import annotations
 
 from flask import current_app, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, SelectField, StringField
@@ -34,7 +35,7 @@ class ConnectForm(FlaskForm):
     harvest_account = StringField("Harvest account id (Harvest only)", validators=[Length(max=30)])
 
 
-def _page(form: ConnectForm, error: Exception | None = None):
+def _page(form: ConnectForm, error: Exception | None = None) -> ResponseReturnValue:
     me = account()
     connections = service.list_connections(get_db(), me.id)
     return render_template("consultant/connections.html", form=form, connections=connections,
@@ -44,7 +45,7 @@ def _page(form: ConnectForm, error: Exception | None = None):
 
 @bp.route("/account/connections", methods=["GET", "POST"])
 @login_required
-def connections():
+def connections() -> ResponseReturnValue:
     form = ConnectForm()
     if request.method == "GET" or not form.validate_on_submit():
         return _page(form)
@@ -73,7 +74,7 @@ def _mine(connection_id: int) -> Connection:
 
 @bp.route("/account/connections/<int:connection_id>/workspace", methods=["POST"])
 @login_required
-def connection_workspace(connection_id: int):
+def connection_workspace(connection_id: int) -> ResponseReturnValue:
     db = get_db()
     with transaction(db):
         connection = service.choose_workspace(db, db.merge(account()), connection_id, request.form.get("workspace", ""))
@@ -83,7 +84,7 @@ def connection_workspace(connection_id: int):
 
 @bp.route("/account/connections/<int:connection_id>/sync", methods=["POST"])
 @login_required
-def connection_sync(connection_id: int):
+def connection_sync(connection_id: int) -> ResponseReturnValue:
     connection = _mine(connection_id)
     if connection.status != "active":
         raise InvalidInput("Resume the connection before syncing it.")
@@ -93,7 +94,7 @@ def connection_sync(connection_id: int):
 
 @bp.route("/account/connections/<int:connection_id>/pause", methods=["POST"])
 @login_required
-def connection_pause(connection_id: int):
+def connection_pause(connection_id: int) -> ResponseReturnValue:
     db = get_db()
     with transaction(db):
         connection = service.pause(db, db.merge(account()), connection_id)
@@ -103,7 +104,7 @@ def connection_pause(connection_id: int):
 
 @bp.route("/account/connections/<int:connection_id>/resume", methods=["POST"])
 @login_required
-def connection_resume(connection_id: int):
+def connection_resume(connection_id: int) -> ResponseReturnValue:
     db = get_db()
     with transaction(db):
         connection = service.resume(db, db.merge(account()), connection_id, tokens(), request.form.get("token") or None)
@@ -113,7 +114,7 @@ def connection_resume(connection_id: int):
 
 @bp.route("/account/connections/<int:connection_id>/remove", methods=["POST"])
 @login_required
-def connection_remove(connection_id: int):
+def connection_remove(connection_id: int) -> ResponseReturnValue:
     db = get_db()
     label = tracker(_mine(connection_id).tracker).label
     with transaction(db):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from flask import redirect, render_template, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
@@ -23,6 +26,14 @@ from incidents.evidence import store
 from incidents.evidence.wandb.downsample import minmax
 from incidents.evidence.wandb.summaries import summarise
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+    from werkzeug.datastructures import FileStorage
+
+    from hourtab.core.jobs import Job
+    from incidents.evidence.wandb.evidence import RunEvidence
+
+
 
 class EvidenceUploadForm(FlaskForm):
     file = FileField("Run archive (.zip, .tar.gz) or export (.wandb, .csv, .json, .jsonl, .parquet)",
@@ -31,7 +42,7 @@ class EvidenceUploadForm(FlaskForm):
 
 @bp.route("/evidence", methods=["GET", "POST"])
 @login_required
-def evidence_list():
+def evidence_list() -> ResponseReturnValue:
     form = EvidenceUploadForm()
     error = None
     db = get_db()
@@ -55,7 +66,7 @@ def evidence_list():
     return render_template("consultant/evidence/list.html", form=form, rows=rows, jobs=jobs), *form_status(error)
 
 
-def _queue_ingest(db, upload):
+def _queue_ingest(db: Session, upload: FileStorage) -> Job:
     """Stage the upload into blob storage and queue the parse: the request returns at once.
 
     The same staging step as a CSV upload (``hourtab.core.staging``): read once, hashed as it
@@ -73,7 +84,7 @@ def _queue_ingest(db, upload):
 
 @bp.route("/evidence/<int:evidence_id>")
 @login_required
-def evidence_detail(evidence_id: int):
+def evidence_detail(evidence_id: int) -> ResponseReturnValue:
     db = get_db()
     row = store.get_evidence(db, account().id, evidence_id)
     run = store.evidence_from_row(row, blobs())
@@ -83,7 +94,7 @@ def evidence_detail(evidence_id: int):
                            charts=charts, inspect=row.facts.get("inspect", {}))
 
 
-def _series(run) -> list[dict]:
+def _series(run: RunEvidence) -> list[dict]:
     """A few downsampled series drawn as inline SVG lines (min/max buckets keep spikes)."""
     out = []
     picks = [("history", c) for c in run.metrics[:4]]

@@ -8,10 +8,11 @@ A query string on the preview (an old link) still reads the file that way, for t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from flask import Response, current_app, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from sqlalchemy.orm import Session
 
@@ -45,6 +46,14 @@ from hourtab.timesheets.spec import DURATION_UNITS, FIELDS
 from hourtab.timesheets.suggest import samples_of, suggest
 from hourtab.timesheets.zone import upload_zone
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+    from hourtab.retainers.changes import ChangePreview
+
+
 PREVIEW_ROWS = 20
 FIELD_LABELS = {
     "date": "Date", "start_date": "Start date", "start_time": "Start time", "end_date": "End date",
@@ -55,7 +64,7 @@ FIELD_LABELS = {
 }
 
 
-def _changes(values) -> dict[str, Any]:
+def _changes(values: Mapping[str, str]) -> dict[str, Any]:
     """The import options a request sends (only those it names: the rest stay as kept on the upload)."""
     out: dict[str, Any] = {}
     for key, default in (("format", "auto"), ("date_order", None), ("timezone", None),
@@ -81,7 +90,7 @@ def _query(options: dict[str, Any]) -> dict[str, Any]:
 
 @bp.route("/imports", methods=["GET", "POST"])
 @login_required
-def imports():
+def imports() -> ResponseReturnValue:
     db = get_db()
     me = account()
     if request.method == "GET":
@@ -105,7 +114,7 @@ def _queue_above() -> int:
     return int(current_app.config["CSV_QUEUE_ABOVE_BYTES"])
 
 
-def _to_preview(upload: Upload):
+def _to_preview(upload: Upload) -> ResponseReturnValue:
     """The preview, or, for a large file left to read in the background, the page of the job reading it."""
     if upload.status != "reading":
         return redirect(url_for("consultant.import_preview", upload_id=upload.id))
@@ -115,7 +124,7 @@ def _to_preview(upload: Upload):
 
 @bp.route("/imports/<int:upload_id>/options", methods=["POST"])
 @login_required
-def import_options(upload_id: int):
+def import_options(upload_id: int) -> ResponseReturnValue:
     """Keep the options the preview's forms chose on the upload, then preview it with them."""
     with transaction(get_db()):
         upload = uploads.set_options(get_db(), account(), upload_id, blobs(), _changes(request.values),
@@ -129,7 +138,7 @@ def _my_upload(upload_id: int) -> tuple[Session, Account, Upload]:
     return db, me, get_owned(db, Upload, me.id, upload_id)
 
 
-def _upload_page(message: str | None = None, error: Exception | None = None):
+def _upload_page(message: str | None = None, error: Exception | None = None) -> ResponseReturnValue:
     db = get_db()
     me = account()
     page = render_template("consultant/imports/upload.html", recent=uploads.list_uploads(db, me, limit=10),
@@ -141,14 +150,14 @@ def _upload_page(message: str | None = None, error: Exception | None = None):
 
 @bp.route("/imports/history")
 @login_required
-def import_history():
+def import_history() -> ResponseReturnValue:
     return render_template("consultant/imports/history.html", states=importer.UPLOAD_STATES,
                            uploads=uploads.list_uploads(get_db(), account(), limit=1000))
 
 
 @bp.route("/imports/<int:upload_id>/preview")
 @login_required
-def import_preview(upload_id: int):
+def import_preview(upload_id: int) -> ResponseReturnValue:
     db, me, upload = _my_upload(upload_id)
     if upload.status == "imported":
         return redirect(url_for("consultant.import_detail", upload_id=upload.id))
@@ -179,16 +188,16 @@ def import_preview(upload_id: int):
     return render_template("consultant/imports/preview.html", **context), *form_status(error)
 
 
-def _local_rows(frame, zone: str) -> list[dict]:
+def _local_rows(frame: pd.DataFrame, zone: str) -> list[dict]:
     """The first rows with their start in the zone each was read in (what the export showed)."""
     zones = frame["timezone"] if "timezone" in frame else [zone] * len(frame)
-    return [dict(r, start_local=s.tz_convert(z).strftime("%Y-%m-%d %H:%M:%S") if not pd.isna(s) else "")
+    return [{**r, "start_local":s.tz_convert(z).strftime("%Y-%m-%d %H:%M:%S") if not pd.isna(s) else ""}
             for r, s, z in zip(frame.to_dict("records"), frame["start_at"], zones, strict=True)]
 
 
 @bp.route("/imports/<int:upload_id>/confirm", methods=["POST"])
 @login_required
-def import_confirm(upload_id: int):
+def import_confirm(upload_id: int) -> ResponseReturnValue:
     db = get_db()
     me = account()
     changes = {**_changes(request.form), "skip_invalid": request.form.get("skip_invalid") == "1"}
@@ -218,7 +227,7 @@ def import_confirm(upload_id: int):
 
 @bp.route("/imports/<int:upload_id>/mapping", methods=["GET", "POST"])
 @login_required
-def import_mapping(upload_id: int):
+def import_mapping(upload_id: int) -> ResponseReturnValue:
     """Map an unknown CSV's columns to entry fields; optionally save the mapping as a named profile."""
     db, me, upload = _my_upload(upload_id)
     changes = _changes(request.values)
@@ -245,7 +254,7 @@ def import_mapping(upload_id: int):
 
 @bp.route("/imports/<int:upload_id>")
 @login_required
-def import_detail(upload_id: int):
+def import_detail(upload_id: int) -> ResponseReturnValue:
     db, me, upload = _my_upload(upload_id)
     return render_template("consultant/imports/detail.html", upload=upload, states=importer.UPLOAD_STATES,
                            flagged=removal.removal_candidates(db, me, upload.id),
@@ -255,7 +264,7 @@ def import_detail(upload_id: int):
 
 @bp.route("/imports/<int:upload_id>/original")
 @login_required
-def import_original(upload_id: int):
+def import_original(upload_id: int) -> ResponseReturnValue:
     """The uploaded bytes, as a download (never rendered inline)."""
     upload, data = uploads.original(get_db(), account(), upload_id, blobs())
     safe = "".join(ch for ch in upload.filename if ch.isalnum() or ch in "._-") or "upload.csv"
@@ -269,7 +278,7 @@ def _entry_ids() -> list[int]:
 
 @bp.route("/imports/<int:upload_id>/remove")
 @login_required
-def import_remove_review(upload_id: int):
+def import_remove_review(upload_id: int) -> ResponseReturnValue:
     """The confirmation: the chosen rows and the hours removing them takes away."""
     db, me, upload = _my_upload(upload_id)
     chosen = removal.removal_candidates(db, me, upload.id, _entry_ids())
@@ -287,7 +296,7 @@ def _remove(db: Session, me: Account, upload_id: int) -> tuple[int, str]:
 
 @bp.route("/imports/<int:upload_id>/remove", methods=["POST"])
 @login_required
-def import_remove(upload_id: int):
+def import_remove(upload_id: int) -> ResponseReturnValue:
     """Remove the chosen entries; where that revises a closed period, its preview asks first."""
     detail = url_for("consultant.import_detail", upload_id=upload_id)
     outcome = run_change(lambda db, me: _remove(db, me, upload_id), title="Remove these entries?", cancel=detail)
@@ -301,7 +310,7 @@ def import_remove(upload_id: int):
 
 @bp.route("/imports/<int:upload_id>/restore", methods=["POST"])
 @login_required
-def import_restore(upload_id: int):
+def import_restore(upload_id: int) -> ResponseReturnValue:
     """Restore removed entries; where that revises a closed period, its preview asks first."""
     ids = [int(v) for v in request.form.getlist("entry") if v.isdigit()] or None
     detail = url_for("consultant.import_detail", upload_id=upload_id)
@@ -314,6 +323,6 @@ def import_restore(upload_id: int):
     return redirect(detail)
 
 
-def _revised(preview) -> str:
+def _revised(preview: ChangePreview) -> str:
     n = len(preview.periods)
     return f" {n} closed period{'' if n == 1 else 's'} revised." if n else ""

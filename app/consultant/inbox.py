@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
 from app.auth import account
@@ -18,7 +19,7 @@ from hourtab.retainers.inbox import add_to_rules, inbox
 
 @bp.route("/inbox")
 @login_required
-def inbox_page():
+def inbox_page() -> ResponseReturnValue:
     db = get_db()
     me = account()
     active = [r for r in service.list_retainers(db, me) if r.active]
@@ -27,7 +28,7 @@ def inbox_page():
 
 @bp.route("/inbox/add", methods=["POST"])
 @login_required
-def inbox_add():
+def inbox_add() -> ResponseReturnValue:
     """Add a group's client (or project) to the chosen retainer's rules: previewed where it revises history."""
     if not ActionForm().validate_on_submit():
         abort(400)

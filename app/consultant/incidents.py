@@ -9,8 +9,10 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flask import Response, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from sqlalchemy.orm import Session
 
@@ -23,6 +25,8 @@ from app.jobs import enqueue
 from app.jobs.broker import start
 from hourtab.core.db import transaction
 from hourtab.core.scoping import select_owned
+from hourtab.retainers.models import Retainer
+from hourtab.timesheets.models import TimeEntry
 from incidents.errors import InvalidEvidence
 from incidents.evidence import store
 from incidents.writeups import postmortem, service
@@ -35,21 +39,28 @@ from incidents.writeups.models import (
     SEVERITIES,
     Incident,
 )
+from incidents.writeups.report.build import build_report
+from incidents.writeups.report.checks import publish_warnings
+from incidents.writeups.report.timeline import merged
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from incidents.writeups.models import Incident
 
 
-def _incident(incident_id: int):
+
+def _incident(incident_id: int) -> Incident:
     return service.get_incident(get_db(), account().id, incident_id)
 
 
-def _back(incident_id: int, anchor: str = ""):
+def _back(incident_id: int, anchor: str = "") -> ResponseReturnValue:
     return redirect(url_for("consultant.incident_edit", incident_id=incident_id) + (f"#{anchor}" if anchor else ""))
 
 
 @bp.route("/incidents", methods=["GET", "POST"])
 @login_required
-def incidents_list():
-    from hourtab.retainers.models import Retainer
-
+def incidents_list() -> ResponseReturnValue:
     db, me = get_db(), account()
     if request.method == "POST":
         retainer = form_id("retainer_id")
@@ -63,10 +74,7 @@ def incidents_list():
 
 @bp.route("/incidents/<int:incident_id>")
 @login_required
-def incident_edit(incident_id: int):
-    from hourtab.timesheets.models import TimeEntry
-    from incidents.writeups.report.timeline import merged
-
+def incident_edit(incident_id: int) -> ResponseReturnValue:
     db, me = get_db(), account()
     incident = _incident(incident_id)
     inputs = service.report_input(db, incident, blobs(), me.display_name, with_runs=False)
@@ -82,7 +90,7 @@ def incident_edit(incident_id: int):
                            statuses=INCIDENT_STATUSES, milestones=MILESTONES)
 
 
-def _edit(rule: str, anchor: str = "", saved: str = ""):
+def _edit(rule: str, anchor: str = "", saved: str = "") -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register an editor form's POST at ``/incidents/<id><rule>``.
 
     The decorated function makes one change given the session and the signed-in account's incident;
@@ -90,10 +98,10 @@ def _edit(rule: str, anchor: str = "", saved: str = ""):
     ``saved`` message once it committed).
     """
 
-    def register(change: Callable[..., None]):
+    def register(change: Callable[..., None]) -> Callable[..., None]:
         @bp.route(f"/incidents/<int:incident_id>{rule}", methods=["POST"], endpoint=change.__name__)
         @login_required
-        def view(incident_id: int, **path_args):
+        def view(incident_id: int, **path_args: Any) -> ResponseReturnValue:
             db = get_db()
             incident = _incident(incident_id)
             with transaction(db):
@@ -186,7 +194,7 @@ def incident_postmortem(db: Session, incident: Incident) -> None:
 
 @bp.route("/incidents/<int:incident_id>/publish", methods=["POST"])
 @login_required
-def incident_publish(incident_id: int):
+def incident_publish(incident_id: int) -> ResponseReturnValue:
     db = get_db()
     incident = _incident(incident_id)
     with transaction(db):
@@ -195,9 +203,6 @@ def incident_publish(incident_id: int):
         service.publish(db, incident, request.form.get("publish") != "0")
     flash("Published." if incident.status == "published" else "Withdrawn: the writeup is a draft again.")
     if incident.status == "published":
-        from incidents.writeups.report.build import build_report
-        from incidents.writeups.report.checks import publish_warnings
-
         report = build_report(service.report_input(db, incident, blobs(), account().display_name))
         for warning in publish_warnings(report):
             flash(warning)
@@ -206,18 +211,16 @@ def incident_publish(incident_id: int):
     return _back(incident_id)
 
 
-def _prepare_published(db, incident) -> None:
+def _prepare_published(db: Session, incident: Incident) -> None:
     """Render the public PDF and page on a worker, and tell the retainer's alert subscribers."""
-    from hourtab.retainers.models import Retainer
-
-    token = db.get(Retainer, incident.retainer_id).public_token
+    token = db.get_one(Retainer, incident.retainer_id).public_token
     params = {"incident_id": incident.id, "public_url": f"/h/{token}/incidents/{incident.slug}" if token else ""}
     enqueue(start(db, account().id, "incident_publish", params).id)
 
 
 @bp.route("/incidents/<int:incident_id>/render", methods=["POST"])
 @login_required
-def incident_render(incident_id: int):
+def incident_render(incident_id: int) -> ResponseReturnValue:
     """Render the PDF on a worker; the job page shows progress and then opens the PDF."""
     db = get_db()
     incident = _incident(incident_id)
@@ -228,7 +231,7 @@ def incident_render(incident_id: int):
 
 @bp.route("/incidents/<int:incident_id>/preview")
 @login_required
-def incident_preview(incident_id: int):
+def incident_preview(incident_id: int) -> ResponseReturnValue:
     html = service.incident_document(get_db(), _incident(incident_id), blobs(), "html", author=account().display_name,
                                      pdf_url=url_for("consultant.incident_pdf", incident_id=incident_id))
     return Response(html, mimetype="text/html")
@@ -236,7 +239,7 @@ def incident_preview(incident_id: int):
 
 @bp.route("/incidents/<int:incident_id>.pdf")
 @login_required
-def incident_pdf(incident_id: int):
+def incident_pdf(incident_id: int) -> ResponseReturnValue:
     incident = _incident(incident_id)
     data = service.incident_document(get_db(), incident, blobs(), "pdf", author=account().display_name)
     return Response(data, mimetype="application/pdf",

@@ -3,9 +3,11 @@ closed month's invoice and downloading its PDF (the PDF is rendered on each down
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from flask import Response, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import StringField, TextAreaField
@@ -14,6 +16,7 @@ from wtforms.validators import DataRequired, Length, Optional
 from app.auth import account
 from app.consultant import bp
 from app.db import get_db
+from app.public.hours import now
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.invoices import service as invoices
@@ -51,15 +54,13 @@ def _local(path: str | None) -> str | None:
     return path if path and re.match(r"^/(?![/\\])[\w\-/]*$", path) else None
 
 
-def _now():
-    from app.public.hours import now
-
+def _now() -> dt.datetime:
     return now()
 
 
 @bp.route("/invoices/profile", methods=["GET", "POST"])
 @login_required
-def invoice_profile():
+def invoice_profile() -> ResponseReturnValue:
     db = get_db()
     profile = invoices.profile_of(db, account().id)
     form = ProfileForm(obj=profile)
@@ -79,7 +80,7 @@ def invoice_profile():
 
 @bp.route("/retainers/<int:retainer_id>/invoices")
 @login_required
-def retainer_invoices(retainer_id: int):
+def retainer_invoices(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     me = account()
     retainer = retainers.get_retainer(db, me, retainer_id)
@@ -94,7 +95,7 @@ def retainer_invoices(retainer_id: int):
 
 @bp.route("/retainers/<int:retainer_id>/invoices/client", methods=["POST"])
 @login_required
-def retainer_invoice_client(retainer_id: int):
+def retainer_invoice_client(retainer_id: int) -> ResponseReturnValue:
     form = ClientForm()
     if not form.validate_on_submit():
         raise InvalidInput(_errors(form))
@@ -108,7 +109,7 @@ def retainer_invoice_client(retainer_id: int):
 
 @bp.route("/retainers/<int:retainer_id>/invoices/<month>", methods=["POST"])
 @login_required
-def retainer_invoice_issue(retainer_id: int, month: str):
+def retainer_invoice_issue(retainer_id: int, month: str) -> ResponseReturnValue:
     if not IssueForm().validate_on_submit() or not MONTH.match(month):
         raise InvalidInput("The form expired; try again.")
     db = get_db()
@@ -120,7 +121,7 @@ def retainer_invoice_issue(retainer_id: int, month: str):
 
 @bp.route("/invoices/<int:invoice_id>.pdf")
 @login_required
-def invoice_download(invoice_id: int):
+def invoice_download(invoice_id: int) -> ResponseReturnValue:
     view = invoices.invoice_view(get_db(), account(), invoice_id, _now())
     return Response(invoice_pdf(view), mimetype="application/pdf",
                     headers={"Content-Disposition": f'inline; filename="{invoice_filename(view)}"',

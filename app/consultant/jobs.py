@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import jsonify, redirect, render_template, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
 from app.auth import account
@@ -43,7 +44,7 @@ def _status(job: Job) -> dict:
 
 @bp.route("/jobs/<job_id>")
 @login_required
-def job_detail(job_id: str):
+def job_detail(job_id: str) -> ResponseReturnValue:
     job = get_job(get_db(), account().id, job_id)
     url = result_url(job)
     if url and job.kind != "incident_pdf":
@@ -53,7 +54,7 @@ def job_detail(job_id: str):
 
 @bp.route("/jobs/<job_id>.json")
 @login_required
-def job_status(job_id: str):
+def job_status(job_id: str) -> ResponseReturnValue:
     response = jsonify(_status(get_job(get_db(), account().id, job_id)))
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -61,7 +62,7 @@ def job_status(job_id: str):
 
 @bp.route("/jobs/<job_id>/retry", methods=["POST"])
 @login_required
-def job_retry(job_id: str):
+def job_retry(job_id: str) -> ResponseReturnValue:
     db = get_db()
     with transaction(db):
         job = retry_job(db, get_job(db, account().id, job_id))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import DateField, SelectField, StringField
@@ -19,6 +21,7 @@ from app.consultant.rules import NamesField, rules_from
 from app.consultant.rules import fill as fill_rules
 from app.db import get_db
 from app.errors import form_status
+from app.public.hours import now
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.core.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -29,6 +32,17 @@ from hourtab.retainers.inbox import inbox_totals
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.names import entry_names
 from hourtab.retainers.presentation import format_hours, headline, hours_formatter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from sqlalchemy.orm import Session
+
+    from hourtab.core.accounts import Account
+    from hourtab.retainers.changes import ChangePreview
+    from hourtab.retainers.models import Retainer
+    from hourtab.retainers.terms import Terms
+
 
 
 def _choices(pairs: list[tuple[str, str]]) -> list[SelectChoice]:
@@ -91,7 +105,7 @@ class ActionForm(FlaskForm):
     """CSRF only, for the buttons."""
 
 
-def _terms(form: RetainerForm):
+def _terms(form: RetainerForm) -> Terms:
     return service.parse_terms(service.TermsInput(
         hours=form.hours.data, start=form.start.data, period=form.period.data, reset_day=form.reset_day.data,
         timezone=form.timezone.data, rollover=form.rollover.data, rollover_cap=form.rollover_cap.data,
@@ -103,8 +117,6 @@ def _terms(form: RetainerForm):
 
 def _now() -> dt.datetime:
     """The clock the client's pages use (tests and demos may fix it), so both sides agree."""
-    from app.public.hours import now
-
     return now()
 
 
@@ -120,7 +132,7 @@ def _rules(form: RetainerForm) -> MatchRules:
                       form.match_billable.data, form.client.data)
 
 
-def _moved(preview) -> str:
+def _moved(preview: ChangePreview) -> str:
     """What a saved change did to entries and closed periods, for its flash message."""
     moved = [m for m in preview.moves if m.source != m.target]
     n = sum(m.entries for m in moved)
@@ -133,7 +145,7 @@ def public_url(token: str | None) -> str | None:
     return url_for("public.hours_page", token=token, _external=True) if token else None
 
 
-def balances(db, retainers) -> list[dict]:
+def balances(db: Session, retainers: Iterable[Retainer]) -> list[dict]:
     """Each retainer with its live figures, for the dashboard and the list."""
     rows = []
     unit = account().hours_unit
@@ -146,7 +158,7 @@ def balances(db, retainers) -> list[dict]:
 
 @bp.route("/retainers")
 @login_required
-def retainers_list():
+def retainers_list() -> ResponseReturnValue:
     db = get_db()
     me = account()
     return render_template("consultant/retainers/list.html", rows=balances(db, service.list_retainers(db, me)),
@@ -156,7 +168,7 @@ def retainers_list():
 
 @bp.route("/retainers/new", methods=["GET", "POST"])
 @login_required
-def retainer_new():
+def retainer_new() -> ResponseReturnValue:
     form = RetainerForm()
     error = None
     if request.method == "GET" and not form.start.data:
@@ -196,7 +208,7 @@ def _for_inbox_group(form: RetainerForm) -> None:
         form.match_project.data = [] if client else [project]
 
 
-def _fill(form: RetainerForm, r, terms) -> None:
+def _fill(form: RetainerForm, r: Retainer, terms: Terms) -> None:
     """The form as the retainer stands; ``terms``: the version in force now (not a later scheduled one)."""
     form.name.data, form.client.data, form.language.data = r.name, r.client, r.language
     form.hours.data = format_hours(terms.allotment_s)
@@ -217,7 +229,7 @@ def _fill(form: RetainerForm, r, terms) -> None:
 
 @bp.route("/retainers/<int:retainer_id>/edit", methods=["GET", "POST"])
 @login_required
-def retainer_edit(retainer_id: int):
+def retainer_edit(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     retainer = service.get_retainer(db, account(), retainer_id)
     form = RetainerForm()
@@ -256,7 +268,7 @@ def retainer_edit(retainer_id: int):
 
 @bp.route("/retainers/<int:retainer_id>")
 @login_required
-def retainer_detail(retainer_id: int):
+def retainer_detail(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     me = account()
     retainer = service.get_retainer(db, me, retainer_id)
@@ -276,7 +288,7 @@ def retainer_detail(retainer_id: int):
         credit_form=credit_form, action=ActionForm())
 
 
-def _action(retainer_id: int, fn, message: str):
+def _action(retainer_id: int, fn: Callable[[Session, Account, int], object], message: str) -> ResponseReturnValue:
     """A button's change; one that revises closed periods (archiving, reactivating) asks first."""
     if not ActionForm().validate_on_submit():
         abort(400)
@@ -299,7 +311,8 @@ CONFIRM = {
 }
 
 
-def _confirm(retainer_id: int, action: str, fn, message: str):
+def _confirm(retainer_id: int, action: str, fn: Callable[[Session, Account, int], object],
+             message: str) -> ResponseReturnValue:
     """GET shows what the action will do and asks; only the confirming POST changes anything."""
     if request.method == "GET":
         retainer = service.get_retainer(get_db(), account(), retainer_id)
@@ -311,41 +324,41 @@ def _confirm(retainer_id: int, action: str, fn, message: str):
 
 @bp.route("/retainers/<int:retainer_id>/token/rotate", methods=["GET", "POST"])
 @login_required
-def retainer_rotate(retainer_id: int):
+def retainer_rotate(retainer_id: int) -> ResponseReturnValue:
     return _confirm(retainer_id, "rotate", service.rotate_token,
                     "New public link made; the old one no longer works.")
 
 
 @bp.route("/retainers/<int:retainer_id>/token/disable", methods=["GET", "POST"])
 @login_required
-def retainer_disable(retainer_id: int):
+def retainer_disable(retainer_id: int) -> ResponseReturnValue:
     return _confirm(retainer_id, "disable", service.disable_token,
                     "Public page disabled; its link now shows 'not found'. Re-enable it to bring the same link back.")
 
 
 @bp.route("/retainers/<int:retainer_id>/token/enable", methods=["POST"])
 @login_required
-def retainer_enable(retainer_id: int):
+def retainer_enable(retainer_id: int) -> ResponseReturnValue:
     return _action(retainer_id, service.enable_token, "Public page enabled again, at the same link as before.")
 
 
 @bp.route("/retainers/<int:retainer_id>/archive", methods=["POST"])
 @login_required
-def retainer_archive(retainer_id: int):
+def retainer_archive(retainer_id: int) -> ResponseReturnValue:
     return _action(retainer_id, lambda db, me, rid: service.set_active(db, me, rid, False),
                    "Retainer archived: it no longer counts against your plan or takes new entries.")
 
 
 @bp.route("/retainers/<int:retainer_id>/activate", methods=["POST"])
 @login_required
-def retainer_activate(retainer_id: int):
+def retainer_activate(retainer_id: int) -> ResponseReturnValue:
     return _action(retainer_id, lambda db, me, rid: service.set_active(db, me, rid, True),
                    "Retainer active again.")
 
 
 @bp.route("/retainers/<int:retainer_id>/credits", methods=["POST"])
 @login_required
-def retainer_add_credit(retainer_id: int):
+def retainer_add_credit(retainer_id: int) -> ResponseReturnValue:
     form = CreditForm()
     db = get_db()
     if not form.validate_on_submit():
@@ -360,5 +373,5 @@ def retainer_add_credit(retainer_id: int):
 
 @bp.route("/retainers/<int:retainer_id>/credits/<int:credit_id>/delete", methods=["POST"])
 @login_required
-def retainer_delete_credit(retainer_id: int, credit_id: int):
+def retainer_delete_credit(retainer_id: int, credit_id: int) -> ResponseReturnValue:
     return _action(retainer_id, lambda db, me, rid: service.delete_credit(db, me, rid, credit_id), "Removed.")

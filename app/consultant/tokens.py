@@ -7,6 +7,7 @@ put in the session cookie nor in a URL), and the page is not kept by the browser
 from __future__ import annotations
 
 from flask import flash, redirect, render_template, url_for
+from flask.typing import ResponseReturnValue
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import StringField
@@ -37,7 +38,7 @@ def tokens_context() -> dict:
 
 @bp.route("/account/tokens", methods=["POST"])
 @login_required
-def token_create():
+def token_create() -> ResponseReturnValue:
     form = TokenForm()
     if not form.validate_on_submit():
         flash(" ".join(e for errors in form.errors.values() for e in errors) or "The form expired; try again.")
@@ -55,7 +56,7 @@ def token_create():
 
 @bp.route("/account/tokens/<int:token_id>/revoke", methods=["POST"])
 @login_required
-def token_revoke(token_id: int):
+def token_revoke(token_id: int) -> ResponseReturnValue:
     if not RevokeForm().validate_on_submit():
         flash("The form expired; try again.")
         return redirect(url_for("consultant.account_settings", _anchor="api-tokens"))

@@ -16,12 +16,11 @@ from typing import Any
 from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
+from app.jobs import alerts, handlers, sync
 from app.jobs.broker import Queue, start
 
 
 def init_app(app: Flask) -> None:
-    from app.jobs import alerts, handlers, sync
-
     queue = app.extensions["hourtab.queue"] = Queue(app)
     handlers.register(app, queue)
     alerts.register(app, queue)

@@ -19,6 +19,7 @@ from hourtab.core.blobs import BlobStore
 from hourtab.core.db import utcnow
 from hourtab.core.jobrunner import checkpoint
 from hourtab.core.jobs import Job, create_job
+from incidents.writeups import published
 
 
 def queue_alert_check(app: Flask, session: Session, account_id: int) -> None:
@@ -28,8 +29,6 @@ def queue_alert_check(app: Flask, session: Session, account_id: int) -> None:
 
 
 def register(app: Flask, queue: Queue) -> None:
-    from incidents.writeups import published
-
     cfg = app.config
     mail = MailSettings(cfg["PUBLIC_URL"], cfg.get("SMTP_URL", ""), cfg["MAIL_FROM"])
     blobs: BlobStore = app.extensions["hourtab.blobs"]

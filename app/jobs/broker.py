@@ -18,7 +18,11 @@ from flask import Flask
 from huey import Huey, RedisHuey, SqliteHuey
 from sqlalchemy.orm import Session
 
-from hourtab.core.jobs import Handler, Job
+from hourtab.core.db import transaction
+from hourtab.core.errors import HourTabError
+from hourtab.core.jobrunner import JobRunner
+from hourtab.core.jobs import Handler, Job, create_job
+from incidents.errors import IncidentsError
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +38,6 @@ class Queue:
     """One Huey instance per app, with the single ``run_job`` task registered on it."""
 
     def __init__(self, app: Flask) -> None:
-        from hourtab.core.errors import HourTabError
-        from hourtab.core.jobrunner import JobRunner
-        from incidents.errors import IncidentsError
-
         cfg = app.config
         self.huey = _make_huey(cfg)
         self.kinds: dict[str, Kind] = {}
@@ -94,9 +94,6 @@ def _make_huey(cfg: dict[str, Any]) -> Huey:
 def start(session: Session, account_id: int, kind: str, params: dict[str, Any]) -> Job:
     """Create the job row and commit it, from a request or a command (the queue may run it at once,
     from another process). Inside a job, use ``create_job``: the runner queues it after its commit."""
-    from hourtab.core.db import transaction
-    from hourtab.core.jobs import create_job
-
     with transaction(session):
         job = create_job(session, account_id, kind, params)
     return job

@@ -8,22 +8,25 @@ retried render finds the documents in the cache.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 from sqlalchemy.orm import Session
 
 from app.jobs.broker import Queue
+from hourtab.core.accounts import Account
 from hourtab.core.blobs import BlobStore
 from hourtab.core.jobs import Job, create_job
+from hourtab.imports.uploads import confirm, import_file, read_staged
+from incidents.evidence import store
+from incidents.writeups import published
+
+if TYPE_CHECKING:
+    from hourtab.imports.importer import ImportResult
+
 
 
 def register(app: Flask, queue: Queue) -> None:
-    from hourtab.core.accounts import Account
-    from hourtab.imports.uploads import confirm, import_file, read_staged
-    from incidents.evidence import store
-    from incidents.writeups import published
-
     blobs: BlobStore = app.extensions["hourtab.blobs"]
     cfg = app.config
 
@@ -52,7 +55,7 @@ def register(app: Flask, queue: Queue) -> None:
                          confirmed=p.get("confirmed", True) or None)
         return _imported(session, job, result)
 
-    def _imported(session: Session, job: Job, result) -> dict[str, Any]:
+    def _imported(session: Session, job: Job, result: ImportResult) -> dict[str, Any]:
         """An import's job result; with e-mail set up, a look for the alerts it made due."""
         if cfg.get("SMTP_URL"):
             create_job(session, job.account_id, "alerts_check", {})

@@ -24,6 +24,11 @@ import sys
 import threading
 import time
 
+from sqlalchemy.pool import NullPool
+
+from hourtab.core.db import make_engine, make_sessionmaker, transaction
+from hourtab.core.jobs import consumer_gone
+
 log = logging.getLogger(__name__)
 
 # Popen waits for the child's exec on a close-on-exec pipe. gunicorn forks its workers from this
@@ -90,10 +95,7 @@ class Supervisor:
         """The dead consumer no longer counts as seen (it cannot say so itself after a kill -9)."""
         if not self.database_url:
             return
-        from sqlalchemy.pool import NullPool
 
-        from hourtab.core.db import make_engine, make_sessionmaker, transaction
-        from hourtab.core.jobs import consumer_gone
 
         # No pooled connection stays open in this process: gunicorn forks its workers from it.
         engine = make_engine(self.database_url, poolclass=NullPool)

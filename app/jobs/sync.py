@@ -8,7 +8,8 @@ itself refuses to run two syncs of one connection at once (a lock fenced by the 
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 from sqlalchemy.orm import Session
@@ -20,13 +21,17 @@ from hourtab.sync.errors import SyncFailed
 from hourtab.sync.limits import Limits
 from hourtab.sync.models import Connection
 
+if TYPE_CHECKING:
+    from app.jobs.broker import Queue
+
+
 
 def options(app: Flask) -> runner.Options:
     return runner.Options(minutes=float(app.config.get("SYNC_MINUTES", runner.DEFAULT_MINUTES)),
                           limits=Limits.from_settings(app.config))
 
 
-def register(app: Flask, queue) -> None:
+def register(app: Flask, queue: Queue) -> None:
     budget_s, limit_s = time_limits(Limits.from_settings(app.config))
     queue.register("sync_run", lambda session, job: run_sync(app, session, job), "Syncing from the tracker",
                    limit_s, budget_s=budget_s)
@@ -74,7 +79,7 @@ def queue_sync(app: Flask, session: Session, connection: Connection, trigger: st
 PRUNE_EVERY_S = 3600
 
 
-def queue_due_syncs(app: Flask, now=None) -> int:
+def queue_due_syncs(app: Flask, now: dt.datetime | None = None) -> int:
     """Queue a sync for every connection that is due (and, once an hour, drop week-old done sync jobs);
     returns how many were queued."""
     now = now or utcnow()

@@ -11,15 +11,31 @@ with back-off, not a traceback per thread and poll.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
+import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 from huey.consumer import Consumer, Scheduler
 from huey.consumer import Worker as HueyWorker
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.jobs.broker import start
+from app.jobs.sync import queue_due_syncs as queue_due
+from hourtab.core.db import utcnow
+from hourtab.core.jobs import Job
+from hourtab.retainers.models import Retainer
+
+if TYPE_CHECKING:
+    from huey import Huey
+
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +77,7 @@ class BrokerWatch:
 class _Worker(HueyWorker):
     watch: BrokerWatch
 
-    def loop(self, now=None):
+    def loop(self, now: dt.datetime | None = None) -> None:
         try:
             task = self.huey.dequeue()
         except Exception as e:  # the broker's own errors (redis, sqlite3): one line, then back off
@@ -84,7 +100,7 @@ class _Scheduler(Scheduler):
     its scheduler only waits: polling the broker's schedule would log a traceback a second while
     the broker is down."""
 
-    def loop(self, now=None):
+    def loop(self, now: dt.datetime | None = None) -> None:
         self.stop_flag.wait(self.interval)
 
 
@@ -92,11 +108,11 @@ class _Consumer(Consumer):
     worker_class = _Worker
     scheduler_class = _Scheduler
 
-    def __init__(self, huey, watch: BrokerWatch, **options) -> None:
+    def __init__(self, huey: Huey, watch: BrokerWatch, **options: Any) -> None:
         self.watch = watch
         super().__init__(huey, **options)
 
-    def _create_worker(self):
+    def _create_worker(self) -> _Worker:
         worker = super()._create_worker()
         worker.watch = self.watch
         return worker
@@ -161,8 +177,6 @@ class Worker:
 
 def reap_once(app: Flask, name: str, threads: int, watch: BrokerWatch | None = None) -> list[str]:
     """One reaper tick: say this consumer is alive, hand back lost jobs, send what the broker lacks."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     queue = app.extensions["hourtab.queue"]
     try:
         queue.runner.consumer_alive(name, threads)
@@ -194,14 +208,7 @@ def queue_periodic_checks(app: Flask, every_s: float = 3600.0) -> int:
     Several workers may all get here; the jobs table says whether a check was queued recently, and a
     duplicate check sends nothing twice anyway (alert events are unique).
     """
-    import datetime as dt
 
-    from sqlalchemy import select
-
-    from app.jobs.broker import start
-    from hourtab.core.db import utcnow
-    from hourtab.core.jobs import Job
-    from hourtab.retainers.models import Retainer
 
     if not app.config.get("SMTP_URL"):
         return 0
@@ -219,7 +226,7 @@ def queue_periodic_checks(app: Flask, every_s: float = 3600.0) -> int:
     return queued
 
 
-def _quietly(step, app: Flask) -> None:
+def _quietly(step: Callable[[Flask], object], app: Flask) -> None:
     """Run one periodic step (alert checks, due syncs); a failure is one log line, tried again next time."""
     try:
         step(app)
@@ -228,8 +235,6 @@ def _quietly(step, app: Flask) -> None:
 
 
 def queue_due_syncs(app: Flask) -> int:
-    from app.jobs.sync import queue_due_syncs as queue_due
-
     return queue_due(app)
 
 
@@ -242,8 +247,6 @@ def run_worker(app: Flask, threads: int = 2, parent_pid: int | None = None) -> N
 
 def _watch_parent(parent_pid: int) -> None:
     """Leave with the server that started us, even if it was killed without cleaning up."""
-    import signal
-
     while os.getppid() == parent_pid:
         time.sleep(1)
     os.kill(os.getpid(), signal.SIGTERM)

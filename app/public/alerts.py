@@ -14,8 +14,10 @@ change happens on POST (so link scanners that prefetch cannot confirm or unsubsc
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from flask import current_app, render_template, request
+from flask.typing import ResponseReturnValue
 
 from app.db import get_db
 from app.jobs import queue_job
@@ -31,10 +33,14 @@ from hourtab.core.i18n import N_, writer
 from hourtab.retainers import service as retainers
 from hourtab.retainers.models import Retainer
 
+if TYPE_CHECKING:
+    from hourtab.retainers.models import Retainer
+
+
 SUBSCRIBE_LIMIT = 5
 
 
-def _retainer(token: str):
+def _retainer(token: str) -> Retainer:
     if not current_app.config.get("SMTP_URL"):
         raise _miss()
     try:
@@ -43,8 +49,8 @@ def _retainer(token: str):
         raise _miss() from None
 
 
-def _page(retainer, token: str, title: str, message: str, *, status: int = 200, action: str = "",
-          button: str = "", error: bool = False):
+def _page(retainer: Retainer | None, token: str, title: str, message: str, *, status: int = 200, action: str = "",
+          button: str = "", error: bool = False) -> ResponseReturnValue:
     """``token``: the page's link to go back to ("" on pages reached by a subscription's own link)."""
     w = writer(retainer.language if retainer else None)
     # ``title``, ``message`` and ``button`` are messages marked N_ (an error's text is said as it is).
@@ -57,7 +63,7 @@ def _page(retainer, token: str, title: str, message: str, *, status: int = 200, 
 
 @bp.route("/h/<token>/alerts", methods=["POST"])
 @csrf.exempt
-def alerts_subscribe(token: str):
+def alerts_subscribe(token: str) -> ResponseReturnValue:
     db = get_db()
     retainer = _retainer(token)
     # Each request may send a confirmation e-mail: a few per address and per client address an hour.
@@ -82,7 +88,7 @@ def alerts_subscribe(token: str):
 
 @bp.route("/alerts/confirm/<sub>", methods=["GET", "POST"])
 @csrf.exempt
-def alerts_confirm(sub: str):
+def alerts_confirm(sub: str) -> ResponseReturnValue:
     """GET shows the button; POST confirms the subscription the link names."""
     db = get_db()
     try:
@@ -100,14 +106,14 @@ def alerts_confirm(sub: str):
 
 @bp.route("/h/<token>/alerts/confirm/<sub>", methods=["GET", "POST"])
 @csrf.exempt
-def alerts_confirm_under_page(token: str, sub: str):
+def alerts_confirm_under_page(token: str, sub: str) -> ResponseReturnValue:
     """Links sent before confirmations had their own address: the page token no longer matters."""
     return alerts_confirm(sub)
 
 
 @bp.route("/alerts/unsubscribe/<sub>", methods=["GET", "POST"])
 @csrf.exempt
-def alerts_unsubscribe(sub: str):
+def alerts_unsubscribe(sub: str) -> ResponseReturnValue:
     """GET shows the button; POST (the button, or a mail client's RFC 8058 one-click) removes the address."""
     db = get_db()
     try:
@@ -126,6 +132,6 @@ def alerts_unsubscribe(sub: str):
 
 @bp.route("/h/<token>/alerts/unsubscribe/<sub>", methods=["GET", "POST"])
 @csrf.exempt
-def alerts_unsubscribe_under_page(token: str, sub: str):
+def alerts_unsubscribe_under_page(token: str, sub: str) -> ResponseReturnValue:
     """Links sent before unsubscribe links had their own address: the page token no longer matters."""
     return alerts_unsubscribe(sub)

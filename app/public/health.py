@@ -10,6 +10,7 @@ job has waited (``hourtab worker --check`` turns the same figures into an exit c
 from __future__ import annotations
 
 from flask import current_app, jsonify
+from flask.typing import ResponseReturnValue
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -19,7 +20,7 @@ from hourtab.core.jobs import queue_health
 
 
 @bp.route("/healthz")
-def healthz():
+def healthz() -> ResponseReturnValue:
     try:
         with engine().connect() as conn:
             conn.execute(text("SELECT 1"))

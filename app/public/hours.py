@@ -24,21 +24,28 @@ from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from flask import Response, abort, current_app, render_template, request
+from flask.typing import ResponseReturnValue
 from sqlalchemy import bindparam, select
 
 from app.db import engine, get_db
 from app.extensions import page_cache
-from app.public import bp
+from app.public import bp, statement_guard
+from app.public.links import public_base
+from hourtab.alerts import service as alerts
 from hourtab.core import ratelimit
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.errors import NotFound
 from hourtab.core.i18n import writer
 from hourtab.retainers import service
+from hourtab.retainers.calendar import retainer_calendar
 from hourtab.retainers.currency import format_money
 from hourtab.retainers.exports import entries_csv, report_json
+from hourtab.retainers.feed import feed_id, feed_items
 from hourtab.retainers.hours_report import HoursReport
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import format_clock
+from hourtab.statements import month_status, parse_month, statement_pdf
+from incidents.writeups.published import published_log_lines
 
 MISS_BUCKET = "public-hours-miss"
 MISS_WINDOW_S = 60
@@ -161,8 +168,6 @@ def _page_context(report: HoursReport, token: str) -> dict:
 
 def _incident_logs(stamp: Stamp) -> dict:
     """Published incidents' retainer log entries, by the day of their last session."""
-    from incidents.writeups.published import published_log_lines
-
     return published_log_lines(get_db(), stamp.retainer_id)
 
 
@@ -170,7 +175,6 @@ def _alerts_when(stamp: Stamp) -> str:
     """The alerts a subscriber would get, for the subscribe form ("" hides it: e-mail is off, or none are sent)."""
     if not current_app.config.get("SMTP_URL"):
         return ""
-    from hourtab.alerts import service as alerts
 
     db = get_db()
     retainer = _retainer(stamp)
@@ -178,7 +182,7 @@ def _alerts_when(stamp: Stamp) -> str:
 
 
 @bp.route("/h/<token>")
-def hours_page(token: str):
+def hours_page(token: str) -> ResponseReturnValue:
     def render(stamp: Stamp) -> Rendered:
         html = render_template("public/hours/page.html", **_page_context(_report(stamp), token),
                                incident_logs=_incident_logs(stamp),
@@ -189,7 +193,7 @@ def hours_page(token: str):
 
 
 @bp.route("/h/<token>.json")
-def hours_json(token: str):
+def hours_json(token: str) -> ResponseReturnValue:
     def render(stamp: Stamp) -> Rendered:
         body = json.dumps(report_json(_report(stamp)), ensure_ascii=False, indent=2)
         return Rendered(body.encode("utf-8"), "application/json")
@@ -198,7 +202,7 @@ def hours_json(token: str):
 
 
 @bp.route("/h/<token>.csv")
-def hours_csv(token: str):
+def hours_csv(token: str) -> ResponseReturnValue:
     def render(stamp: Stamp) -> Rendered:
         report = _report(stamp, all_text=True)
         name = f"hours-{_slug(report.info.name)}.csv"
@@ -209,10 +213,7 @@ def hours_csv(token: str):
 
 
 @bp.route("/h/<token>/statement/<month>.pdf")
-def hours_statement(token: str, month: str):
-    from app.public import statement_guard
-    from hourtab.statements import month_status, parse_month, statement_pdf
-
+def hours_statement(token: str, month: str) -> ResponseReturnValue:
     parse_month(month)
     stamp = _stamp_or_404(token)
     today = now().astimezone(ZoneInfo(stamp.timezone)).date()
@@ -238,11 +239,8 @@ def hours_statement(token: str, month: str):
 
 
 @bp.route("/h/<token>.ics")
-def hours_calendar(token: str):
+def hours_calendar(token: str) -> ResponseReturnValue:
     """The period resets and statement dates, for a calendar app to subscribe to."""
-    from app.public.links import public_base
-    from hourtab.retainers.calendar import retainer_calendar
-
     base = public_base()
 
     def render(stamp: Stamp) -> Rendered:
@@ -263,10 +261,7 @@ def _atom_time(at: dt.datetime) -> str:
 
 
 @bp.route("/h/<token>/feed.atom")
-def hours_feed(token: str):
-    from app.public.links import public_base
-    from hourtab.retainers.feed import feed_id, feed_items
-
+def hours_feed(token: str) -> ResponseReturnValue:
     base = public_base()
 
     def render(stamp: Stamp) -> Rendered:

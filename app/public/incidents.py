@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from flask import Response
+from flask.typing import ResponseReturnValue
 
 from app.db import get_db
 from app.extensions import blobs
@@ -38,13 +39,13 @@ def _render(token: str, slug: str, kind: Literal["html", "pdf"]) -> tuple[bytes,
 
 
 @bp.route("/h/<token>/incidents/<slug>")
-def incident_page(token: str, slug: str):
+def incident_page(token: str, slug: str) -> ResponseReturnValue:
     data, _ = _render(token, slug, "html")
     return Response(data, mimetype="text/html", headers=HEADERS)
 
 
 @bp.route("/h/<token>/incidents/<slug>.pdf")
-def incident_pdf(token: str, slug: str):
+def incident_pdf(token: str, slug: str) -> ResponseReturnValue:
     data, name = _render(token, slug, "pdf")
     return Response(data, mimetype="application/pdf",
                     headers={**HEADERS, "Content-Disposition": f'inline; filename="{name}.pdf"'})

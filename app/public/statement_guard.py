@@ -19,10 +19,13 @@ away from everyone else:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from flask import current_app
 
 from app.extensions import closed_statements, render_budget
+
+T = TypeVar("T")
 
 #: Renders a minute per public link: five years of monthly statements downloaded at once fit.
 DEFAULT_RENDER_LIMIT = 60
@@ -35,7 +38,7 @@ def charge_render(link: str) -> None:
     render_budget().charge(link, limit)
 
 
-def closed_statement(key: tuple, render: Callable[[], object]):
+def closed_statement(key: tuple, render: Callable[[], T]) -> T:
     """The cached rendering for ``key`` (a closed period's statement), rendering it once if absent."""
     cache = closed_statements()
     hit = cache.get(key)

@@ -16,7 +16,7 @@ The CLI, the web pages and the import job each call one of these; nothing here c
 from __future__ import annotations
 
 import io
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 import pandas as pd
 from sqlalchemy.orm import Session, load_only
@@ -54,7 +54,7 @@ def csv_key(account_id: int, sha256: str) -> str:
     return f"imports/{account_id}/{sha256}/upload.csv"
 
 
-def stage_csv(session: Session, account: Account, stream: BinaryIO, filename: str, blobs: BlobStore, *,
+def stage_csv(session: Session, account: Account, stream: IO[bytes], filename: str, blobs: BlobStore, *,
               created_by: str, max_bytes: int | None = DEFAULT_MAX_BYTES,
               options: ImportOptions | None = None, assess: bool = True,
               read_later_above: int | None = None) -> Upload:

@@ -49,8 +49,6 @@ from hourtab.timesheets.zone import upload_zone
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    import pandas as pd
-
     from hourtab.retainers.changes import ChangePreview
 
 

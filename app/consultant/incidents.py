@@ -9,7 +9,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flask import Response, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
@@ -42,12 +42,6 @@ from incidents.writeups.models import (
 from incidents.writeups.report.build import build_report
 from incidents.writeups.report.checks import publish_warnings
 from incidents.writeups.report.timeline import merged
-
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
-    from incidents.writeups.models import Incident
-
 
 
 def _incident(incident_id: int) -> Incident:

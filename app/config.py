@@ -1,7 +1,7 @@
-"""Settings declared once, as data, with their help text.
+"""Settings declared once, as data: each variable, the value read when it is unset, and its help text.
 
-The README's configuration table and ``hourtab --help`` are checked against this list by tests,
-so documentation cannot drift from what the code reads.
+``from_environment`` reads every default from this table, and the README's configuration table is
+checked against it (each variable with its default) by tests, so neither can drift from the code.
 """
 
 from __future__ import annotations
@@ -20,19 +20,30 @@ from hourtab.core.errors import InvalidInput
 
 @dataclass(frozen=True)
 class Setting:
+    """``default``: the value read when the variable is unset ("" for none); ``shown``: how the
+    documentation writes a default that is computed rather than a plain value."""
+
     env: str
     default: str
     help: str
+    shown: str = ""
+
+    @property
+    def documented_default(self) -> str:
+        return self.shown or self.default
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("HOURTAB_DATABASE_URL", "sqlite:///<data dir>/hourtab.db",
+    Setting("HOURTAB_DATABASE_URL", "",
             "SQLAlchemy URL of the database; `DATABASE_URL` is read when this is unset, and "
-            "`postgres://` URLs are accepted (psycopg 3 is used)."),
-    Setting("HOURTAB_SECRET_KEY", "generated once, kept in `<data dir>/secret_key`",
-            "Key that signs sessions and CSRF tokens. Set it when running several hosts."),
-    Setting("HOURTAB_DATA_DIR", "`./instance`",
-            "Folder for the SQLite database, the secret key, uploads and rendered files."),
+            "`postgres://` URLs are accepted (psycopg 3 is used).",
+            shown="sqlite:///<data dir>/hourtab.db"),
+    Setting("HOURTAB_SECRET_KEY", "",
+            "Key that signs sessions and CSRF tokens. Set it when running several hosts.",
+            shown="generated once, kept in `<data dir>/secret_key`"),
+    Setting("HOURTAB_DATA_DIR", "",
+            "Folder for the SQLite database, the secret key, uploads and rendered files.",
+            shown="`./instance`"),
     Setting("HOURTAB_HTTPS", "0", "Set to 1 behind HTTPS: session cookies get the Secure flag."),
     Setting("HOURTAB_TRUSTED_PROXIES", "0",
             "Number of reverse proxies in front of the app whose X-Forwarded-* headers are trusted."),
@@ -52,24 +63,28 @@ SETTINGS: tuple[Setting, ...] = (
             "Days a log-in session lives at most; log-out, a password change and \"log out everywhere\" "
             "end it sooner."),
     Setting("HOURTAB_SESSION_IDLE_HOURS", "48", "Hours without a request after which a log-in session ends."),
-    Setting("HOURTAB_BLOB_URL", "local folder `<data dir>/blobs`",
-            "Where uploads and rendered files are kept: `s3://bucket/prefix` for an S3-compatible bucket."),
-    Setting("HOURTAB_BLOB_ENDPOINT_URL", "(the AWS default)",
-            "Endpoint of the S3-compatible service for `s3://` blob URLs (MinIO, R2, a moto server)."),
+    Setting("HOURTAB_BLOB_URL", "",
+            "Where uploads and rendered files are kept: `s3://bucket/prefix` for an S3-compatible bucket.",
+            shown="local folder `<data dir>/blobs`"),
+    Setting("HOURTAB_BLOB_ENDPOINT_URL", "",
+            "Endpoint of the S3-compatible service for `s3://` blob URLs (MinIO, R2, a moto server).",
+            shown="(the AWS default)"),
     Setting("HOURTAB_ARCHIVE_MAX_MB", "2048",
             "Largest expanded size of an uploaded run archive, in MiB; refused before anything is written."),
     Setting("HOURTAB_ARCHIVE_MAX_MEMBERS", "10000",
             "Most files and folders an uploaded run archive may hold; refused from its directory, before "
             "anything is read."),
-    Setting("HOURTAB_REDIS_URL", "(unset: SQLite queue in the data dir)",
-            "Redis URL of the task queue (`redis://host:6379/0`); unset, jobs queue in `<data dir>/queue.db`."),
+    Setting("HOURTAB_REDIS_URL", "",
+            "Redis URL of the task queue (`redis://host:6379/0`); unset, jobs queue in `<data dir>/queue.db`.",
+            shown="(unset: SQLite queue in the data dir)"),
     Setting("HOURTAB_QUEUE_NAME", "hourtab",
             "Name of the task queue (its key prefix in Redis); every app and worker host of one deployment "
             "uses the same."),
     Setting("HOURTAB_JOB_LEASE_S", "60",
             "Seconds a worker holds a running job without renewing it; past that the job is queued again."),
-    Setting("HOURTAB_SMTP_URL", "(unset: no e-mail)",
-            "Where alert e-mails are sent: `smtp://user:pass@host:25`, `smtp+starttls://…:587` or `smtps://…:465`."),
+    Setting("HOURTAB_SMTP_URL", "",
+            "Where alert e-mails are sent: `smtp://user:pass@host:25`, `smtp+starttls://…:587` or `smtps://…:465`.",
+            shown="(unset: no e-mail)"),
     Setting("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>",
             "Address alert e-mails come from, as \"<consultant> via HourTab\"; replies go to the consultant "
             "(see docs/operations.md)."),
@@ -90,9 +105,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HOURTAB_SYNC_BUDGET_MB", "128", "MiB one sync may read, under the same rule."),
     Setting("HOURTAB_SYNC_CHECK_S", "5",
             "Seconds the token check of \"Connect\" may take in all, every request included."),
-    Setting("HOURTAB_ENCRYPTION_KEY", "(derived from the secret key)",
+    Setting("HOURTAB_ENCRYPTION_KEY", "",
             "Fernet key(s) that encrypt trackers' API tokens, comma-separated (the first encrypts, all decrypt); "
-            "without it the key is derived from the secret key, so changing that makes stored tokens unreadable."),
+            "without it the key is derived from the secret key, so changing that makes stored tokens unreadable.",
+            shown="(derived from the secret key)"),
 )
 
 
@@ -112,15 +128,15 @@ def _secret_key(data_dir: Path) -> str:
     return key
 
 
-def _number(env: Mapping[str, str], name: str, default: str, cast: Callable[[str], float] = float) -> float:
+def _number(env: Mapping[str, str], name: str, cast: Callable[[str], float] = float) -> float:
     try:
-        return cast(env.get(name, default))
+        return cast(env[name])
     except ValueError as e:
         raise InvalidInput(f"{name} must be a number, not {env.get(name)!r}.") from e
 
 
-def _positive(env: Mapping[str, str], name: str, default: str) -> float:
-    value = _number(env, name, default)
+def _positive(env: Mapping[str, str], name: str) -> float:
+    value = _number(env, name)
     if not value > 0:
         raise InvalidInput(f"{name} must be a positive number, not {env.get(name)!r}.")
     return value
@@ -136,47 +152,54 @@ def _database_url(env: Mapping[str, str], data_dir: Path) -> str:
     return url
 
 
+DEFAULTS: dict[str, str] = {s.env: s.default for s in SETTINGS}
+
+
 def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, object]:
-    """Build the Flask config from ``HOURTAB_*`` variables; nothing is read at import time."""
-    env = os.environ if environ is None else environ
+    """Build the Flask config from ``HOURTAB_*`` variables; nothing is read at import time.
+
+    Every variable unset reads as its default from ``SETTINGS``, the one place defaults are written.
+    """
+    given = os.environ if environ is None else environ
+    env = {**DEFAULTS, **given}
     data_dir = Path(env.get("HOURTAB_DATA_DIR") or default_data_dir()).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     url = _database_url(env, data_dir)
-    https = env.get("HOURTAB_HTTPS", "0") == "1"
+    https = env["HOURTAB_HTTPS"] == "1"
     return {
         "DATA_DIR": str(data_dir),
         "DATABASE_URL": url,
         "SECRET_KEY": env.get("HOURTAB_SECRET_KEY") or _secret_key(data_dir),
         "HTTPS": https,
-        "TRUSTED_PROXIES": int(_number(env, "HOURTAB_TRUSTED_PROXIES", "0", int)),
-        "PUBLIC_URL": env.get("HOURTAB_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/"),
-        "PUBLIC_URL_SET": bool(env.get("HOURTAB_PUBLIC_URL")),
-        "MAX_CONTENT_LENGTH": int(float(env.get("HOURTAB_MAX_UPLOAD_MB", "256")) * 1024 * 1024),
-        "CSV_MAX_BYTES": int(float(env.get("HOURTAB_CSV_MAX_MB", "50")) * 1024 * 1024),
-        "CSV_QUEUE_ABOVE_BYTES": int(_number(env, "HOURTAB_CSV_QUEUE_ABOVE_KB", "1024") * 1024),
-        "LOGIN_LIMIT": int(env.get("HOURTAB_LOGIN_LIMIT", "10")),
-        "API_RATE_LIMIT": int(_positive(env, "HOURTAB_API_RATE_LIMIT", "120")),
-        "SESSION_MAX_DAYS": float(env.get("HOURTAB_SESSION_MAX_DAYS", "14")),
-        "SESSION_IDLE_HOURS": float(env.get("HOURTAB_SESSION_IDLE_HOURS", "48")),
-        "BLOB_URL": env.get("HOURTAB_BLOB_URL", ""),
-        "BLOB_ENDPOINT_URL": env.get("HOURTAB_BLOB_ENDPOINT_URL", ""),
-        "ARCHIVE_MAX_BYTES": int(_number(env, "HOURTAB_ARCHIVE_MAX_MB", "2048") * 1024 * 1024),
-        "ARCHIVE_MAX_MEMBERS": int(_number(env, "HOURTAB_ARCHIVE_MAX_MEMBERS", "10000", int)),
-        "REDIS_URL": env.get("HOURTAB_REDIS_URL", ""),
-        "QUEUE_NAME": env.get("HOURTAB_QUEUE_NAME", "hourtab"),
-        "JOB_LEASE_S": _number(env, "HOURTAB_JOB_LEASE_S", "60"),
-        "SMTP_URL": env.get("HOURTAB_SMTP_URL", ""),
-        "MAIL_FROM": env.get("HOURTAB_MAIL_FROM", "HourTab <hourtab@localhost>"),
-        "SYNC_MINUTES": _positive(env, "HOURTAB_SYNC_MINUTES", "15"),
-        "ENCRYPTION_KEY": env.get("HOURTAB_ENCRYPTION_KEY", ""),
-        "SYNC_ALLOW_PRIVATE_HOSTS": env.get("HOURTAB_SYNC_ALLOW_PRIVATE_HOSTS", "0") == "1",
-        "SYNC_REQUEST_S": _positive(env, "HOURTAB_SYNC_REQUEST_S", "15"),
-        "SYNC_ANSWER_BYTES": int(_positive(env, "HOURTAB_SYNC_ANSWER_MB", "16") * 1024 * 1024),
-        "SYNC_ANSWER_DEPTH": int(_positive(env, "HOURTAB_SYNC_ANSWER_DEPTH", "32")),
-        "SYNC_BUDGET_S": _positive(env, "HOURTAB_SYNC_BUDGET_S", "40"),
-        "SYNC_BUDGET_REQUESTS": int(_positive(env, "HOURTAB_SYNC_BUDGET_REQUESTS", "400")),
-        "SYNC_BUDGET_BYTES": int(_positive(env, "HOURTAB_SYNC_BUDGET_MB", "128") * 1024 * 1024),
-        "SYNC_CHECK_S": _positive(env, "HOURTAB_SYNC_CHECK_S", "5"),
+        "TRUSTED_PROXIES": int(_number(env, "HOURTAB_TRUSTED_PROXIES", int)),
+        "PUBLIC_URL": env["HOURTAB_PUBLIC_URL"].rstrip("/"),
+        "PUBLIC_URL_SET": bool(given.get("HOURTAB_PUBLIC_URL")),
+        "MAX_CONTENT_LENGTH": int(float(env["HOURTAB_MAX_UPLOAD_MB"]) * 1024 * 1024),
+        "CSV_MAX_BYTES": int(float(env["HOURTAB_CSV_MAX_MB"]) * 1024 * 1024),
+        "CSV_QUEUE_ABOVE_BYTES": int(_number(env, "HOURTAB_CSV_QUEUE_ABOVE_KB") * 1024),
+        "LOGIN_LIMIT": int(env["HOURTAB_LOGIN_LIMIT"]),
+        "API_RATE_LIMIT": int(_positive(env, "HOURTAB_API_RATE_LIMIT")),
+        "SESSION_MAX_DAYS": float(env["HOURTAB_SESSION_MAX_DAYS"]),
+        "SESSION_IDLE_HOURS": float(env["HOURTAB_SESSION_IDLE_HOURS"]),
+        "BLOB_URL": env["HOURTAB_BLOB_URL"],
+        "BLOB_ENDPOINT_URL": env["HOURTAB_BLOB_ENDPOINT_URL"],
+        "ARCHIVE_MAX_BYTES": int(_number(env, "HOURTAB_ARCHIVE_MAX_MB") * 1024 * 1024),
+        "ARCHIVE_MAX_MEMBERS": int(_number(env, "HOURTAB_ARCHIVE_MAX_MEMBERS", int)),
+        "REDIS_URL": env["HOURTAB_REDIS_URL"],
+        "QUEUE_NAME": env["HOURTAB_QUEUE_NAME"],
+        "JOB_LEASE_S": _number(env, "HOURTAB_JOB_LEASE_S"),
+        "SMTP_URL": env["HOURTAB_SMTP_URL"],
+        "MAIL_FROM": env["HOURTAB_MAIL_FROM"],
+        "SYNC_MINUTES": _positive(env, "HOURTAB_SYNC_MINUTES"),
+        "ENCRYPTION_KEY": env["HOURTAB_ENCRYPTION_KEY"],
+        "SYNC_ALLOW_PRIVATE_HOSTS": env["HOURTAB_SYNC_ALLOW_PRIVATE_HOSTS"] == "1",
+        "SYNC_REQUEST_S": _positive(env, "HOURTAB_SYNC_REQUEST_S"),
+        "SYNC_ANSWER_BYTES": int(_positive(env, "HOURTAB_SYNC_ANSWER_MB") * 1024 * 1024),
+        "SYNC_ANSWER_DEPTH": int(_positive(env, "HOURTAB_SYNC_ANSWER_DEPTH")),
+        "SYNC_BUDGET_S": _positive(env, "HOURTAB_SYNC_BUDGET_S"),
+        "SYNC_BUDGET_REQUESTS": int(_positive(env, "HOURTAB_SYNC_BUDGET_REQUESTS")),
+        "SYNC_BUDGET_BYTES": int(_positive(env, "HOURTAB_SYNC_BUDGET_MB") * 1024 * 1024),
+        "SYNC_CHECK_S": _positive(env, "HOURTAB_SYNC_CHECK_S"),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": https,

@@ -8,14 +8,21 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from app.cli import cli
-from app.config import SETTINGS
+from app.config import DEFAULTS, SETTINGS, from_environment
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
 
-def test_every_setting_is_in_the_readme_table():
-    for setting in SETTINGS:
-        assert re.search(rf"^\| `{setting.env}` \| ", README, re.M), setting.env
+def test_every_setting_is_in_the_readme_table_with_the_default_the_app_reads():
+    rows = dict(re.findall(r"^\| `(HOURTAB_[A-Z_]+)` \| (.*?) \| ", README, re.M))
+    assert {s.env: s.documented_default for s in SETTINGS} == rows
+
+
+def test_an_unset_setting_reads_as_its_documented_default(tmp_path):
+    config = from_environment({"HOURTAB_DATA_DIR": str(tmp_path)})
+    assert config["SYNC_MINUTES"] == float(DEFAULTS["HOURTAB_SYNC_MINUTES"]) == 15
+    assert config["MAIL_FROM"] == DEFAULTS["HOURTAB_MAIL_FROM"] == "HourTab <hourtab@localhost>"
+    assert config["MAX_CONTENT_LENGTH"] == 256 * 1024 * 1024 and config["PUBLIC_URL_SET"] is False
 
 
 def test_every_hourtab_variable_the_code_reads_is_declared():

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from app.config import DEFAULTS
 from hourtab.core.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def watchdog(wandb_dir: Path, once: bool, as_json: bool, notify_to: tuple[str, .
         raise InvalidInput(f"{wandb_dir.name}: no such folder.")
     # A bad --notify target or calibration is refused input: the root group prints it and exits 2.
     sinks = targets(notify_to, os.environ.get("HOURTAB_SMTP_URL", ""),
-                    os.environ.get("HOURTAB_MAIL_FROM") or "HourTab <hourtab@localhost>")
+                    os.environ.get("HOURTAB_MAIL_FROM") or DEFAULTS["HOURTAB_MAIL_FROM"])
     dog = Watchdog(wandb_dir, load(calibration), lambda alert: None, account)
 
     def notify(alert: dict[str, Any]) -> None:

@@ -52,7 +52,7 @@ SHARED_MODULES = {
 STILL_TO_RENAME = {
     "definitions": {
         "Attribution", "Limits", "Outcome", "Signature", "apply", "build_report", "confirm", "environment",
-        "gpu_utilisation", "hours", "import_file", "join", "load", "parse", "parse_time", "prepare", "release",
+        "gpu_utilisation", "hours", "import_file", "join", "load", "parse", "parse_time", "prepare",
         "render", "save_profile", "start", "summarise", "targets", "text", "tokens",
         "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)
     },

@@ -142,7 +142,7 @@ def _sync(session: Session, connection: Connection, job_id: str, plan: FetchPlan
                 return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
             result = apply_fetched(session, reloaded, chosen, fetched, options.now())
             _succeeded(reloaded, plan.full, started, result.as_json(), options, fetched.names)
-            service.release(session, connection_id, job_id)
+            service.release_connection(session, connection_id, job_id)
             session.flush()
         outcome.counts, outcome.warnings = result.counts(), result.warnings
         outcome.revised_periods, outcome.unreadable = result.revised_periods, result.unreadable
@@ -206,7 +206,7 @@ def _failed(session: Session, job_id: str, outcome: Outcome, message: str, optio
     connection = _reload(session, connection_id)
     if connection is None:
         return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
-    service.release(session, connection_id, job_id)
+    service.release_connection(session, connection_id, job_id)
     if stopped:   # paused while it read: nothing to record but that it stopped
         checkpoint(session)
         return Outcome(connection_id, outcome.tracker, "stopped", error=message)

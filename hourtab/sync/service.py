@@ -337,6 +337,7 @@ def prune_jobs(session: Session, now: dt.datetime, keep: dt.timedelta = dt.timed
     return changed_rows(session, delete(Job).where(Job.id.in_(old)))
 
 
-def release(session: Session, connection_id: int, job_id: str) -> None:
+def release_connection(session: Session, connection_id: int, job_id: str) -> None:
+    """Give back the connection ``claim`` took for ``job_id`` (a no-op when another job holds it)."""
     session.execute(update(Connection).where(Connection.id == connection_id, Connection.lock_job_id == job_id)
                     .values(lock_job_id=None))

@@ -52,7 +52,7 @@ def log_in(account: Account) -> None:
     db = get_db()
     with transaction(db):
         sessions.prune(db, account.id, lifetimes())
-        token = sessions.start(db, account.id)
+        token = sessions.open_session(db, account.id)
     login_user(CurrentAccount(account, token))
 
 

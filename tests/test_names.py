@@ -53,7 +53,7 @@ STILL_TO_RENAME = {
     "definitions": {
         "Attribution", "Limits", "Outcome", "Signature", "apply", "build_report", "confirm", "environment",
         "gpu_utilisation", "hours", "import_file", "join", "load", "parse", "parse_time", "prepare",
-        "render", "save_profile", "start", "summarise", "targets", "text", "tokens",
+        "render", "save_profile", "summarise", "targets", "text", "tokens",
         "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)
     },
     "modules": {

@@ -48,7 +48,7 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def start(session: Session, account_id: int, now: dt.datetime | None = None) -> str:
+def open_session(session: Session, account_id: int, now: dt.datetime | None = None) -> str:
     """Open a session for the account and return the token to put in the cookie; the caller commits."""
     now = now or utcnow()
     token = secrets.token_urlsafe(32)

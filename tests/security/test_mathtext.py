@@ -70,7 +70,7 @@ def _log_in_as_owner(app, account_id: int):
     with app.app_context():
         db = get_db()
         with transaction(db):
-            token = sessions.start(db, account_id)
+            token = sessions.open_session(db, account_id)
         user_id = CurrentAccount(db.get(Account, account_id), token).id
     with client.session_transaction() as s:
         s["_user_id"] = user_id

@@ -24,7 +24,7 @@ from hourtab.timesheets.normalise import normalise
 from hourtab.timesheets.report import ReadReport, describe
 from hourtab.timesheets.spec import FormatSpec
 from hourtab.timesheets.table import read_body
-from hourtab.timesheets.totals import drop_total_rows
+from hourtab.timesheets.total_rows import drop_total_rows
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 _CLOCK = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}")

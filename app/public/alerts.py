@@ -14,7 +14,6 @@ change happens on POST (so link scanners that prefetch cannot confirm or unsubsc
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
 
 from flask import current_app, render_template, request
 from flask.typing import ResponseReturnValue
@@ -32,10 +31,6 @@ from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.i18n import N_, writer
 from hourtab.retainers import service as retainers
 from hourtab.retainers.models import Retainer
-
-if TYPE_CHECKING:
-    from hourtab.retainers.models import Retainer
-
 
 SUBSCRIBE_LIMIT = 5
 

@@ -14,9 +14,12 @@ change happens on POST (so link scanners that prefetch cannot confirm or unsubsc
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from flask import current_app, render_template, request
 from flask.typing import ResponseReturnValue
+from sqlalchemy.orm import Session
 
 from app.db import get_db
 from app.jobs import queue_job
@@ -85,18 +88,7 @@ def alerts_subscribe(token: str) -> ResponseReturnValue:
 @csrf.exempt
 def alerts_confirm(sub: str) -> ResponseReturnValue:
     """GET shows the button; POST confirms the subscription the link names."""
-    db = get_db()
-    try:
-        subscription = alerts.by_subscription_token(db, sub)
-    except NotFound as e:
-        return _page(None, "", N_("E-mail alerts"), str(e), status=404, error=True)
-    retainer = db.get(Retainer, subscription.retainer_id)
-    if request.method == "GET":
-        return _page(retainer, "", N_("Confirm e-mail alerts"), N_("Press the button to start the alerts."),
-                     action=request.path, button=N_("Confirm"))
-    with transaction(db):
-        alerts.confirm(db, sub)
-    return _page(retainer, "", N_("Alerts confirmed"), N_("You will get this retainer's hour alerts by e-mail."))
+    return _subscription_link(sub, CONFIRM)
 
 
 @bp.route("/h/<token>/alerts/confirm/<sub>", methods=["GET", "POST"])
@@ -110,6 +102,30 @@ def alerts_confirm_under_page(token: str, sub: str) -> ResponseReturnValue:
 @csrf.exempt
 def alerts_unsubscribe(sub: str) -> ResponseReturnValue:
     """GET shows the button; POST (the button, or a mail client's RFC 8058 one-click) removes the address."""
+    return _subscription_link(sub, UNSUBSCRIBE)
+
+
+@dataclass(frozen=True)
+class _LinkStep:
+    """A subscription link's page: what its GET asks, what its POST does, and what it says after
+    (the texts are messages marked N_, translated where the page is written)."""
+
+    ask_title: str
+    ask_message: str
+    button: str
+    act: Callable[[Session, str], object]
+    done_title: str
+    done_message: str
+
+
+CONFIRM = _LinkStep(N_("Confirm e-mail alerts"), N_("Press the button to start the alerts."), N_("Confirm"),
+                    alerts.confirm, N_("Alerts confirmed"), N_("You will get this retainer's hour alerts by e-mail."))
+UNSUBSCRIBE = _LinkStep(N_("Stop e-mail alerts"), N_("Press the button to stop the alerts and remove this address."),
+                        N_("Unsubscribe"), alerts.unsubscribe_by_token, N_("Unsubscribed"),
+                        N_("This address was removed; no more alerts will be sent to it."))
+
+
+def _subscription_link(sub: str, step: _LinkStep) -> ResponseReturnValue:
     db = get_db()
     try:
         subscription = alerts.by_subscription_token(db, sub)
@@ -117,12 +133,10 @@ def alerts_unsubscribe(sub: str) -> ResponseReturnValue:
         return _page(None, "", N_("E-mail alerts"), str(e), status=404, error=True)
     retainer = db.get(Retainer, subscription.retainer_id)
     if request.method == "GET":
-        return _page(retainer, "", N_("Stop e-mail alerts"),
-                     N_("Press the button to stop the alerts and remove this address."),
-                     action=request.path, button=N_("Unsubscribe"))
+        return _page(retainer, "", step.ask_title, step.ask_message, action=request.path, button=step.button)
     with transaction(db):
-        alerts.unsubscribe_by_token(db, sub)
-    return _page(retainer, "", N_("Unsubscribed"), N_("This address was removed; no more alerts will be sent to it."))
+        step.act(db, sub)
+    return _page(retainer, "", step.done_title, step.done_message)
 
 
 @bp.route("/h/<token>/alerts/unsubscribe/<sub>", methods=["GET", "POST"])

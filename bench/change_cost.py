@@ -1,6 +1,6 @@
 """What a change costs beside a history (issue 31). Not a test: prints figures measured in one run.
 
-    python bench/change_cost.py [--sizes 0,2000,20000] [--big] [--repeat 5] [--no-postgres] [--json FILE]
+    python bench/change_cost.py [--sizes 0,2000,20000] [--big] [--repeat 5] [--no-postgres] [--backends sqlite,postgresql] [--json FILE]
 
 For each backend and each history size (entries of 10 retainers, imported at once as a Toggl
 export; ``--big`` adds 200,000), in-process through the services, each committed:
@@ -15,11 +15,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.factories import TOGGL_HEADER  # noqa: E402
 
 CLIENTS = [f"Client {i}" for i in range(10)]
+PG_ADMIN_URL = os.environ.get("HOURTAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 
 
 def history_csv(rows: int, today: dt.date, seed: int = 1) -> bytes:
@@ -71,8 +74,12 @@ def timed(fn) -> float:
 
 def measure(url: str, size: int, repeat: int) -> dict[str, float]:
     from hourtab.core.db import make_engine, make_sessionmaker, transaction
-    from hourtab.imports.importer import import_file
     from hourtab.retainers import service
+
+    try:
+        from hourtab.imports.importer import import_file
+    except ImportError:  # the code before issue 31, measured for the "before" figures
+        from hourtab.timesheets.importer import import_file  # type: ignore[no-redef]
     from tests.factories import make_account
 
     engine = make_engine(url)
@@ -129,15 +136,26 @@ def backends(postgres: bool):
 
     yield "sqlite", sqlite, lambda: None
     if postgres:
-        from tests.helpers.databases import create_pg_database, drop_pg_database, pg_url
+        from sqlalchemy import create_engine, text
+
+        admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
         names: list[str] = []
 
         def pg(size: int) -> str:
-            names.append(create_pg_database("bench_cost"))
-            upgrade(pg_url(names[-1]))
-            return pg_url(names[-1])
+            names.append(f"bench_cost_{uuid.uuid4().hex[:12]}")
+            with admin.connect() as c:
+                c.execute(text(f'CREATE DATABASE "{names[-1]}"'))
+            url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + names[-1]
+            upgrade(url)
+            return url
 
-        yield "postgresql", pg, lambda: [drop_pg_database(n) for n in names]
+        def drop() -> None:
+            with admin.connect() as c:
+                for name in names:
+                    c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
+
+        yield "postgresql", pg, drop
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -147,11 +165,14 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="add 200,000 entries of history")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] + ([200_000] if args.big else [])
     results: dict[str, dict[int, dict[str, float]]] = {}
     for name, make_url, cleanup in backends(not args.no_postgres):
+        if name not in args.backends.split(","):
+            continue
         results[name] = {}
         try:
             for size in sizes:

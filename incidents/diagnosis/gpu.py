@@ -26,6 +26,7 @@ import pandas as pd
 from incidents.diagnosis import setup, signals, units
 from incidents.diagnosis.findings import Finding, not_fired, undetermined
 from incidents.diagnosis.loss_progress import rl_metrics
+from incidents.diagnosis.overhead import FREQUENT_STEPS, HEAVY_SHARE
 from incidents.diagnosis.subject import Subject
 
 LOW_UTIL = 50.0
@@ -260,8 +261,6 @@ def _too_small(subject: Subject, ev: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _watch_work(subject: Subject) -> str | None:
     """Instrumentation that would explain an idle GPU: frequent watch histograms or a measured share."""
-    from incidents.diagnosis.overhead import FREQUENT_STEPS, HEAVY_SHARE
-
     interval = subject.histogram_interval
     if interval is not None and interval <= FREQUENT_STEPS:
         return f"watch histograms every {interval} step{'s' if interval != 1 else ''}"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from incidents.diagnosis.findings import Finding, undetermined
+from incidents.diagnosis.findings import Finding, not_fired, undetermined
 from incidents.diagnosis.subject import Subject
 
 RULE = "clean_but_stuck"
@@ -73,8 +73,6 @@ def flat(subject: Subject, column: str, loss: pd.Series, m: dict[str, float], th
     """The verdict on a loss whose start and end do not differ beyond its range and noise."""
     first, end = float(loss.iloc[:3].median()), m["end"]
     if first - end >= max(FIRST_FALL * abs(first), threshold):
-        from incidents.diagnosis.findings import not_fired
-
         return not_fired(RULE, f"{column} fell from its first values ({first:.3g}) to {end:.3g} and levelled off "
                                f"({moved}): it learned, then plateaued; not stuck." + note, first=first, **evidence)
     out = outputs(subject.run)

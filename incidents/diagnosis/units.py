@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import math
 
+#: (below this many seconds, unit, units per second, decimals)
+UnitScale = tuple[float, str, tuple[int, int], int]
+
 #: (below this many seconds, unit, units per second as a ratio, decimals), smallest unit first. The
 #: ratio stays two integers so that 6219 s shows as 103.7 min, as ``6219 / 60`` rounds it.
 _DURATION_UNITS = (
@@ -17,12 +20,12 @@ _DURATION_UNITS = (
 _STEP_UNITS = ((1, "ms", (1000, 1), 1), (120, "s", (1, 1), 2), (math.inf, "min", (1, 60), 1))
 
 
-def _unit(seconds: float, units) -> tuple[str, tuple[int, int], int]:
+def _unit(seconds: float, units: tuple[UnitScale, ...]) -> tuple[str, tuple[int, int], int]:
     _, unit, ratio, decimals = next(u for u in units if seconds < u[0])
     return unit, ratio, decimals
 
 
-def _scaled(seconds: float | None, units) -> str:
+def _scaled(seconds: float | None, units: tuple[UnitScale, ...]) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "—"
     unit, (times, per), decimals = _unit(seconds, units)

@@ -17,8 +17,11 @@ import stat
 import tarfile
 import zipfile
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from hourtab.core import progress
 from incidents.errors import InvalidEvidence
@@ -170,13 +173,13 @@ def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
-                for info, member in zip(z.infolist(), members, strict=True):
-                    written = _write(member, dest, lambda i=info: z.open(i), written, max_bytes)
+                for zip_info, member in zip(z.infolist(), members, strict=True):
+                    written = _write(member, dest, partial(z.open, zip_info), written, max_bytes)
                     progress.report("Unpacking", written, expanded)
         else:
             with tarfile.open(path, "r:*") as t:
-                for info, member in zip(_iter_tar(t), members, strict=True):
-                    written = _write(member, dest, lambda i=info: t.extractfile(i), written, max_bytes)
+                for tar_info, member in zip(_iter_tar(t), members, strict=True):
+                    written = _write(member, dest, partial(t.extractfile, tar_info), written, max_bytes)
                     progress.report("Unpacking", written, expanded)
     except _DAMAGE as e:          # a flipped CRC, a size the header understates, a cut-off stream
         shutil.rmtree(dest, ignore_errors=True)
@@ -191,19 +194,22 @@ def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,
     return members
 
 
-def _iter_tar(t: tarfile.TarFile):
+def _iter_tar(t: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     while (info := t.next()) is not None:
         yield info
 
 
-def _write(member: Member, dest: Path, opener, written: int, max_bytes: int) -> int:
+def _write(member: Member, dest: Path, opener: Callable[[], IO[bytes] | None], written: int, max_bytes: int) -> int:
     target = dest / member.name
     if member.is_dir:
         target.mkdir(parents=True, exist_ok=True)
         return written
     target.parent.mkdir(parents=True, exist_ok=True)
+    source = opener()
+    if source is None:      # tar lists it as a file but holds no data for it (a special member)
+        raise UnsafeArchive(f"archive member {member.name} has no contents to unpack; nothing was kept")
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with opener() as src, os.fdopen(fd, "wb") as out:
+    with source as src, os.fdopen(fd, "wb") as out:
         while chunk := src.read(_COPY_CHUNK):
             written += len(chunk)
             if written > max_bytes:

@@ -8,23 +8,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from hourtab.core.blobs import BlobStore
+from hourtab.core.pdf import render_pdf
+from incidents.writeups.report.build import Report, build_report
+from incidents.writeups.report.html import render_html
 from incidents.writeups.report.inputs import ReportInput
-
-if TYPE_CHECKING:
-    from incidents.writeups.report.build import Report
+from incidents.writeups.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html
 
 Kind = Literal["html", "pdf"]
 
 
 def document_bytes(report: Report, kind: Kind = "pdf", pdf_url: str | None = None) -> bytes:
     """A built report as the HTML page (linking to ``pdf_url``) or the PDF."""
-    from hourtab.core.pdf import render_pdf
-    from incidents.writeups.report.html import render_html
-    from incidents.writeups.report.pdf import pdf_html
-
     if kind == "pdf":
         return render_pdf(pdf_html(report))
     return render_html(report, pdf_url=pdf_url).encode("utf-8")
@@ -37,9 +34,6 @@ def writeup_document(inputs: ReportInput, kind: Kind = "pdf", *, cache: BlobStor
     ``inputs`` may carry runs by reference only (enough for the cache key); ``full_inputs`` then
     loads the runs' data, and is called only when the document has to be rendered.
     """
-    from incidents.writeups.report.build import build_report
-    from incidents.writeups.report.pdf import BlobCache, cache_key, cached_pdf
-
     def make() -> bytes:
         return document_bytes(build_report(full_inputs() if full_inputs else inputs), kind, pdf_url)
 

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -25,9 +25,13 @@ from hourtab.core.blobs import BlobStore
 from hourtab.core.db import utcnow
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import TooDeep, check_date, json_loads, xml_safe
+from hourtab.retainers.assign import touch
+from hourtab.retainers.models import Retainer
+from hourtab.timesheets.models import TimeEntry
 from incidents.errors import EvidenceNotFound, InvalidEvidence
 from incidents.evidence import store
 from incidents.evidence.models import Evidence
+from incidents.evidence.profiler import inspect_profile
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.document import Kind, writeup_document
 from incidents.writeups.models import (
@@ -40,6 +44,7 @@ from incidents.writeups.models import (
     IncidentEvidence,
     TimelineEvent,
 )
+from incidents.writeups.report.build import Report, build_report
 from incidents.writeups.report.inputs import (
     ActionInput,
     EntryInput,
@@ -48,9 +53,6 @@ from incidents.writeups.report.inputs import (
     ReportInput,
     RunInput,
 )
-
-if TYPE_CHECKING:
-    from incidents.writeups.report.build import Report
 
 RUN_ROLES = ("incident", "baseline", "fixed")
 
@@ -76,8 +78,6 @@ def create_incident(session: Session, account_id: int, title: str, retainer_id: 
     if not title or len(title) > 200:
         raise InvalidIncident("An incident needs a title of 1 to 200 characters.")
     if retainer_id is not None:
-        from hourtab.retainers.models import Retainer
-
         get_owned(session, Retainer, account_id, retainer_id,
                   missing=EvidenceNotFound(f"retainer {retainer_id} not found"))
     incident = Incident(account_id=account_id, title=title, slug=_unique_slug(session, account_id, title),
@@ -114,8 +114,6 @@ def _ingest_one(session: Session, account_id: int, path: Path, blobs: BlobStore)
 
 def read_profile(path: Path) -> tuple[str, dict[str, Any]]:
     """Our profile.json as it is (it has per-mode figures); other captures through ``inspect_profile``."""
-    from incidents.evidence.profiler import inspect_profile
-
     path = Path(path)
     if not path.is_file():
         raise InvalidEvidence(f"{path} is not a file")
@@ -166,17 +164,10 @@ def detach(session: Session, incident: Incident, link_id: int) -> None:
     raise EvidenceNotFound(f"attachment {link_id} not found")
 
 
-def _entry_model():
-    from hourtab.timesheets.models import TimeEntry
-
-    return TimeEntry
-
-
 def entries_tagged(session: Session, account_id: int, tag: str) -> list[int]:
     """Ids of the account's active entries carrying ``tag`` (tags are comma-separated)."""
-    entry = _entry_model()
-    rows = session.execute(select_owned(entry, account_id).with_only_columns(entry.id, entry.tags)
-                           .where(entry.tags.contains(tag), entry.status == "active")).all()
+    rows = session.execute(select_owned(TimeEntry, account_id).with_only_columns(TimeEntry.id, TimeEntry.tags)
+                           .where(TimeEntry.tags.contains(tag), TimeEntry.status == "active")).all()
     wanted = tag.strip().lower()
     return [rid for rid, tags in rows if wanted in {t.strip().lower() for t in (tags or "").split(",")}]
 
@@ -193,9 +184,8 @@ def guess_phase(task: str, description: str) -> str:
 
 def assign_tagged(session: Session, incident: Incident, tag: str) -> int:
     """Link every entry tagged ``tag``, each in the phase its task or description suggests."""
-    entry = _entry_model()
     ids = entries_tagged(session, incident.account_id, tag)
-    rows = session.scalars(select(entry).where(entry.id.in_(ids))).all() if ids else []
+    rows = session.scalars(select(TimeEntry).where(TimeEntry.id.in_(ids))).all() if ids else []
     for row in rows:
         assign_entries(session, incident, [row.id], guess_phase(row.task, row.description))
     return len(rows)
@@ -207,9 +197,8 @@ def assign_entries(session: Session, incident: Incident, entry_ids: Iterable[int
     if not phase or len(phase) > 40 or not re.fullmatch(r"[a-z][a-z \-]*", phase):
         raise InvalidIncident("A phase is a word such as investigation, fix or validation (letters, 1–40).")
     ids = list(dict.fromkeys(int(i) for i in entry_ids))
-    entry = _entry_model()
-    found = set(session.scalars(select_owned(entry, incident.account_id).with_only_columns(entry.id)
-                                .where(entry.id.in_(ids)))) if ids else set()
+    found = set(session.scalars(select_owned(TimeEntry, incident.account_id).with_only_columns(TimeEntry.id)
+                                .where(TimeEntry.id.in_(ids)))) if ids else set()
     missing = [i for i in ids if i not in found]
     if missing:
         raise EvidenceNotFound(f"time entries not found: {', '.join(map(str, missing[:10]))}")
@@ -320,11 +309,10 @@ def _runs(session: Session, incident: Incident, blobs: BlobStore,
 
 
 def _entries(session: Session, incident: Incident) -> list[EntryInput]:
-    entry = _entry_model()
     phase = {link.time_entry_id: link.phase for link in incident.entries}
     if not phase:
         return []
-    rows = session.scalars(select_owned(entry, incident.account_id).where(entry.id.in_(list(phase)))).all()
+    rows = session.scalars(select_owned(TimeEntry, incident.account_id).where(TimeEntry.id.in_(list(phase)))).all()
     return [EntryInput(r.id, phase[r.id], r.local_date, r.duration_s, r.description, r.project, r.task,
                        r.start_at, r.end_at) for r in sorted(rows, key=lambda r: (r.local_date, r.id))]
 
@@ -351,10 +339,8 @@ def report_input(session: Session, incident: Incident, blobs: BlobStore, author:
 
 
 def refresh_generated(session: Session, incident: Incident, blobs: BlobStore, author: str = "",
-                      parsed: dict[int, RunEvidence] | None = None):
+                      parsed: dict[int, RunEvidence] | None = None) -> Report:
     """Recompute the environment line (unless edited) and the log entry (unless edited); return the report."""
-    from incidents.writeups.report.build import build_report
-
     report = build_report(report_input(session, incident, blobs, author, parsed=parsed))
     if not incident.environment:
         incident.environment = report.environment[:500]
@@ -379,9 +365,6 @@ def publish(session: Session, incident: Incident, published: bool = True) -> Inc
 def _touch_retainer(session: Session, incident: Incident) -> None:
     """The retainer's public page lists published log entries: a new revision re-renders it."""
     if incident.retainer_id is not None:
-        from hourtab.retainers.assign import touch
-        from hourtab.retainers.models import Retainer
-
         retainer = session.get(Retainer, incident.retainer_id)
         if retainer is not None:
             touch(retainer)

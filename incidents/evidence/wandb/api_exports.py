@@ -18,11 +18,20 @@ import pandas as pd
 
 from hourtab.core.values import check_json_depth, json_loads
 from incidents.errors import InvalidEvidence
-from incidents.evidence.wandb.evidence import RunEvidence, empty_histograms, empty_system, histogram_counts
+from incidents.evidence.wandb.evidence import (
+    RunEvidence,
+    empty_histograms,
+    empty_history,
+    empty_system,
+    histogram_counts,
+)
 from incidents.evidence.wandb.frames import histogram_frame, with_step_time
 from incidents.evidence.wandb.histograms import decode, is_histogram
 from incidents.evidence.wandb.nonfinite import from_table
 from incidents.evidence.wandb.records import histogram_kind
+
+#: An export split the evidence model's way: (history, system, histograms).
+Frames = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
 
 EXPECTED = ("a W&B public-API export has the columns _step, _runtime, _timestamp and the logged "
             "metrics (history), or _timestamp, _runtime and system.* metrics (system stream)")
@@ -123,7 +132,7 @@ def flat_row(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def frames_from_rows(rows: list[dict[str, Any]], warnings: list[str], system: bool = False,
-                     media: dict[str, dict[str, Any]] | None = None):
+                     media: dict[str, dict[str, Any]] | None = None) -> Frames:
     rows = [flat_row(r) for r in rows]
     table = pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
     if system and "_step" in table:
@@ -131,7 +140,8 @@ def frames_from_rows(rows: list[dict[str, Any]], warnings: list[str], system: bo
     return frames_from_table(table, warnings, media)
 
 
-def frames_from_table(table: pd.DataFrame, warnings: list[str], media: dict[str, dict[str, Any]] | None = None):
+def frames_from_table(table: pd.DataFrame, warnings: list[str],
+                      media: dict[str, dict[str, Any]] | None = None) -> Frames:
     """Split an export table into (history, system, histograms) frames of the evidence model."""
     system_cols = [c for c in table.columns if str(c).startswith("system.")]
     system = empty_system()
@@ -142,7 +152,7 @@ def frames_from_table(table: pd.DataFrame, warnings: list[str], media: dict[str,
         system.index = system.index.astype("float64")
     rest = table.drop(columns=system_cols)
     if system_cols and "_step" not in rest:
-        return _empty_history(), system, empty_histograms()
+        return empty_history(), system, empty_histograms()
     if "_step" not in rest:
         rest = rest.assign(_step=np.arange(len(rest)))
         warnings.append("no _step column; rows are numbered in file order")
@@ -178,12 +188,6 @@ def frames_from_table(table: pd.DataFrame, warnings: list[str], media: dict[str,
         history = history.groupby(level=0).last()
     history = with_step_time(history.sort_index())
     return history, system, histogram_frame(hist_rows)
-
-
-def _empty_history() -> pd.DataFrame:
-    from incidents.evidence.wandb.evidence import empty_history
-
-    return empty_history()
 
 
 def _numeric(frame: pd.DataFrame) -> pd.DataFrame:

@@ -23,7 +23,20 @@ import numpy as np
 import pandas as pd
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
-from wandb.proto.wandb_internal_pb2 import Record
+from wandb.proto.wandb_internal_pb2 import (
+    ConfigRecord,
+    EnvironmentRecord,
+    HistoryItem,
+    HistoryRecord,
+    OutputRawRecord,
+    OutputRecord,
+    Record,
+    RunExitRecord,
+    RunRecord,
+    StatsRecord,
+    SummaryRecord,
+)
+from wandb.proto.wandb_telemetry_pb2 import TelemetryRecord
 
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
@@ -171,7 +184,7 @@ class _Fold:
         if handler is not None:
             handler(message)
 
-    def _history(self, h) -> None:
+    def _history(self, h: HistoryRecord) -> None:
         step = h.step.num
         row = self.history.new_row(step)
         current = self.history.current
@@ -198,7 +211,7 @@ class _Fold:
         if parts:
             self._nested(parts, step, row)
 
-    def _item(self, key: str, item, row: int, step: int) -> None:
+    def _item(self, key: str, item: HistoryItem, row: int, step: int) -> None:
         """One history value off the hot path: the first of its metric in a block, or not a float."""
         vj = item.value_json
         value: float | None
@@ -216,7 +229,7 @@ class _Fold:
     def _add_slow(self, key: str, row: int, value: float) -> None:
         self.history.set(key, row, value)
 
-    def _summary(self, s) -> None:
+    def _summary(self, s: SummaryRecord) -> None:
         summary = self.summary
         for item in s.update:
             nk = item.nested_key
@@ -225,7 +238,7 @@ class _Fold:
             nk = item.nested_key
             summary.pop(nk[0] if len(nk) == 1 else tuple(nk) or item.key, None)
 
-    def _stats(self, s) -> None:
+    def _stats(self, s: StatsRecord) -> None:
         cols = self.system
         row = cols.new_row(s.timestamp.seconds + s.timestamp.nanos / 1e9)
         for item in s.item:
@@ -236,7 +249,7 @@ class _Fold:
             cols.set("system." + item.key, row, value)
 
     # -- the rest ---------------------------------------------------------------------------------
-    def _non_float(self, key: str, vj: str, item, step: int) -> float | None:
+    def _non_float(self, key: str, vj: str, item: HistoryItem, step: int) -> float | None:
         if not vj:
             which = item.WhichOneof("value")
             if which in ("integer", "number"):
@@ -321,13 +334,13 @@ class _Fold:
         bins, counts = decoded
         self.hist_rows.append((key, kind, tensor, step, bins, counts))
 
-    def _config(self, c) -> None:
+    def _config(self, c: ConfigRecord) -> None:
         for item in c.update:
             self.config[tuple(item.nested_key) or (item.key,)] = item.value_json
         for item in c.remove:
             self.config.pop(tuple(item.nested_key) or (item.key,), None)
 
-    def _run(self, r) -> None:
+    def _run(self, r: RunRecord) -> None:
         self.run = {
             "run_id": r.run_id, "project": r.project, "name": r.display_name, "tags": list(r.tags),
             "host": r.host, "entity": r.entity, "group": r.run_group,
@@ -341,19 +354,19 @@ class _Fold:
         if r.HasField("telemetry"):
             self._telemetry(r.telemetry)
 
-    def _environment(self, e) -> None:
+    def _environment(self, e: EnvironmentRecord) -> None:
         self.env.update(json_format.MessageToDict(e, preserving_proto_field_name=True))
 
-    def _telemetry(self, t) -> None:
+    def _telemetry(self, t: TelemetryRecord) -> None:
         for name in ("cli_version", "python_version", "huggingface_version"):
             value = getattr(t, name)
             if value:
                 self.telemetry[name] = value
 
-    def _exit(self, e) -> None:
+    def _exit(self, e: RunExitRecord) -> None:
         self.exit = {"exit_code": e.exit_code, "runtime": e.runtime}
 
-    def _output(self, o) -> None:
+    def _output(self, o: OutputRawRecord | OutputRecord) -> None:
         self.console.extend(line for line in o.line.splitlines() if line.strip())
 
     # -- assembling the model ---------------------------------------------------------------------

@@ -10,13 +10,16 @@ wandb 0.30 keep config, environment, summary, history and system metrics in JSON
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 
 from hourtab.core.values import json_loads
 from incidents.errors import InvalidEvidence
+from incidents.evidence.wandb.api_exports import flat_row, frames_from_rows
 from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import RunEvidence, histogram_counts
 from incidents.evidence.wandb.facts import apple_gpu
@@ -101,8 +104,6 @@ def _legacy(folder: Path, name: str) -> Path | None:
 
 
 def _fill_from_legacy(evidence: RunEvidence, folder: Path) -> None:
-    from incidents.evidence.wandb.api_exports import flat_row, frames_from_rows
-
     config = _legacy(folder, "config.yaml")
     if config:
         values, wandb_meta = _read_config_yaml(config, evidence.warnings)
@@ -146,7 +147,7 @@ def _read_json(path: Path, warnings: list[str]) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _read_jsonl(path: Path, warnings: list[str]):
+def _read_jsonl(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
@@ -165,8 +166,6 @@ def _read_jsonl(path: Path, warnings: list[str]):
 
 def _read_config_yaml(path: Path, warnings: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The user's config values, and W&B's own ``_wandb`` entry (``cli_version``, ``python_version``…)."""
-    import yaml
-
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as e:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wandb.proto.wandb_internal_pb2 import Record
+from wandb.proto.wandb_internal_pb2 import HistoryItem, Record
 
 from incidents.evidence.wandb.framing import iter_records, write_records
 from incidents.evidence.wandb.records import CONSOLE_TAIL
@@ -192,11 +192,11 @@ def _kept(record: Record, kind: str | None, i: int, history: dict[int, bool], st
     return None
 
 
-def _item_key(item) -> str:
+def _item_key(item: HistoryItem) -> str:
     return "/".join(item.nested_key) if item.nested_key else item.key
 
 
-def _is_histogram_item(item) -> bool:
+def _is_histogram_item(item: HistoryItem) -> bool:
     nested = item.nested_key
     if len(nested) > 1 and nested[-1] in HISTOGRAM_PARTS:
         return True

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from incidents.errors import ReproUnavailable
 from incidents.tools.repro import measure, output
 from incidents.tools.repro.model import (
@@ -88,7 +90,7 @@ def check_settings(settings: ReproSettings) -> None:
 def fastwatch_module() -> Any:
     """HourTab's low-overhead watch (``incidents.tools.fastwatch``), imported only when a mode asks for it."""
     try:
-        from incidents.tools import fastwatch
+        from incidents.tools import fastwatch  # noqa: PLC0415 — imported when a fastwatch mode runs; it may be absent
     except ImportError as e:
         raise ReproUnavailable("The fastwatch modes need incidents.tools.fastwatch (HourTab's low-overhead watch), "
                                f"which this installation lacks ({e}); run the other modes.") from e
@@ -144,8 +146,6 @@ def run_repro(settings: ReproSettings) -> dict[str, Any]:
 
 @contextmanager
 def _progress(enabled: bool, total: int) -> Iterator[Any]:
-    from tqdm import tqdm
-
     bar = tqdm(total=total, unit="step", disable=not enabled, dynamic_ncols=True, leave=True)
     try:
         yield bar
@@ -155,7 +155,7 @@ def _progress(enabled: bool, total: int) -> Iterator[Any]:
 
 def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batches: list[dict[str, Any]],
               result: ModeResult, scratch: Path, bar: Any, profile: bool = True) -> None:
-    import wandb
+    import wandb  # noqa: PLC0415 — wandb costs ~1 s to import; only a measured mode needs it
 
     bar.set_description(str(mode))
     model = build_model(settings.spec, settings.seed).to(device)
@@ -318,7 +318,7 @@ def _profile_steps(torch: Any, settings: ReproSettings, device: str, mode: Mode,
                    batches: list[dict[str, Any]], run: Any, clock: measure.StepClock, scratch: Path,
                    bar: Any) -> dict[str, str]:
     """Capture ``profile_steps`` steps (after one profiler warm-up step) into scratch files."""
-    from torch.profiler import ProfilerActivity, profile, schedule
+    from torch.profiler import ProfilerActivity, profile, schedule  # noqa: PLC0415 — torch only inside the reproducer (the tools fence)
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
     target = scratch / _slug(mode)

@@ -16,7 +16,7 @@ from incidents.writeups.report import charts, engagement, kpis, logentry, markdo
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report import postmortem as pm
 from incidents.writeups.report.environment import environment_line
-from incidents.writeups.report.inputs import ReportInput
+from incidents.writeups.report.inputs import ProfileInput, ReportInput
 from incidents.writeups.report.kpis import Comparison, Kpi, VerificationRow
 
 SECTION_TITLES = {"summary": "Summary", "impact": "Impact", "detection": "Detection",
@@ -102,7 +102,7 @@ class Report:
         return next(s for s in self.sections if s[0] == key)
 
 
-def _attribution(profile, run: Any) -> Attribution:
+def _attribution(profile: ProfileInput, run: Any) -> Attribution:
     attribution = _attribution_figures(profile)
     doc = profile.document
     mode = next((m for m in attribution.modes if m.get("mode") == attribution.top_tensors_mode), None)
@@ -122,7 +122,7 @@ def _attribution(profile, run: Any) -> Attribution:
     return attribution
 
 
-def _attribution_figures(profile) -> Attribution:
+def _attribution_figures(profile: ProfileInput) -> Attribution:
     doc = profile.document
     if doc.get("modes"):
         machine = doc.get("machine") or {}

@@ -18,7 +18,7 @@ import base64
 import io
 import textwrap
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,10 @@ from incidents.diagnosis import signals
 from incidents.evidence.wandb.downsample import minmax
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report.figures import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as PlotFigure
 
 DENSE = 1500
 #: The printed width of a chart: A4's text width (210 mm less 2 × 16 mm of margins), in inches.
@@ -61,15 +65,15 @@ AXIS_LABELS_IN, LEGEND_LINE_IN = 0.5, 0.17
 LEGEND_CHARS = 80
 
 
-def _figure(legend_lines: int = 0, width: float = PRINTED_WIDTH_IN, height: float = 2.4):
-    import matplotlib
+def _figure(legend_lines: int = 0, width: float = PRINTED_WIDTH_IN, height: float = 2.4) -> tuple[PlotFigure, Axes]:
+    import matplotlib  # noqa: PLC0415 — ~1 s, only when drawing
 
     matplotlib.rcParams["svg.hashsalt"] = "hourtab"
     # 8.5 pt in a 7 in figure: 11.3 CSS px when the page shows it at its own size, as it does at least.
     matplotlib.rcParams["font.size"] = 8.5
     # Run names and metric keys are the user's text: "$\\frac{$" must be drawn, never parsed as TeX.
     matplotlib.rcParams["text.parse_math"] = False
-    from matplotlib.figure import Figure as PlotFigure
+    from matplotlib.figure import Figure as PlotFigure  # noqa: PLC0415, F811 — ~1 s, only when drawing
 
     legend = LEGEND_LINE_IN * legend_lines + (0.08 if legend_lines else 0.0)
     total = height + legend
@@ -82,7 +86,7 @@ def _figure(legend_lines: int = 0, width: float = PRINTED_WIDTH_IN, height: floa
     return fig, ax
 
 
-def _legend(fig, ax) -> None:
+def _legend(fig: PlotFigure, ax: Axes) -> None:
     """The legend below the plot, left-aligned with it: outside the data, whatever the data's shape."""
     handles, labels = ax.get_legend_handles_labels()
     if handles:
@@ -90,13 +94,13 @@ def _legend(fig, ax) -> None:
                    borderaxespad=0.2, handlelength=2.5)
 
 
-def _uri(fig) -> str:
+def _uri(fig: PlotFigure) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None}, dpi=110)
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _plot(ax, x: np.ndarray, y: np.ndarray, role: str, label: str) -> None:
+def _plot(ax: Axes, x: np.ndarray, y: np.ndarray, role: str, label: str) -> None:
     x, y = minmax(x, y, SERIES_POINTS)
     ax.plot(x, y, linewidth=WIDTHS.get(role, 0.9), linestyle=STYLES.get(role, "-"), color=COLOURS.get(role),
             label=_plain(label), rasterized=len(x) > DENSE)
@@ -117,7 +121,7 @@ def _finite_points(values: np.ndarray) -> int:
     return int(np.isfinite(values).sum())
 
 
-def draw_gpu_utilisation(runs: list[tuple[str, Any]]):
+def draw_gpu_utilisation(runs: list[tuple[str, Any]]) -> tuple[PlotFigure | None, list[str], list[str]]:
     """(figure or None, sources, runs without a drawable series): a line needs two samples or more."""
     series, sources, absent = [], [], []
     for role, run in runs:
@@ -182,7 +186,7 @@ def _step_series(runs: list[tuple[str, Any]], profile_modes: list[dict[str, Any]
 
 
 def draw_step_times(runs: list[tuple[str, Any]], profile_modes: list[dict[str, Any]], profile_name: str | None,
-                    medians: dict[str, Figure] | None = None):
+                    medians: dict[str, Figure] | None = None) -> tuple[PlotFigure | None, list[str]]:
     """(figure or None, sources): each run's step times, and a vertical line at its median step figure."""
     series = _step_series(runs, profile_modes, profile_name, medians or {})
     if not series:
@@ -195,13 +199,13 @@ def draw_step_times(runs: list[tuple[str, Any]], profile_modes: list[dict[str, A
     floor = 1e-3 * factor
     bins = np.geomspace(max(lo, floor), max(hi, lo * 1.01, floor * 1.01), 60)
     for role, label, values, _, median in series:
-        ax.hist(values * factor, bins=bins, histtype="step" if role != "incident" else "stepfilled",
+        ax.hist(values * factor, bins=bins.tolist(), histtype="step" if role != "incident" else "stepfilled",
                 alpha=0.9 if role != "incident" else 0.35, linestyle=STYLES.get(role, "-"), linewidth=1.2,
                 color=COLOURS.get(role), label=_plain(label))
         if median is not None and median.value is not None:
             ax.axvline(median.value * factor, color=COLOURS.get(role), linestyle=(0, (2, 2)), linewidth=1.0)
     ax.set_xscale("log")
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: PLC0415 — ~1 s, only when drawing
 
     # Ticks at 1, 2, 3 and 5 of each decade, written as plain numbers: a narrow range still gets
     # labels. No minor ticks: unlabelled, they added nothing to read and were a quarter of the chart's cost.
@@ -230,7 +234,7 @@ def step_time_distribution(runs: list[tuple[str, Any]], profile_modes: list[dict
     return Chart("Step-time distribution", _uri(fig), "; ".join(sources))
 
 
-def draw_metric(runs: list[tuple[str, Any]], column: str | None = None, ylabel: str = "loss"):
+def draw_metric(runs: list[tuple[str, Any]], column: str | None = None, ylabel: str = "loss") -> tuple[PlotFigure | None, list[str], list[str]]:
     """(figure or None, sources, runs without the series): one metric of every run that logged it
     (``column=None``: each run's training loss)."""
     series, absent = [], []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from incidents.writeups.models import PHASES
+from incidents.writeups.report.figures import lower_first
 from incidents.writeups.report.inputs import EntryInput, ReportInput
 
 #: Past-tense verbs for the standard phases; other phases read "Worked on <phase>".
@@ -35,14 +36,8 @@ class Phase:
     def line(self) -> str:
         """``Investigated: profiled the watch hooks; compared with baseline — 1.5 h``."""
         verb = VERBS.get(self.name, f"Worked on {self.name}")
-        detail = "; ".join(_without_verb(_lower_first(i.strip().rstrip(".")), verb) for i in self.items[:4])
+        detail = "; ".join(_without_verb(lower_first(i.strip().rstrip(".")), verb) for i in self.items[:4])
         return f"{verb}{': ' + detail if detail else ''} — {self.hours:.1f} h"
-
-
-def _lower_first(text: str) -> str:
-    from incidents.writeups.report.figures import lower_first
-
-    return lower_first(text)
 
 
 def _without_verb(item: str, verb: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from incidents.diagnosis import Finding
+from incidents.diagnosis import Finding, setup
 from incidents.writeups.report import engagement
 from incidents.writeups.report import figures as fmt
 from incidents.writeups.report import quantities as q
@@ -60,8 +60,6 @@ def _usable_profile(inputs: ReportInput, subject: Any) -> tuple[str, dict[str, A
 
 
 def _model(notes: _Notes, inputs: ReportInput, subject: Any, usable: Any) -> None:
-    from incidents.diagnosis import setup
-
     run = inputs.run("incident")
     if run is None or subject is None:
         return

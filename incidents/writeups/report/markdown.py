@@ -10,22 +10,21 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import nh3
+from markdown_it import MarkdownIt
+
 ALLOWED_TAGS = {"p", "br", "hr", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li",
                 "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td", "del"}
 
 
 @lru_cache(maxsize=1)
-def _parser():
-    from markdown_it import MarkdownIt
-
+def _parser() -> MarkdownIt:
     # "commonmark" with html off: raw HTML blocks and inline tags become escaped text.
     return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table").enable("strikethrough")
 
 
 def render(text: str) -> str:
     """Sanitised HTML for one Markdown section (headings demoted under the report's own)."""
-    import nh3
-
     html = _parser().render(text or "")
     html = (html.replace("<h1>", "<h3>").replace("</h1>", "</h3>")
             .replace("<h2>", "<h4>").replace("</h2>", "</h4>"))

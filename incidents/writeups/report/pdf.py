@@ -8,12 +8,14 @@ as well as WeasyPrint.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from hourtab.core.pdf import PdfMeta, meta_tags
 from hourtab.core.resources import documents_dir
 from incidents.writeups.report.build import Report
 from incidents.writeups.report.html import render_html
@@ -25,13 +27,9 @@ REPORT_VERSION = "2"
 
 def pdf_html(report: Report) -> str:
     """The final HTML handed to WeasyPrint (the benchmark times WeasyPrint alone on this)."""
-    from hourtab.core.pdf import PdfMeta, meta_tags
-
     inputs = report.inputs
     created = inputs.created
     if created is None:
-        import datetime as dt
-
         created = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     meta = meta_tags(PdfMeta(title=inputs.title, author=inputs.author or "HourTab", created=created))
     return render_html(report, pdf=True, meta_html=meta)

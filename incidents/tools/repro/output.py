@@ -209,23 +209,17 @@ def write_outputs(profile: dict[str, Any], out: Path) -> None:
 
 def render_markdown(profile: dict[str, Any]) -> str:
     """profile.md: the machine, the model, one row per mode, and where the files are."""
-    hw, model, cfg = profile["hardware"], profile["model"] or {}, profile["settings"]
     host = profile["machine"]["hostname"] or "this machine"
-    lines = [f"# Watch-overhead profile measured on {host}", ""]
-    if hw["device"] == "cuda":
-        gib = (hw["gpu_memory_bytes"] or 0) / 2**30
-        lines.append(f"- Hardware: {hw['gpu_name']} ({gib:.0f} GiB); host CPU {hw['cpu_model']}.")
-    else:
-        lines.append(f"- Hardware: CPU {hw['cpu_model']}, {hw['cpu_cores']} logical cores, "
-                     f"{hw['torch_threads']} torch threads. No GPU was used.")
-    before, after = profile["machine"].get("load_average_before"), profile["machine"].get("load_average_after")
-    if before and after:
-        lines.append(f"- Load average (1 min) before and after measuring: {before[0]:.2f} → {after[0]:.2f}; "
-                     f"{profile['settings'].get('rounds', 1)} interleaved round(s) of every mode.")
-    load = profile["machine"].get("load_average")
-    if load:
-        lines.append(f"- Load average when written (1, 5, 15 min): {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} "
-                     "— other work on this machine slows every mode.")
+    lines = [f"# Watch-overhead profile measured on {host}", "",
+             *_setup_lines(profile), "", *_mode_table(profile), "", *_legend_lines(profile),
+             *_notes_lines(profile), *_costly_tensor_lines(profile), "", "## Files", "", *_file_lines(profile)]
+    return "\n".join(lines) + "\n"
+
+
+def _setup_lines(profile: dict[str, Any]) -> list[str]:
+    """The bullet list: hardware, load, software, model and steps."""
+    hw, model, cfg = profile["hardware"], profile["model"] or {}, profile["settings"]
+    lines = [_hardware_line(hw), *_load_lines(profile)]
     v = profile["versions"]
     lines.append(f"- Software: torch {v['torch']}, transformers {v['transformers']}, wandb {v['wandb']}.")
     if model:
@@ -237,12 +231,39 @@ def render_markdown(profile: dict[str, Any]) -> str:
                  f"seed {cfg['seed']}; created {profile['created_at']}.")
     if profile["interrupted"]:
         lines.append("- **Interrupted** (Ctrl-C): figures cover only the steps measured before it.")
-    cuda = hw["device"] == "cuda"
+    return lines
+
+
+def _hardware_line(hw: dict[str, Any]) -> str:
+    if hw["device"] == "cuda":
+        gib = (hw["gpu_memory_bytes"] or 0) / 2**30
+        return f"- Hardware: {hw['gpu_name']} ({gib:.0f} GiB); host CPU {hw['cpu_model']}."
+    return (f"- Hardware: CPU {hw['cpu_model']}, {hw['cpu_cores']} logical cores, "
+            f"{hw['torch_threads']} torch threads. No GPU was used.")
+
+
+def _load_lines(profile: dict[str, Any]) -> list[str]:
+    """The machine's load around the measurement: other work on it slows every mode."""
+    machine, lines = profile["machine"], []
+    before, after = machine.get("load_average_before"), machine.get("load_average_after")
+    if before and after:
+        lines.append(f"- Load average (1 min) before and after measuring: {before[0]:.2f} → {after[0]:.2f}; "
+                     f"{profile['settings'].get('rounds', 1)} interleaved round(s) of every mode.")
+    load = machine.get("load_average")
+    if load:
+        lines.append(f"- Load average when written (1, 5, 15 min): {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} "
+                     "— other work on this machine slows every mode.")
+    return lines
+
+
+def _mode_table(profile: dict[str, Any]) -> list[str]:
+    """One row per mode: step times, ratios to the baseline, the hooks' share, utilisation, projection."""
+    cuda = profile["hardware"]["device"] == "cuda"
     util_header = "GPU util (NVML)" if cuda else "Compute share (CPU)"
-    projected = f"Projected {cfg['project_steps']:,} steps"
-    lines += ["", f"| Mode | Mean step | Median | p90 | × baseline (wall) | × baseline (CPU time) | Watch-hook share | "
-                  f"{util_header} | Histograms logged | {projected} |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    projected = f"Projected {profile['settings']['project_steps']:,} steps"
+    lines = [f"| Mode | Mean step | Median | p90 | × baseline (wall) | × baseline (CPU time) | Watch-hook share | "
+             f"{util_header} | Histograms logged | {projected} |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m in profile["modes"]:
         util = (m["device_utilization"] or {}).get("mean_percent") if cuda else m["compute_share"]
         util_text = (_pct(util / 100.0) if cuda and util is not None else _pct(util))
@@ -253,32 +274,44 @@ def render_markdown(profile: dict[str, Any]) -> str:
                      f"{_ms(m['p90_step_s'])} | {_ratio(m['ratio_to_baseline'])} | "
                      f"{_ratio(m.get('cpu_ratio_to_baseline'))} | {_pct(m['hook_share'])} | "
                      f"{util_text} | {logged} | {_duration(m['projected_run_s'])} |")
-    lines.append("")
-    if not cuda:
+    return lines
+
+
+def _legend_lines(profile: dict[str, Any]) -> list[str]:
+    lines = []
+    if profile["hardware"]["device"] != "cuda":
         lines.append("Compute share = time in forward, backward and optimizer (watch hooks excluded) ÷ step "
                      "time, on the host clock. It is a CPU figure, not GPU utilisation.")
     lines.append("Watch-hook share = time the training thread spent inside the watch's hooks ÷ step time. "
                  "Projected = mean step × projected steps.")
+    return lines
+
+
+def _notes_lines(profile: dict[str, Any]) -> list[str]:
     notes = [f"- `{m['mode']}`: {m['note']}" for m in profile["modes"] if m["note"]] + \
             [f"- {n}" for n in profile["notes"]]
-    if notes:
-        lines += ["", "## Notes", *notes]
+    return ["", "## Notes", *notes] if notes else []
+
+
+def _costly_tensor_lines(profile: dict[str, Any]) -> list[str]:
+    """The tensors whose hooks cost most, in the mode whose hooks cost most."""
     costly = max((m for m in profile["modes"] if m["top_tensors"]), key=lambda m: m["hook_s"], default=None)
-    if costly:
-        lines += ["", f"## Costliest tensors in `{costly['mode']}` (measured steps)", "",
-                  "| Tensor | Elements | Calls | Total ms | Mean ms |", "|---|---:|---:|---:|---:|"]
-        for t in costly["top_tensors"]:
-            lines.append(f"| `{t['name']}` | {t['numel']:,} | {t['calls']} | {t['total_ms']:.1f} | "
-                         f"{t['mean_ms']:.2f} |")
-    lines += ["", "## Files", ""]
-    for m in profile["modes"]:
-        if m["wandb_run"]:
-            lines.append(f"- W&B offline run for `{m['mode']}`: `{m['wandb_run']['dir']}`")
+    if not costly:
+        return []
+    return ["", f"## Costliest tensors in `{costly['mode']}` (measured steps)", "",
+            "| Tensor | Elements | Calls | Total ms | Mean ms |", "|---|---:|---:|---:|---:|",
+            *(f"| `{t['name']}` | {t['numel']:,} | {t['calls']} | {t['total_ms']:.1f} | {t['mean_ms']:.2f} |"
+              for t in costly["top_tensors"])]
+
+
+def _file_lines(profile: dict[str, Any]) -> list[str]:
+    lines = [f"- W&B offline run for `{m['mode']}`: `{m['wandb_run']['dir']}`"
+             for m in profile["modes"] if m["wandb_run"]]
     if profile["profiler"]:
         p = profile["profiler"]
         lines.append(f"- torch.profiler capture of `{p['mode']}` ({p['steps']} steps): `{p['table']}`, "
                      f"`{p['chrome_trace']}`")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _ms(seconds: float | None) -> str:

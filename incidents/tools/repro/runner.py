@@ -16,6 +16,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -155,56 +156,27 @@ def _progress(enabled: bool, total: int) -> Iterator[Any]:
 
 def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batches: list[dict[str, Any]],
               result: ModeResult, scratch: Path, bar: Any, profile: bool = True) -> None:
-    import wandb  # noqa: PLC0415 — wandb costs ~1 s to import; only a measured mode needs it
-
     bar.set_description(str(mode))
     model = build_model(settings.spec, settings.seed).to(device)
     model.train()
     result.model_info = describe_model(model, settings.spec, settings.preset)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr)
-    run = wandb.init(
-        mode="offline", dir=str(settings.out), project=WANDB_PROJECT, job_type="repro",
-        name=f"repro {mode} on {platform.node() or 'this machine'}", group="hourtab-repro",
-        config={"repro_mode": str(mode), "preset": settings.preset, **settings.spec.to_dict(),
-                "steps": settings.steps, "warmup": settings.warmup, "seed": settings.seed, "device": device},
-        settings=wandb.Settings(console="off", quiet=True, silent=True), reinit="finish_previous",
-    )
+    run = _start_run(settings, device, mode)
     result.wandb_run = {"id": run.id, "dir": os.path.relpath(Path(run.dir).parent, settings.out)}
     timer: measure.HookTimer = measure.HookTimer()
     detach: Callable[[], None] = _nothing
     clock = measure.StepClock(torch, device)
     result.phase_timer = clock.timer
-    sampler = measure.NvmlSampler(torch.cuda.current_device()) if device.startswith("cuda") else None
+    train: Callable[[dict[str, Any]], float] = partial(_train_step, torch, model, optimizer, run=run, clock=clock)
     exit_code = 0
     try:
         timer, detach = _attach(torch, run, model, mode)
         for i in range(settings.warmup):
-            _train_step(torch, model, optimizer, batches[i % len(batches)], run, clock)
+            train(batches[i % len(batches)])
             result.training_steps += 1
             bar.update(1)
-        timer.take()
-        timer.measuring = True
-        first = len(result.step_s)
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        with measure.sampling(sampler) as util:
-            for i in range(settings.steps):
-                batch = batches[(settings.warmup + i) % len(batches)]
-                result.step_s.append(_train_step(torch, model, optimizer, batch, run, clock))
-                result.training_steps += 1
-                result.phase_s.append(clock.phases())
-                result.hook_s.append(timer.take())
-                bar.update(1)
-        timer.measuring = False
-        result.hook_cpu_s = timer.cpu_seconds
-        # Process CPU time counts every thread (fastwatch's worker too), so it shows contention the wall
-        # clock hides when the worker has no spare core.
-        result.rounds.append({"median_step_s": statistics.median(result.step_s[first:]) if result.step_s[first:]
-                              else None, "wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0})
-        result.device_utilization = util or None
-        result.histograms_logged = _histograms_logged(timer)
-        result.top_tensors = timer.top_tensors()
-        if isinstance(timer, measure.FastwatchHookTimer):
-            result.watch_thread_cpu_s = timer.worker_seconds()
+        first = _measure_steps(torch, settings, device, batches, result, timer, bar, clock, train)
+        _record_watch(result, timer)
         result.complete = True
         run.summary.update(_run_summary(result, first))
         if settings.profile_steps and profile:
@@ -219,6 +191,53 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
         timer.close()
         detach()
         run.finish(exit_code=exit_code)
+
+
+def _start_run(settings: ReproSettings, device: str, mode: Mode) -> Any:
+    """The mode's offline W&B run, named after the mode and this machine."""
+    import wandb  # noqa: PLC0415 — wandb costs ~1 s to import; only a measured mode needs it
+
+    return wandb.init(
+        mode="offline", dir=str(settings.out), project=WANDB_PROJECT, job_type="repro",
+        name=f"repro {mode} on {platform.node() or 'this machine'}", group="hourtab-repro",
+        config={"repro_mode": str(mode), "preset": settings.preset, **settings.spec.to_dict(),
+                "steps": settings.steps, "warmup": settings.warmup, "seed": settings.seed, "device": device},
+        settings=wandb.Settings(console="off", quiet=True, silent=True), reinit="finish_previous",
+    )
+
+
+def _measure_steps(torch: Any, settings: ReproSettings, device: str, batches: list[dict[str, Any]],
+                   result: ModeResult, timer: measure.HookTimer, bar: Any, clock: measure.StepClock,
+                   train: Callable[[dict[str, Any]], float]) -> int:
+    """The measured steps after warm-up, one round appended; returns the index of its first step."""
+    sampler = measure.NvmlSampler(torch.cuda.current_device()) if device.startswith("cuda") else None
+    timer.take()
+    timer.measuring = True
+    first = len(result.step_s)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    with measure.sampling(sampler) as util:
+        for i in range(settings.steps):
+            result.step_s.append(train(batches[(settings.warmup + i) % len(batches)]))
+            result.training_steps += 1
+            result.phase_s.append(clock.phases())
+            result.hook_s.append(timer.take())
+            bar.update(1)
+    timer.measuring = False
+    # Process CPU time counts every thread (fastwatch's worker too), so it shows contention the wall
+    # clock hides when the worker has no spare core.
+    result.rounds.append({"median_step_s": statistics.median(result.step_s[first:]) if result.step_s[first:]
+                          else None, "wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0})
+    result.device_utilization = util or None
+    return first
+
+
+def _record_watch(result: ModeResult, timer: measure.HookTimer) -> None:
+    """What the watch did over the measured steps: CPU seconds, histograms, costliest tensors."""
+    result.hook_cpu_s = timer.cpu_seconds
+    result.histograms_logged = _histograms_logged(timer)
+    result.top_tensors = timer.top_tensors()
+    if isinstance(timer, measure.FastwatchHookTimer):
+        result.watch_thread_cpu_s = timer.worker_seconds()
 
 
 def _nothing() -> None:

@@ -17,8 +17,9 @@ import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -104,47 +105,66 @@ def _zip_member_count(path: Path) -> int | None:
 def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
                  max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH) -> list[Member]:
     """Validate every member of the archive; raise before anything is extracted."""
-    members: list[Member] = []
-    seen: set[str] = set()
-    total = 0
+    listing = _Listing(max_members, max_bytes, max_depth)
+    entries = _zip_entries(path, max_members) if zipfile.is_zipfile(path) else _tar_entries(path)
+    with closing(entries):    # a refused member closes the archive at once, not when collected
+        for name, size, is_dir in entries:
+            listing.add(name, size, is_dir)
+    return listing.members
 
-    def add(name: str, size: int, is_dir: bool) -> None:
-        nonlocal total
-        if len(members) >= max_members:
-            raise _too_many(max_members)
-        total += size
-        if total > max_bytes:
-            raise UnsafeArchive(f"archive expands past {_human(max_bytes)}; refused, nothing was written")
+
+@dataclass
+class _Listing:
+    """The members validated so far, against the limits on their number, total size and depth."""
+
+    max_members: int
+    max_bytes: int
+    max_depth: int
+    members: list[Member] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    total: int = 0
+
+    def add(self, name: str, size: int, is_dir: bool) -> None:
+        if len(self.members) >= self.max_members:
+            raise _too_many(self.max_members)
+        self.total += size
+        if self.total > self.max_bytes:
+            raise UnsafeArchive(f"archive expands past {_human(self.max_bytes)}; refused, nothing was written")
         # ``tar -C folder -czf run.tar.gz .`` writes the archive's own root first, as "./".
         root = is_dir and name.replace("\\", "/").rstrip("/") == "."
         member = Member("." if root else safe_member_name(name), size, is_dir)
-        if member.name.count("/") > max_depth:
-            raise UnsafeArchive(f"archive member {name[:200]!r} is nested more than {max_depth} folders deep; "
-                                "refused, nothing was written")
-        if not is_dir and member.name in seen:
+        if member.name.count("/") > self.max_depth:
+            raise UnsafeArchive(f"archive member {name[:200]!r} is nested more than {self.max_depth} folders "
+                                "deep; refused, nothing was written")
+        if not is_dir and member.name in self.seen:
             raise UnsafeArchive(f"archive member {name!r} appears twice; refused, nothing was written")
-        seen.add(member.name)
-        members.append(member)
+        self.seen.add(member.name)
+        self.members.append(member)
 
-    if zipfile.is_zipfile(path):
-        if (_zip_member_count(path) or 0) > max_members:
+
+def _zip_entries(path: Path, max_members: int) -> Generator[tuple[str, int, bool]]:
+    """(name, size, is folder) of each zip member; links and special files refused."""
+    if (_zip_member_count(path) or 0) > max_members:
+        raise _too_many(max_members)
+    try:
+        z = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise DamagedArchive(f"{path.name} is a damaged .zip archive ({e}); nothing was kept") from e
+    with z:
+        infos = z.infolist()
+        if len(infos) > max_members:
             raise _too_many(max_members)
-        try:
-            z = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-            raise DamagedArchive(f"{path.name} is a damaged .zip archive ({e}); nothing was kept") from e
-        with z:
-            infos = z.infolist()
-            if len(infos) > max_members:
-                raise _too_many(max_members)
-            for info in infos:
-                mode = info.external_attr >> 16
-                if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                             or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-                    raise UnsafeArchive(f"archive member {info.filename!r} is a link or special file; "
-                                        f"refused, nothing was written. {LINK_HINT}")
-                add(info.filename, info.file_size, info.is_dir())
-        return members
+        for info in infos:
+            mode = info.external_attr >> 16
+            if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                         or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+                raise UnsafeArchive(f"archive member {info.filename!r} is a link or special file; "
+                                    f"refused, nothing was written. {LINK_HINT}")
+            yield info.filename, info.file_size, info.is_dir()
+
+
+def _tar_entries(path: Path) -> Generator[tuple[str, int, bool]]:
+    """(name, size, is folder) of each tar member; links and special files refused."""
     try:
         with tarfile.open(path, "r:*") as t:
             while (member := t.next()) is not None:
@@ -154,11 +174,10 @@ def list_members(path: Path, max_members: int = DEFAULT_MAX_MEMBERS,
                 if not (member.isfile() or member.isdir()):
                     raise UnsafeArchive(f"archive member {member.name!r} is a device, FIFO or other special "
                                         "file; refused, nothing was written")
-                add(member.name, member.size, member.isdir())
+                yield member.name, member.size, member.isdir()
     except (tarfile.TarError, EOFError, OSError) as e:
         detail = "" if "\n" in str(e) else f" ({_reason(e)})"   # tarfile lists every method it tried
         raise InvalidEvidence(f"{path.name} is not a readable .zip or .tar.gz archive{detail}") from e
-    return members
 
 
 def extract(path: Path, dest: Path, max_members: int = DEFAULT_MAX_MEMBERS,

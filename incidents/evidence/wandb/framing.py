@@ -75,7 +75,11 @@ class Cursor:
     pending_at: int | None = None
 
 
-def iter_records(source: str | Path | BinaryIO, warnings: list[str],
+# Kept whole (113 lines): it is LevelDB's log format as one state machine. The chunk kinds' rules (FULL,
+# FIRST, MIDDLE/LAST, damage, the zero-filled block tail) read best side by side, and they share the
+# assembly state (pending fragments, where they began, skipping after damage, the cursor, the buffer's
+# base) that helpers would have to pass around or hide in an object; it also runs once per record.
+def iter_records(source: str | Path | BinaryIO, warnings: list[str],  # noqa: C901
                  cursor: Cursor | None = None) -> Iterator[tuple[int, bytes]]:
     """Yield ``(byte offset, payload)`` for every intact record, in file order.
 

@@ -150,13 +150,8 @@ def get_evidence(session: Session, account_id: int, evidence_id: int) -> Evidenc
                      missing=EvidenceNotFound(f"evidence {evidence_id} not found"))
 
 
-def load_evidence(session: Session, account_id: int, evidence_id: int, blobs: BlobStore) -> RunEvidence:
-    """The stored run as a RunEvidence, from Parquet and JSON only (the upload is not read)."""
-    row = get_evidence(session, account_id, evidence_id)
-    return evidence_from_row(row, blobs)
-
-
 def evidence_from_row(row: Evidence, blobs: BlobStore) -> RunEvidence:
+    """The stored run as a RunEvidence, from Parquet and JSON only (the upload is not read)."""
     facts = row.facts
     histos = _read_parquet(blobs, row.blobs["histograms"])
     if len(histos):

@@ -88,28 +88,6 @@ def summarise(evidence: RunEvidence, edge_fraction: float = DEFAULT_EDGE_FRACTIO
                       median_step_time_s=median_step, gpus=gpu_utilisation(evidence.system, edge_fraction))
 
 
-def project_runtime(evidence: RunEvidence, step_time_s: float) -> float | None:
-    """The run's runtime had every step taken ``step_time_s``; time outside steps is kept as is.
-
-    Step time is what a fix changes (e.g. lighter logging); start-up, evaluation and saving are
-    not, so they carry over unchanged: projected = runtime − Σ measured step times + steps × new.
-    """
-    if evidence.runtime_s is None or "step_time_s" not in evidence.history:
-        return None
-    measured = evidence.history["step_time_s"].dropna()
-    if measured.empty:
-        return None
-    index = evidence.history.index.to_numpy()
-    steps_covered = float(index.max() - index.min())
-    outside = max(evidence.runtime_s - float(measured.multiply(_step_gaps(evidence.history)).sum()), 0.0)
-    return outside + steps_covered * step_time_s
-
-
-def _step_gaps(history: pd.DataFrame) -> pd.Series:
-    gaps = np.diff(history.index.to_numpy(dtype=np.float64), prepend=np.nan)
-    return pd.Series(gaps, index=history.index).reindex(history["step_time_s"].dropna().index)
-
-
 def inspect_dict(evidence: RunEvidence) -> dict:
     """The public JSON of ``hourtab wandb inspect --json`` (its shape is an interface: keep it)."""
     gpus = gpu_utilisation(evidence.system)

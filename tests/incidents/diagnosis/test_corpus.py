@@ -69,6 +69,6 @@ def test_runs_stored_in_the_database_keep_their_verdicts(db_session, tmp_path):
     for name in STORED:
         with transaction(db_session):
             [(row, _)] = store.ingest_path(db_session, account.id, archive(name), blobs)
-        loaded = store.load_evidence(db_session, account.id, row.id, blobs)
+        loaded = store.evidence_from_row(store.get_evidence(db_session, account.id, row.id), blobs)
         tally.add(judge(loaded, diagnose(loaded), TABLE[name]))
     assert tally.wrong == [] and tally.missed == []

@@ -40,7 +40,7 @@ def test_ingest_and_load_back_without_reparsing(db_session, account, wandb_runs,
     assert len(rows) == 1 and rows[0].steps == 20 and rows[0].name == "watched"
     original = load_run(upload)
     upload.unlink()                                   # loading must not need the upload
-    loaded = store.load_evidence(db_session, account.id, rows[0].id, blobs)
+    loaded = store.evidence_from_row(store.get_evidence(db_session, account.id, rows[0].id), blobs)
     assert loaded.run_id == original.run_id and loaded.config == original.config
     assert loaded.environment == original.environment and loaded.tags == original.tags
     pd.testing.assert_frame_equal(loaded.history, original.history)
@@ -79,4 +79,4 @@ def test_evidence_of_another_account_is_not_found(db_session, account, tmp_path)
     other = make_account(db_session, "other@example.com")
     assert [r.name for r in rows] == ["a", "b"] and [r.part for r in rows] == [0, 1]
     with pytest.raises(EvidenceNotFound):
-        store.load_evidence(db_session, other.id, rows[0].id, blobs)
+        store.get_evidence(db_session, other.id, rows[0].id)

@@ -99,31 +99,33 @@ def arguments(resolver: Resolver, call: ast.Call, signature: Signature, ctx: Ctx
             break
         if index < len(signature.params) and signature.params[index] in out:
             out[signature.params[index]] = _traced(resolver, arg, ctx)
-    unpacked: list[Value] = []
+    unpacked: list[tuple[Value, str]] = []
     for kw in call.keywords:
         if kw.arg is None:
-            unpacked.append(resolver.trace(kw.value, ctx))
+            unpacked.append((resolver.trace(kw.value, ctx), ast.unparse(kw.value)))
         elif kw.arg in out:
             out[kw.arg] = _traced(resolver, kw.value, ctx)
-    for found, kw in zip(unpacked, (k for k in call.keywords if k.arg is None), strict=True):
-        text = ast.unparse(kw.value)
-        for name in wanted:
-            if out[name] is not None:
-                continue
-            if isinstance(found, Traced) and isinstance(found.value, dict):
-                if name in found.value:
-                    prefix = "" if found.via == "literal" else f"{found.via}; "
-                    out[name] = Traced(found.value[name], f"{prefix}**{text}[{name!r}] = {found.value[name]!r}",
-                                       found.kind)
-            else:
-                reason = found.reason if isinstance(found, Unknown) else f"{text} is not a dict"
-                out[name] = Unknown(f"**{text} could not be resolved ({reason})")
+    for found, text in unpacked:
+        _fill_from_unpacked(out, found, text)
     if starred is not None:
         for name in wanted:
             if out[name] is None and name in signature.params:
                 out[name] = Unknown(f"*{ast.unparse(starred.value)} fills positional arguments "
                                     "the audit cannot count")
     return out
+
+
+def _fill_from_unpacked(out: dict[str, Value | None], found: Value, text: str) -> None:
+    """The parameters still missing, from a ``**text`` the call unpacks (its keys, or why it is unknown)."""
+    for name in [n for n, value in out.items() if value is None]:
+        if isinstance(found, Traced) and isinstance(found.value, dict):
+            if name in found.value:
+                prefix = "" if found.via == "literal" else f"{found.via}; "
+                out[name] = Traced(found.value[name], f"{prefix}**{text}[{name!r}] = {found.value[name]!r}",
+                                   found.kind)
+        else:
+            reason = found.reason if isinstance(found, Unknown) else f"{text} is not a dict"
+            out[name] = Unknown(f"**{text} could not be resolved ({reason})")
 
 
 def with_defaults(found: dict[str, Value | None], signature: Signature) -> dict[str, Value]:

@@ -48,6 +48,25 @@ def _dest(call: ast.Call) -> str | None:
     return chosen.lstrip("-").replace("-", "_") if chosen else None
 
 
+#: The expressions the resolver evaluates, and the method that does; any other is left to run time.
+_EVALUATED: dict[type[ast.AST], str] = {
+    ast.Name: "_name", ast.Attribute: "_attribute", ast.Subscript: "_subscript", ast.BinOp: "_arithmetic",
+    ast.UnaryOp: "_unary", ast.Dict: "_dict", ast.IfExp: "_choice", ast.BoolOp: "_boolean",
+    ast.Compare: "_compare", ast.Call: "_call",
+}
+
+
+def _evaluated_operator(node: ast.AST) -> bool:
+    """Arithmetic, ``not`` and negation, and single comparisons are evaluated; other operators are not."""
+    if isinstance(node, ast.BinOp):
+        return type(node.op) in _ARITHMETIC
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not | ast.USub)
+    if isinstance(node, ast.Compare):
+        return len(node.ops) == 1
+    return True
+
+
 class Resolver:
     """Values of one parsed module's expressions (see the module docstring)."""
 
@@ -110,30 +129,19 @@ class Resolver:
         value = _literal(node)
         if value is not UNRESOLVED:
             return Traced(value, "literal")
-        if isinstance(node, ast.Name):
-            return self._name(node, ctx, depth)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, ctx, depth)
-        if isinstance(node, ast.Subscript):
-            return self._item(node.value, node.slice, None, ctx, depth)
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-            return self._arithmetic(node, ctx, depth)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub):
-            inner = self.trace(node.operand, ctx, depth + 1)
-            if isinstance(inner, Traced) and (isinstance(node.op, ast.Not) or isinstance(inner.value, int | float)):
-                return Traced(not inner.value if isinstance(node.op, ast.Not) else -inner.value, inner.via, inner.kind)
-            return inner if isinstance(inner, Unknown) else Unknown(f"{_text(node)} is not a number")
-        if isinstance(node, ast.Dict):
-            return self._dict(node, ctx, depth)
-        if isinstance(node, ast.IfExp):
-            return self._choice(node, ctx, depth)
-        if isinstance(node, ast.BoolOp):
-            return self._boolean(node, ctx, depth)
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            return self._compare(node, ctx, depth)
-        if isinstance(node, ast.Call):
-            return self._call(node, ctx, depth)
-        return Unknown(f"{_text(node)} is computed when the script runs")
+        method = _EVALUATED.get(type(node))
+        if method is None or not _evaluated_operator(node):
+            return Unknown(f"{_text(node)} is computed when the script runs")
+        return getattr(self, method)(node, ctx, depth)
+
+    def _subscript(self, node: ast.Subscript, ctx: Ctx, depth: int) -> Value:
+        return self._item(node.value, node.slice, None, ctx, depth)
+
+    def _unary(self, node: ast.UnaryOp, ctx: Ctx, depth: int) -> Value:
+        inner = self.trace(node.operand, ctx, depth + 1)
+        if isinstance(inner, Traced) and (isinstance(node.op, ast.Not) or isinstance(inner.value, int | float)):
+            return Traced(not inner.value if isinstance(node.op, ast.Not) else -inner.value, inner.via, inner.kind)
+        return inner if isinstance(inner, Unknown) else Unknown(f"{_text(node)} is not a number")
 
     def _name(self, node: ast.Name, ctx: Ctx, depth: int) -> Value:
         if node.id == "__name__":

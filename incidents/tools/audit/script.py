@@ -88,6 +88,11 @@ def _text(node: ast.AST) -> str:
     return ast.unparse(node)
 
 
+def _moves_to_device(node: ast.Call) -> bool:
+    """``x.to(...)`` or ``x.cuda()``: a move of a model built elsewhere, not a construction."""
+    return isinstance(node.func, ast.Attribute) and node.func.attr in {"to", "cuda"}
+
+
 def _kw(call: ast.Call, name: str, position: int | None = None) -> ast.AST | None:
     for kw in call.keywords:
         if kw.arg == name:
@@ -218,6 +223,21 @@ class _Collector(ScopedVisitor):
         spelled = _text(node.func)
         func = self.qualified(node.func)
         name = func or spelled
+        tail = name.rsplit(".", 1)[-1]
+        self._placement(node, func, spelled)
+        api = calls.watch_api(func, spelled, node, self.lightning_imported, self.wandb_imported)
+        if api is not None:
+            self._watch(node, *api)
+        elif calls.is_trainer(func):
+            self.trainers.append((node, self.ctx(node), self.guards))
+        if self.sizes.builds_model(node, self.ctx(node)) and not _moves_to_device(node):
+            self.constructions.append((node, self.ctx(node)))
+        self._profiler_and_loader(node, name, spelled, tail)
+        self._device_calls(node, name, spelled, tail)
+        self.generic_visit(node)
+
+    def _placement(self, node: ast.Call, func: str | None, spelled: str) -> None:
+        """A trainer that moves the model to the GPU itself (Lightning's accelerator, Hugging Face's Trainer)."""
         accelerator = next((kw.value.value for kw in node.keywords if kw.arg == "accelerator"
                             and isinstance(kw.value, ast.Constant)), None)
         if accelerator in {"gpu", "cuda"}:
@@ -225,15 +245,9 @@ class _Collector(ScopedVisitor):
             self.facts.placed_by = f'{spelled}(accelerator="{accelerator}")'
         elif calls.is_trainer(func):
             self.facts.placed_by = f"{spelled} (Hugging Face's Trainer moves the model to the device)"
-        tail = name.rsplit(".", 1)[-1]
-        api = calls.watch_api(func, spelled, node, self.lightning_imported, self.wandb_imported)
-        if api is not None:
-            self._watch(node, *api)
-        elif calls.is_trainer(func):
-            self.trainers.append((node, self.ctx(node), self.guards))
-        if self.sizes.builds_model(node, self.ctx(node)) and not (
-                isinstance(node.func, ast.Attribute) and node.func.attr in {"to", "cuda"}):
-            self.constructions.append((node, self.ctx(node)))
+
+    def _profiler_and_loader(self, node: ast.Call, name: str, spelled: str, tail: str) -> None:
+        """A torch profiler (scheduled or not), and a DataLoader that loads in the training process."""
         if name in {"torch.profiler.profile", "torch.autograd.profiler.profile"} or spelled == "profiler.profile":
             self.facts.profilers.append(self.site(node, "scheduled" if _kw(node, "schedule") is not None else ""))
         if tail == "DataLoader":
@@ -241,6 +255,9 @@ class _Collector(ScopedVisitor):
             value = self.resolver.trace(workers, self.ctx(node)) if workers is not None else None
             if workers is None or (isinstance(value, Traced) and value.value == 0):
                 self.facts.loaders.append(self.site(node, "num_workers=0" if workers is not None else ""))
+
+    def _device_calls(self, node: ast.Call, name: str, spelled: str, tail: str) -> None:
+        """Moves to the GPU, and the calls that wait for it inside the training loop (synchronize, item)."""
         if tail in {"to", "cuda"} and isinstance(node.func, ast.Attribute):
             self.facts.moved.add(_text(node.func.value))
             if tail == "cuda":
@@ -252,7 +269,6 @@ class _Collector(ScopedVisitor):
         guarded = bool(self.loop_guards) and len(self.guards) > self.loop_guards[-1]
         if tail == "item" and not node.args and self.loop_depth and not guarded:
             self.facts.items.append(self.site(node))
-        self.generic_visit(node)
 
     def _watch(self, node: ast.Call, signature: calls.Signature, api: str) -> None:
         ctx = self.ctx(node)

@@ -51,9 +51,9 @@ SHARED_MODULES = {
 #: Known clashes with two meanings, not renamed yet (each rename removes its line).
 STILL_TO_RENAME = {
     "definitions": {
-        "Attribution", "Limits", "Outcome", "Signature", "apply", "build_report", "confirm", "environment",
-        "gpu_utilisation", "hours", "import_file", "join", "load", "parse", "parse_time", "prepare",
-        "render", "save_profile", "summarise", "targets", "text", "tokens",
+        "Limits", "Outcome", "apply", "build_report", "confirm", "environment",
+        "hours", "import_file", "join", "load", "parse_time",
+        "render", "save_profile", "targets", "text", "tokens",
         "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)
     },
     "modules": {

@@ -24,7 +24,7 @@ from hourtab.core.svgchart import line_svg
 from incidents.errors import InvalidEvidence
 from incidents.evidence import store
 from incidents.evidence.wandb.downsample import minmax
-from incidents.evidence.wandb.summaries import summarise
+from incidents.evidence.wandb.summaries import summarise_run
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -88,7 +88,7 @@ def evidence_detail(evidence_id: int) -> ResponseReturnValue:
     db = get_db()
     row = store.get_evidence(db, account().id, evidence_id)
     run = store.evidence_from_row(row, blobs())
-    summary = summarise(run)
+    summary = summarise_run(run)
     charts = _series(run)
     return render_template("consultant/evidence/detail.html", row=row, run=run, summary=summary,
                            charts=charts, inspect=row.facts.get("inspect", {}))

@@ -35,7 +35,7 @@ def test_every_chart_draws_a_hostile_run_name(hostile_run):
     run = load_run(hostile_run["file"])
     assert MATH in run.name
     runs = _role_runs(run, f"{MATH} ^ _ \\x")
-    drawn = [charts.gpu_utilisation(runs), charts.loss_curves(runs)]
+    drawn = [charts.gpu_utilisation_chart(runs), charts.loss_curves(runs)]
     if "profile_modes" in inspect.signature(charts.step_time_distribution).parameters:
         drawn.append(charts.step_time_distribution(runs, [], None))
     assert any(chart.uri for chart in drawn)

@@ -29,7 +29,7 @@ def is_histogram(value: Any) -> bool:
     return isinstance(value, dict) and value.get("_type") == HISTOGRAM
 
 
-def parse(value: Any) -> Any:
+def json_cell(value: Any) -> Any:
     """A JSON text (a ``value_json`` or an export cell) as Python; anything else unchanged."""
     if isinstance(value, (str, bytes)) and value[:1] in ("{", b"{"):
         try:
@@ -41,7 +41,7 @@ def parse(value: Any) -> Any:
 
 def decode(value: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """(edges, counts) of a histogram object or its JSON text; None when it is not a readable one."""
-    value = parse(value)
+    value = json_cell(value)
     if not is_histogram(value):
         return None
     return from_parts(value.get("values"), value.get("bins"), value.get("packedBins"))
@@ -54,7 +54,7 @@ def from_parts(values: Any, bins: Any = None, packed: Any = None) -> tuple[np.nd
         if bins is not None:
             edges = np.asarray(parse_list(bins), dtype=np.float64)
         else:
-            packed = parse(packed)
+            packed = json_cell(packed)
             if not isinstance(packed, dict):
                 return None
             n = int(packed.get("count", counts.size))

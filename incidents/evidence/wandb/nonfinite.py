@@ -23,7 +23,7 @@ from incidents.evidence.wandb.columns import Columns
 NON_FINITE_TEXT = frozenset({"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"})
 
 
-def summarise(steps: np.ndarray, values: np.ndarray) -> dict[str, Any] | None:
+def nonfinite_record(steps: np.ndarray, values: np.ndarray) -> dict[str, Any] | None:
     """The record above for one key's logged (step, value) pairs in step order; None if all finite."""
     bad = ~np.isfinite(values)
     if not bad.any():
@@ -44,7 +44,7 @@ def from_columns(columns: Columns) -> dict[str, dict[str, Any]]:
     for name, rows, values in columns.logged_nonfinite():
         steps = index[rows]
         order = np.argsort(steps, kind="stable")
-        found = summarise(steps[order], values[order])
+        found = nonfinite_record(steps[order], values[order])
         if found is not None:
             out[name] = found
     return out
@@ -98,7 +98,7 @@ def _summaries(logged: dict[str, list[tuple[int, float]]]) -> dict[str, dict[str
     out = {}
     for key, pairs in logged.items():
         pairs.sort(key=lambda p: p[0])
-        found = summarise(np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs]))
+        found = nonfinite_record(np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs]))
         if found is not None:
             out[key] = found
     return out

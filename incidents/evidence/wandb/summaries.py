@@ -47,7 +47,7 @@ def steady_window(times: np.ndarray, edge_fraction: float = DEFAULT_EDGE_FRACTIO
     return (times >= lo + edge_fraction * span) & (times <= hi - edge_fraction * span)
 
 
-def gpu_utilisation(system: pd.DataFrame, edge_fraction: float = DEFAULT_EDGE_FRACTION) -> dict[str, GpuUtilisation]:
+def per_gpu_utilisation(system: pd.DataFrame, edge_fraction: float = DEFAULT_EDGE_FRACTION) -> dict[str, GpuUtilisation]:
     """Per GPU index: mean/median/p10 utilisation and the share of time under 50 %."""
     out: dict[str, GpuUtilisation] = {}
     if system.empty:
@@ -71,7 +71,7 @@ def gpu_utilisation(system: pd.DataFrame, edge_fraction: float = DEFAULT_EDGE_FR
     return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
 
 
-def summarise(evidence: RunEvidence, edge_fraction: float = DEFAULT_EDGE_FRACTION) -> RunSummary:
+def summarise_run(evidence: RunEvidence, edge_fraction: float = DEFAULT_EDGE_FRACTION) -> RunSummary:
     history = evidence.history
     median_step = steps_per_s = None
     if "step_time_s" in history and history["step_time_s"].notna().any():
@@ -85,12 +85,12 @@ def summarise(evidence: RunEvidence, edge_fraction: float = DEFAULT_EDGE_FRACTIO
             mean_step = float(step_times.mean())
             steps_per_s = 1.0 / mean_step if mean_step > 0 else None
     return RunSummary(steps=evidence.steps, runtime_s=evidence.runtime_s, steps_per_s=steps_per_s,
-                      median_step_time_s=median_step, gpus=gpu_utilisation(evidence.system, edge_fraction))
+                      median_step_time_s=median_step, gpus=per_gpu_utilisation(evidence.system, edge_fraction))
 
 
 def inspect_dict(evidence: RunEvidence) -> dict:
     """The public JSON of ``hourtab wandb inspect --json`` (its shape is an interface: keep it)."""
-    gpus = gpu_utilisation(evidence.system)
+    gpus = per_gpu_utilisation(evidence.system)
     histos = evidence.histograms
     steps = sorted({int(s) for s in histos["step"]}) if len(histos) else []
     return {

@@ -20,7 +20,7 @@ from incidents.tools.audit.scopes import Ctx
 
 
 @dataclass(frozen=True)
-class Signature:
+class CallSignature:
     """Parameters in positional order and the defaults the library applies."""
 
     label: str
@@ -30,15 +30,15 @@ class Signature:
 
 #: ``wandb.watch(models, criterion=None, log="gradients", log_freq=1000, idx=None, log_graph=False)``
 #: in wandb 0.31 (``Run.watch`` is the same).
-WANDB_WATCH = Signature("wandb.watch", ("models", "criterion", "log", "log_freq", "idx", "log_graph"),
+WANDB_WATCH = CallSignature("wandb.watch", ("models", "criterion", "log", "log_freq", "idx", "log_graph"),
                         {"log": "gradients", "log_freq": 1000})
 #: Lightning's ``WandbLogger.watch(model, log="gradients", log_freq=100, log_graph=True)``.
-LIGHTNING_WATCH = Signature("WandbLogger.watch", ("model", "log", "log_freq", "log_graph"),
+LIGHTNING_WATCH = CallSignature("WandbLogger.watch", ("model", "log", "log_freq", "log_graph"),
                             {"log": "gradients", "log_freq": 100})
 #: A ``.watch(…)`` on a receiver the audit could not resolve: whose defaults apply is not known.
-UNRESOLVED_WATCH = Signature("wandb.watch and WandbLogger.watch", ("model", "log", "log_freq"), {"log": "gradients"})
+UNRESOLVED_WATCH = CallSignature("wandb.watch and WandbLogger.watch", ("model", "log", "log_freq"), {"log": "gradients"})
 #: ``TrainingArguments`` fields that decide whether (and how often) the Trainer calls wandb.watch.
-TRAINING_ARGUMENTS = Signature("TrainingArguments", ("output_dir",), {"logging_steps": 500})
+TRAINING_ARGUMENTS = CallSignature("TrainingArguments", ("output_dir",), {"logging_steps": 500})
 
 _WANDB_RUN = r"wandb(\.sdk\.wandb_init)?\.init\(\)|wandb\.run|wandb\.sdk\.wandb_run\.Run\(\)"
 _LIGHTNING = r"(pytorch_lightning|lightning\.pytorch|lightning)\.loggers(\.wandb)?\.WandbLogger\(\)"
@@ -48,7 +48,7 @@ _TRAINING_ARGS = re.compile(r"(transformers(\.training_args(_seq2seq)?)?\.(Seq2S
 
 
 def watch_api(qualified: str | None, spelled: str, call: ast.Call, lightning_imported: bool,
-              wandb_imported: bool) -> tuple[Signature, str] | None:
+              wandb_imported: bool) -> tuple[CallSignature, str] | None:
     """The watch signature of a call and how it was recognised, or None when it is no watch call."""
     if qualified is not None:
         if re.fullmatch(rf"wandb(\.sdk\.wandb_watch)?\.watch|({_WANDB_RUN})\.watch", qualified):
@@ -88,7 +88,7 @@ def _traced(resolver: Resolver, node: ast.AST, ctx: Ctx) -> Value:
     return found
 
 
-def arguments(resolver: Resolver, call: ast.Call, signature: Signature, ctx: Ctx,
+def arguments(resolver: Resolver, call: ast.Call, signature: CallSignature, ctx: Ctx,
               wanted: tuple[str, ...]) -> dict[str, Value | None]:
     """``wanted`` parameters of ``call`` traced to values; None for one the call leaves out."""
     out: dict[str, Value | None] = dict.fromkeys(wanted)
@@ -128,7 +128,7 @@ def _fill_from_unpacked(out: dict[str, Value | None], found: Value, text: str) -
             out[name] = Unknown(f"**{text} could not be resolved ({reason})")
 
 
-def with_defaults(found: dict[str, Value | None], signature: Signature) -> dict[str, Value]:
+def with_defaults(found: dict[str, Value | None], signature: CallSignature) -> dict[str, Value]:
     """Every parameter a value: the call's, else the library default (named), else unknown."""
     out: dict[str, Value] = {}
     for name, value in found.items():

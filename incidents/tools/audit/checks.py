@@ -37,7 +37,7 @@ def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
     return q1, median, q3
 
 
-def summarise(times: Mapping[int, Sequence[float]]) -> list[dict[str, Any]]:
+def size_timings(times: Mapping[int, Sequence[float]]) -> list[dict[str, Any]]:
     """Per size: median seconds (``seconds``), quartiles, spread and sample count, smallest size first."""
     rows = []
     for numel in sorted(times):

@@ -270,7 +270,7 @@ class _Collector(ScopedVisitor):
         if tail == "item" and not node.args and self.loop_depth and not guarded:
             self.facts.items.append(self.site(node))
 
-    def _watch(self, node: ast.Call, signature: calls.Signature, api: str) -> None:
+    def _watch(self, node: ast.Call, signature: calls.CallSignature, api: str) -> None:
         ctx = self.ctx(node)
         found = calls.with_defaults(calls.arguments(self.resolver, node, signature, ctx, ("log", "log_freq")),
                                     signature)

@@ -9,16 +9,16 @@ from __future__ import annotations
 import ast
 
 from incidents.tools.audit import models
-from incidents.tools.audit.calls import Signature, arguments
+from incidents.tools.audit.calls import CallSignature, arguments
 from incidents.tools.audit.models import ModelSize
 from incidents.tools.audit.resolve import Resolver, Traced, Unknown
 from incidents.tools.audit.scopes import Ctx
 
 CONFIG_SIZES = ("vocab_size", "hidden_size", "num_hidden_layers", "intermediate_size",
                 "max_position_embeddings", "type_vocab_size", "num_labels", "id2label")
-BERT_CONFIG = Signature("BertConfig", ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+BERT_CONFIG = CallSignature("BertConfig", ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                                        "intermediate_size"), {})
-PRETRAINED = Signature("from_pretrained", ("pretrained_model_name_or_path",), {})
+PRETRAINED = CallSignature("from_pretrained", ("pretrained_model_name_or_path",), {})
 MOVES = {"to", "cuda", "cpu", "half", "float", "bfloat16", "train", "eval", "requires_grad_"}
 
 
@@ -96,7 +96,7 @@ class Sizes:
         return models.bert(name or cls, sizes, head, source), source
 
     def _stated(self, call: ast.Call, ctx: Ctx, names: tuple[str, ...],
-                signature: Signature = PRETRAINED) -> tuple[dict[str, int], str] | str:
+                signature: CallSignature = PRETRAINED) -> tuple[dict[str, int], str] | str:
         """Sizes a call states (``num_labels=14``, ``id2label={…}``, ``**sizes``), or why they are unknown."""
         found = arguments(self.resolver, call, signature, ctx, names)
         sizes: dict[str, int] = {}

@@ -78,10 +78,10 @@ def read_source(path: Path, max_bytes: int = MAX_BYTES) -> tuple[str, ast.Module
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ScriptUnreadable(f"{name}: cannot be read as UTF-8 text (byte {e.start:,}).") from e
-    return text, parse(text, name)
+    return text, parse_script(text, name)
 
 
-def parse(text: str, name: str) -> ast.Module:
+def parse_script(text: str, name: str) -> ast.Module:
     """``ast.parse`` with every way it gives up turned into one refusal line."""
     try:
         tree = ast.parse(text, filename=name)

@@ -91,7 +91,7 @@ def warm_up() -> None:
         histogram_cpu(torch.from_numpy(x), -1.0, 1.0)
 
 
-def prepare(tensor: Any) -> tuple[Any, int]:
+def prepare_tensor(tensor: Any) -> tuple[Any, int]:
     """The flat values wandb histograms (float32 unless float64) and a sparse tensor's implicit zeros."""
     t = tensor.detach()
     sparse_zeros = 0
@@ -147,7 +147,7 @@ def _finite_only(flat: Any) -> tuple[Any, int, int]:
 
 def summarise_cpu(key: str, tensor: Any) -> TensorSummary:
     """Summarise one CPU tensor: one ``aminmax`` pass and one histogram pass in the common case."""
-    flat, zeros = prepare(tensor)
+    flat, zeros = prepare_tensor(tensor)
     if flat.numel() == 0:
         return TensorSummary(key, None, None, 0, None, sparse_zeros=zeros)
     lo_t, hi_t = torch.aminmax(flat)
@@ -191,7 +191,7 @@ def summarise_device(items: list[tuple[str, Any]]) -> PendingBatch:
 
     Used for CUDA; it runs on any device (tests run it on CPU, where ``histc`` gives the same bins).
     """
-    prepared = [(key, *prepare(t)) for key, t in items]
+    prepared = [(key, *prepare_tensor(t)) for key, t in items]
     batch = PendingBatch(rows=[])
     live = [(key, flat, zeros) for key, flat, zeros in prepared if flat.numel() > 0]
     batch.ready.extend(TensorSummary(key, None, None, 0, None, sparse_zeros=zeros)

@@ -99,7 +99,7 @@ def _measure_path(run: Any, torch: Any, tensors: dict[int, Any], kind: str, to_h
 
 def _path_document(times: dict[int, list[float]]) -> dict[str, Any]:
     per_element, per_tensor = checks.fit([(size, s) for size, values in times.items() for s in values])
-    rows = checks.summarise(times)
+    rows = checks.size_timings(times)
     return {"per_element_ns": per_element * 1e9, "per_tensor_us": per_tensor * 1e6, "samples": rows,
             "problems": checks.problems(rows, per_element, per_tensor)}
 

@@ -31,7 +31,7 @@ PHASE_RANGES = {"forward": "repro.forward", "backward": "repro.backward", "optim
 NVML_HZ = 20.0
 
 
-def summarise(seconds: list[float]) -> dict[str, float | None]:
+def step_time_stats(seconds: list[float]) -> dict[str, float | None]:
     """Mean, median and 90th percentile (linear interpolation) of per-step times, in seconds."""
     if not seconds:
         return {"mean_step_s": None, "median_step_s": None, "p90_step_s": None,

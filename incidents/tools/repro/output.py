@@ -81,7 +81,7 @@ def _rounds_summary(rounds: list[Round]) -> dict[str, Any]:
 
 
 def _mode_entry(result: ModeResult, settings: ReproSettings) -> dict[str, Any]:
-    stats = measure.summarise(result.step_s)
+    stats = measure.step_time_stats(result.step_s)
     total = sum(result.step_s)
     hook_total = sum(result.hook_s)
     phases = {p: _mean([s.get(p, 0.0) for s in result.phase_s]) for p in PHASES}

@@ -255,7 +255,7 @@ def _run_summary(result: ModeResult, first: int) -> dict[str, Any]:
     """This run's own figures: the steps measured from ``first`` on (one round), not the mode's so far,
     since a report cites a run's summary as that run's."""
     steps, hooks = result.step_s[first:], result.hook_s[first:]
-    stats = measure.summarise(steps)
+    stats = measure.step_time_stats(steps)
     total = sum(steps)
     return {"repro/mode": str(result.mode), "repro/mean_step_s": stats["mean_step_s"],
             "repro/median_step_s": stats["median_step_s"], "repro/p90_step_s": stats["p90_step_s"],

@@ -34,7 +34,7 @@ SECTION_PROMPTS = {
 
 
 @dataclass
-class Attribution:
+class ProfileAttribution:
     """The profile's account of where step time went."""
 
     name: str
@@ -69,7 +69,7 @@ class Report:
     diagnosed_run: str
     timeline: list[timeline.Event]
     charts: list[charts.Chart]
-    attributions: list[Attribution]
+    attributions: list[ProfileAttribution]
     phases: list[engagement.Phase]
     log_entry: str
     log_entry_generated: str
@@ -102,7 +102,7 @@ class Report:
         return next(s for s in self.sections if s[0] == key)
 
 
-def _attribution(profile: ProfileInput, run: Any) -> Attribution:
+def _attribution(profile: ProfileInput, run: Any) -> ProfileAttribution:
     attribution = _attribution_figures(profile)
     doc = profile.document
     mode = next((m for m in attribution.modes if m.get("mode") == attribution.top_tensors_mode), None)
@@ -122,7 +122,7 @@ def _attribution(profile: ProfileInput, run: Any) -> Attribution:
     return attribution
 
 
-def _attribution_figures(profile: ProfileInput) -> Attribution:
+def _attribution_figures(profile: ProfileInput) -> ProfileAttribution:
     doc = profile.document
     if doc.get("modes"):
         machine = doc.get("machine") or {}
@@ -140,7 +140,7 @@ def _attribution_figures(profile: ProfileInput) -> Attribution:
         tensors_source = (f"{profile.name} · mode {(heavy or {}).get('mode')} top_tensors, timed in "
                           + ("the mode's last round" if rounds > 1 else "its measured steps")
                           + (f" (run {heavy_run})" if heavy_run else ""))
-        return Attribution(profile.name, provenance, modes, list((heavy or {}).get("top_tensors") or [])[:10],
+        return ProfileAttribution(profile.name, provenance, modes, list((heavy or {}).get("top_tensors") or [])[:10],
                            (heavy or {}).get("mode", ""), [], (heavy or {}).get("hook_share"),
                            mode_figures=quantities.profile_modes(profile.name, doc),
                            pooled=quantities.rounds_text(doc),
@@ -148,7 +148,7 @@ def _attribution_figures(profile: ProfileInput) -> Attribution:
                            top_tensors_source=tensors_source)
     steps = (f"{doc['steps']} steps" + (f" (labelled {doc['step_label']})" if doc.get("step_label") else "")
              if doc.get("steps") else "steps not labelled")
-    return Attribution(profile.name, f"{doc.get('kind', 'profile')} with {steps}",
+    return ProfileAttribution(profile.name, f"{doc.get('kind', 'profile')} with {steps}",
                        top_ops=list(doc.get("top_ops") or [])[:10], watch_share=doc.get("watch_share"),
                        note="; ".join(doc.get("warnings") or []))
 
@@ -178,7 +178,7 @@ def _charts(inputs: ReportInput, cmp: kpis.Comparison, ordered: list[tuple[str, 
     profile = inputs.profile
     medians = {role: f.step for role, f in cmp.figures.items()}
     modes = (profile.document.get("modes") or []) if profile else []
-    return [charts.gpu_utilisation(ordered),
+    return [charts.gpu_utilisation_chart(ordered),
             charts.step_time_distribution(ordered, modes, profile.name if profile else None, medians),
             charts.loss_curves(ordered), *charts.finding_metrics(ordered, fired)]
 

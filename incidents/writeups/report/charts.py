@@ -148,7 +148,7 @@ def draw_gpu_utilisation(runs: list[tuple[str, Any]]) -> tuple[PlotFigure | None
     return fig, sources, absent
 
 
-def gpu_utilisation(runs: list[tuple[str, Any]]) -> Chart:
+def gpu_utilisation_chart(runs: list[tuple[str, Any]]) -> Chart:
     fig, sources, absent = draw_gpu_utilisation(runs)
     note = ("No GPU utilisation series (two samples or more) in " + "; ".join(absent) +
             " (CPU run, or system metrics not exported).") if absent else ""

@@ -8,7 +8,7 @@ import pandas as pd
 from incidents.evidence.wandb.downsample import minmax
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.evidence.wandb.frames import with_step_time
-from incidents.evidence.wandb.summaries import gpu_utilisation, summarise
+from incidents.evidence.wandb.summaries import per_gpu_utilisation, summarise_run
 
 
 def _system(util: np.ndarray) -> pd.DataFrame:
@@ -22,7 +22,7 @@ def test_gpu_utilisation_excludes_edges_and_reports_low_share():
     util[:5] = 0.0             # warm-up: excluded
     util[95:] = 0.0            # shutdown: excluded
     util[50:60] = 10.0         # a stall in the steady state
-    gpus = gpu_utilisation(_system(util))
+    gpus = per_gpu_utilisation(_system(util))
     assert set(gpus) == {"0", "1"}
     g = gpus["0"]
     steady = util[5:95] if g.samples == 90 else util[np.r_[5:95]]
@@ -30,7 +30,7 @@ def test_gpu_utilisation_excludes_edges_and_reports_low_share():
     assert abs(g.mean - steady.mean()) < 1.0 and g.median == 80.0
     assert g.p10 == np.percentile(util[5:95], 10) or g.p10 <= 80.0
     assert abs(g.share_below_50 - 10 / g.samples) < 1e-9
-    no_edges = gpu_utilisation(_system(util), edge_fraction=0.0)["0"]
+    no_edges = per_gpu_utilisation(_system(util), edge_fraction=0.0)["0"]
     assert no_edges.samples == 100 and no_edges.mean < g.mean
 
 
@@ -39,7 +39,7 @@ def test_steps_per_second_and_median_step_time():
     runtime = 60.0 + steps * 0.5                       # 60 s start-up, then 0.5 s a step
     history = with_step_time(pd.DataFrame({"_runtime": runtime}, index=pd.Index(steps, name="_step")))
     run = RunEvidence(history=history, runtime_s=float(runtime[-1]) + 30.0)   # 30 s after the last step
-    s = summarise(run)
+    s = summarise_run(run)
     assert abs(s.steps_per_s - 2.0) < 1e-9 and abs(s.median_step_time_s - 0.5) < 1e-9
 
 

@@ -24,7 +24,7 @@ def samples(seconds, sigma: float = 0.05, n: int = 24, seed: int = 0) -> dict[in
 
 def judged(times: dict[int, list[float]]) -> list[str]:
     per_element, per_tensor = checks.fit([(size, s) for size, values in times.items() for s in values])
-    return checks.problems(checks.summarise(times), per_element, per_tensor)
+    return checks.problems(checks.size_timings(times), per_element, per_tensor)
 
 
 def document(times: dict[int, list[float]]) -> dict:

@@ -1,15 +1,15 @@
 import pytest
 
-from incidents.tools.repro.measure import WATCH_RANGE, summarise
+from incidents.tools.repro.measure import WATCH_RANGE, step_time_stats
 
 
 def test_summary_statistics_by_hand():
-    stats = summarise([0.5, 0.1, 0.4, 0.2, 0.3, 1.0, 0.6, 0.8, 0.7, 0.9])
+    stats = step_time_stats([0.5, 0.1, 0.4, 0.2, 0.3, 1.0, 0.6, 0.8, 0.7, 0.9])
     assert stats["mean_step_s"] == pytest.approx(0.55)
     assert stats["median_step_s"] == pytest.approx(0.55)
     assert stats["p90_step_s"] == pytest.approx(0.91)  # rank 8.1 between 0.9 and 1.0
     assert (stats["min_step_s"], stats["max_step_s"]) == (0.1, 1.0)
-    assert summarise([])["mean_step_s"] is None
+    assert step_time_stats([])["mean_step_s"] is None
 
 
 @pytest.mark.torch

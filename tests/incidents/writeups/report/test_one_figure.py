@@ -214,7 +214,7 @@ def test_no_gpu_frame_for_a_single_sample():
     system = pd.DataFrame({"_runtime": [30.0], "system.gpu.0.gpu": [87.0]})
     run = RunEvidence(run_id="one", name="one", system=system,
                       history=pd.DataFrame({"loss": np.linspace(1, 0, 5)}))
-    chart = charts.gpu_utilisation([("incident", run)])
+    chart = charts.gpu_utilisation_chart([("incident", run)])
     assert chart.uri is None and "(1 GPU sample)" in chart.missing
 
 

@@ -33,13 +33,13 @@ def watch(model: Any, log: str = "gradients", log_freq: int = 1000, run: Any = N
     Same arguments and output keys as ``wandb.watch``; ``run`` defaults to ``wandb.run``. Returns the
     :class:`~incidents.tools.fastwatch.watching.FastWatch` handle (``hook_seconds``, ``flush()``, counters).
     """
-    from incidents.tools.fastwatch import watching  # noqa: PLC0415 — the light entry point: watching imports torch and wandb
+    from incidents.tools.fastwatch import watching  # noqa: PLC0415 -- the light entry point: watching imports torch and wandb
 
     return watching.watch(model, log=log, log_freq=log_freq, run=run)
 
 
 def unwatch(model: Any = None) -> None:
     """Flush and remove the watch on ``model`` (every watch when ``model`` is None)."""
-    from incidents.tools.fastwatch import watching  # noqa: PLC0415 — the light entry point: watching imports torch and wandb
+    from incidents.tools.fastwatch import watching  # noqa: PLC0415 -- the light entry point: watching imports torch and wandb
 
     watching.unwatch(model)

@@ -70,7 +70,7 @@ def _pair_histogram(x: np.ndarray, lo: Any, hi: Any, table: np.ndarray, out: np.
 def _compiled_pair_kernel() -> Callable[..., None] | None:
     """``_pair_histogram`` compiled by numba, or None without it."""
     try:
-        from numba import njit  # noqa: PLC0415 — optional: only where the repro extra is installed
+        from numba import njit  # noqa: PLC0415 -- optional: only where the repro extra is installed
     except ImportError:  # the kernel is optional: torch.histc gives the same bins, slowly
         return None
     return njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")(_pair_histogram)

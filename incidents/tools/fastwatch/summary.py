@@ -56,7 +56,7 @@ def histogram_lists(summary: TensorSummary) -> tuple[list[float], list[float]]:
     Edges come from the same torch calls wandb makes (``linspace`` / ``torch.Tensor``, default
     dtype), so they are bit-identical; counts are exact (see the module docstring).
     """
-    import torch  # noqa: PLC0415 — torch only where a watch runs (the tools fence)
+    import torch  # noqa: PLC0415 -- torch only where a watch runs (the tools fence)
 
     if summary.lo is None or summary.hi is None:
         raise ValueError(f"{summary.key} has no finite values, so no histogram")
@@ -84,7 +84,7 @@ def _zero_bin(bins: list[float]) -> int:
 
 def to_wandb(summary: TensorSummary) -> Any:
     """The ``wandb.Histogram`` for a summary that has one."""
-    import wandb  # noqa: PLC0415 — wandb costs ~1 s to import; only a live run needs it
+    import wandb  # noqa: PLC0415 -- wandb is the slowest import here, and only a live run needs it
 
     counts, edges = histogram_lists(summary)
     return wandb.Histogram(np_histogram=(np.asarray(counts), np.asarray(edges)))

@@ -168,7 +168,7 @@ def _collected(key: int, handle: FastWatch) -> None:
 def _attach_to_run_teardown(run: Any, handle: FastWatch) -> None:
     """Flush and detach when the run finishes, before the run stops accepting ``log`` calls."""
     try:
-        from wandb.sdk.wandb_run import TeardownHook, TeardownStage  # noqa: PLC0415 — wandb costs ~1 s to import; only a live run needs it
+        from wandb.sdk.wandb_run import TeardownHook, TeardownStage  # noqa: PLC0415 -- wandb is the slowest import here, and only a live run needs it
 
         run._teardown_hooks.append(TeardownHook(handle.remove, TeardownStage.EARLY))
     except (ImportError, AttributeError):
@@ -185,7 +185,7 @@ def watch(model: Any, log: str = "gradients", log_freq: int = 1000, run: Any = N
     if isinstance(log_freq, bool) or not isinstance(log_freq, int) or log_freq < 1:
         raise FastWatchError(f"log_freq must be a positive integer (backward passes); got {log_freq!r}.")
     if run is None:
-        import wandb  # noqa: PLC0415 — wandb costs ~1 s to import; only a live run needs it
+        import wandb  # noqa: PLC0415 -- wandb is the slowest import here, and only a live run needs it
 
         run = wandb.run
         if run is None:

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import wandb
+
 from incidents.errors import InvalidEvidence
 from incidents.tools.audit import checks
 from incidents.tools.repro.model import require_torch
@@ -131,8 +133,6 @@ def calibrate(device: str = "auto", rows: int | None = None, threads: int | None
     its ``checks.passed`` is False when every attempt failed its checks. One torch thread unless
     ``threads`` says otherwise (then the CPU is timed by the wall clock, and so by the machine's load)."""
     torch, _ = require_torch()
-    import wandb  # noqa: PLC0415 — wandb costs ~1 s to import; only a calibration run needs it
-
     rows = ROWS if rows is None else rows
     attempts = ATTEMPTS if attempts is None else attempts
     if device not in {"auto", "cpu", "cuda"}:

@@ -276,7 +276,7 @@ class NvmlSampler:
 
     def _loop(self) -> None:
         try:
-            import pynvml  # noqa: PLC0415 — the repro extra's NVML binding, absent without a GPU
+            import pynvml  # noqa: PLC0415 -- the repro extra's NVML binding, absent without a GPU
 
             pynvml.nvmlInit()
             try:
@@ -296,7 +296,7 @@ class NvmlSampler:
 
 def _nvml_handle(pynvml: Any, device_index: int) -> Any:
     """The NVML handle of torch's device ``device_index`` (by UUID, so CUDA_VISIBLE_DEVICES is honoured)."""
-    import torch  # noqa: PLC0415 — torch only inside the reproducer (the tools fence)
+    import torch  # noqa: PLC0415 -- torch only inside the reproducer (the tools fence)
 
     uuid = getattr(torch.cuda.get_device_properties(device_index), "uuid", None)
     if uuid is not None:

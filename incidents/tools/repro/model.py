@@ -60,8 +60,8 @@ class ModelMismatch(ReproUnavailable):
 def require_torch() -> tuple[Any, Any]:
     """Import torch and transformers, or explain which extra to install."""
     try:
-        import torch  # noqa: PLC0415 — torch only inside the reproducer (the tools fence)
-        import transformers  # noqa: PLC0415 — transformers only inside the reproducer
+        import torch  # noqa: PLC0415 -- torch only inside the reproducer (the tools fence)
+        import transformers  # noqa: PLC0415 -- transformers only inside the reproducer
     except ImportError as e:
         raise ReproUnavailable(f"The reproducer needs torch and transformers ({e}); {REPRO_EXTRA_HINT}.") from e
     return torch, transformers

@@ -166,7 +166,7 @@ def machine_info() -> dict[str, Any]:
 
 def hardware_info(device: str) -> dict[str, Any]:
     """CPU model and cores always; GPU name and memory when the run used CUDA."""
-    import torch  # noqa: PLC0415 — torch only inside the reproducer (the tools fence)
+    import torch  # noqa: PLC0415 -- torch only inside the reproducer (the tools fence)
 
     info: dict[str, Any] = {"device": "cuda" if device.startswith("cuda") else "cpu",
                             "cpu_model": _cpu_model(), "cpu_cores": os.cpu_count(),

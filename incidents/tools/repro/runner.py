@@ -91,7 +91,7 @@ def check_settings(settings: ReproSettings) -> None:
 def fastwatch_module() -> Any:
     """HourTab's low-overhead watch (``incidents.tools.fastwatch``), imported only when a mode asks for it."""
     try:
-        from incidents.tools import fastwatch  # noqa: PLC0415 — imported when a fastwatch mode runs; it may be absent
+        from incidents.tools import fastwatch  # noqa: PLC0415 -- imported when a fastwatch mode runs; it may be absent
     except ImportError as e:
         raise ReproUnavailable("The fastwatch modes need incidents.tools.fastwatch (HourTab's low-overhead watch), "
                                f"which this installation lacks ({e}); run the other modes.") from e
@@ -195,7 +195,7 @@ def _run_mode(torch: Any, settings: ReproSettings, device: str, mode: Mode, batc
 
 def _start_run(settings: ReproSettings, device: str, mode: Mode) -> Any:
     """The mode's offline W&B run, named after the mode and this machine."""
-    import wandb  # noqa: PLC0415 — wandb costs ~1 s to import; only a measured mode needs it
+    import wandb  # noqa: PLC0415 -- wandb is the slowest import here, and only a measured mode needs it
 
     return wandb.init(
         mode="offline", dir=str(settings.out), project=WANDB_PROJECT, job_type="repro",
@@ -337,7 +337,7 @@ def _profile_steps(torch: Any, settings: ReproSettings, device: str, mode: Mode,
                    batches: list[dict[str, Any]], run: Any, clock: measure.StepClock, scratch: Path,
                    bar: Any) -> dict[str, str]:
     """Capture ``profile_steps`` steps (after one profiler warm-up step) into scratch files."""
-    from torch.profiler import ProfilerActivity, profile, schedule  # noqa: PLC0415 — torch only inside the reproducer (the tools fence)
+    from torch.profiler import ProfilerActivity, profile, schedule  # noqa: PLC0415 -- torch only inside the reproducer (the tools fence)
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
     target = scratch / _slug(mode)

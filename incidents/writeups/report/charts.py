@@ -66,14 +66,14 @@ LEGEND_CHARS = 80
 
 
 def _figure(legend_lines: int = 0, width: float = PRINTED_WIDTH_IN, height: float = 2.4) -> tuple[PlotFigure, Axes]:
-    import matplotlib  # noqa: PLC0415 — ~1 s, only when drawing
+    import matplotlib  # noqa: PLC0415 -- heavy, only when drawing
 
     matplotlib.rcParams["svg.hashsalt"] = "hourtab"
     # 8.5 pt in a 7 in figure: 11.3 CSS px when the page shows it at its own size, as it does at least.
     matplotlib.rcParams["font.size"] = 8.5
     # Run names and metric keys are the user's text: "$\\frac{$" must be drawn, never parsed as TeX.
     matplotlib.rcParams["text.parse_math"] = False
-    from matplotlib.figure import Figure as PlotFigure  # noqa: PLC0415, F811 — ~1 s, only when drawing
+    from matplotlib.figure import Figure as PlotFigure  # noqa: PLC0415, F811 -- heavy, only when drawing
 
     legend = LEGEND_LINE_IN * legend_lines + (0.08 if legend_lines else 0.0)
     total = height + legend
@@ -205,7 +205,7 @@ def draw_step_times(runs: list[tuple[str, Any]], profile_modes: list[dict[str, A
         if median is not None and median.value is not None:
             ax.axvline(median.value * factor, color=COLOURS.get(role), linestyle=(0, (2, 2)), linewidth=1.0)
     ax.set_xscale("log")
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: PLC0415 — ~1 s, only when drawing
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: PLC0415 -- heavy, only when drawing
 
     # Ticks at 1, 2, 3 and 5 of each decade, written as plain numbers: a narrow range still gets
     # labels. No minor ticks: unlabelled, they added nothing to read and were a quarter of the chart's cost.

@@ -29,7 +29,7 @@ from hourtab.retainers.models import Retainer
 from hourtab.timesheets.models import TimeEntry
 from incidents.errors import InvalidEvidence
 from incidents.evidence import store
-from incidents.writeups import postmortem, service
+from incidents.writeups import postmortem_edits, service
 from incidents.writeups.models import (
     ACTION_KINDS,
     INCIDENT_STATUSES,
@@ -171,16 +171,16 @@ def incident_actions(db: Session, incident: Incident) -> None:
 @_edit("/actions/<int:action_id>", "actions", saved="Saved.")
 def incident_action_edit(db: Session, incident: Incident, action_id: int) -> None:
     if request.form.get("action") == "remove":
-        postmortem.remove_action(db, incident, action_id)
+        postmortem_edits.remove_action(db, incident, action_id)
     else:
-        postmortem.update_action(db, incident, action_id, request.form.get("text", ""),
+        postmortem_edits.update_action(db, incident, action_id, request.form.get("text", ""),
                                  request.form.get("owner", ""), form_date("due"), request.form.get("kind", "prevent"))
 
 
 @_edit("/postmortem", "postmortem", saved="Saved.")
 def incident_postmortem(db: Session, incident: Incident) -> None:
     form = request.form
-    postmortem.update_postmortem(db, incident, postmortem.PostmortemEdits(
+    postmortem_edits.update_postmortem(db, incident, postmortem_edits.PostmortemEdits(
         severity=form.get("severity", ""), incident_status=form.get("incident_status", ""),
         milestones={name: form_datetime(f"{name}_at") for name in MILESTONES},
         gpu_hour_price=form.get("gpu_hour_price", ""), currency=form.get("currency", "USD")))

@@ -57,7 +57,7 @@ STILL_TO_RENAME = {
         "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)
     },
     "modules": {
-        "checks", "document", "entries", "frames", "mail", "names", "pdf",
+        "document", "entries", "frames", "mail", "names", "pdf",
         "rules", "runner", "settings", "tokens", "values", "worker",
     },
 }

@@ -114,7 +114,7 @@ def build(email: str, title: str, runs: tuple[str, ...], profiles: tuple[Path, .
     if not report.fired:
         click.echo("- no rule fired")
     click.echo("\n" + incident.log_entry)
-    from incidents.writeups.report.checks import publish_warnings
+    from incidents.writeups.report.publish_checks import publish_warnings
 
     for warning in publish_warnings(report):
         click.echo(f"Before publishing: {warning}", err=True)

@@ -40,7 +40,7 @@ from incidents.writeups.models import (
     Incident,
 )
 from incidents.writeups.report.build import build_report
-from incidents.writeups.report.checks import publish_warnings
+from incidents.writeups.report.publish_checks import publish_warnings
 from incidents.writeups.report.timeline import merged
 
 

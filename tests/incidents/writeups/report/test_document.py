@@ -13,9 +13,9 @@ import pytest
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.report import charts
 from incidents.writeups.report.build import build_report
-from incidents.writeups.report.publish_checks import publish_warnings
 from incidents.writeups.report.html import render_html
 from incidents.writeups.report.inputs import EntryInput, ReportInput, RunInput
+from incidents.writeups.report.publish_checks import publish_warnings
 
 
 def _run(run_id: str, step_s: float, name: str = "", steps: int = 60, loss=None) -> RunEvidence:

@@ -11,21 +11,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from incidents.evidence.wandb.trim import Limits, trim_run_folder
+from incidents.evidence.wandb.trim import TrimLimits, trim_run_folder
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="a run folder (run-*, offline-run-*, or a wandb 0.8 run folder)")
     parser.add_argument("dest", type=Path, help="where the trimmed copy goes (created)")
-    parser.add_argument("--rows", type=int, default=Limits.rows, help="history rows to keep at most (default %(default)s)")
+    parser.add_argument("--rows", type=int, default=TrimLimits.rows, help="history rows to keep at most (default %(default)s)")
     parser.add_argument("--histogram-steps", type=int, default=None,
                         help="keep histograms at this many evenly spaced logged steps (default: all)")
     args = parser.parse_args(argv)
     if not args.source.is_dir():
         print(f"{args.source} is not a folder", file=sys.stderr)
         return 2
-    done = trim_run_folder(args.source, args.dest, Limits(rows=args.rows, histogram_steps=args.histogram_steps))
+    done = trim_run_folder(args.source, args.dest, TrimLimits(rows=args.rows, histogram_steps=args.histogram_steps))
     dropped = ", ".join(f"{n} {kind}" for kind, n in sorted(done.dropped.items())) or "nothing"
     print(f"{args.dest}: {done.bytes_in:,} → {done.bytes_out:,} bytes; {done.rows_in:,} → {done.rows_out:,} "
           f"history rows (dropped {dropped})")

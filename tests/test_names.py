@@ -51,7 +51,7 @@ SHARED_MODULES = {
 #: Known clashes with two meanings, not renamed yet (each rename removes its line).
 STILL_TO_RENAME = {
     "definitions": {
-        "Limits", "Outcome", "apply", "build_report", "confirm", "environment",
+        "apply", "build_report", "confirm", "environment",
         "hours", "import_file", "join", "load", "parse_time",
         "render", "save_profile", "targets", "text", "tokens",
         "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)

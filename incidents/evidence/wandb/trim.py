@@ -9,15 +9,15 @@ trimmed run gets the verdicts of the original.
 History rows (``.wandb`` history records, ``wandb-history.jsonl`` lines) — kept whole (every key of
 a kept row): the first and last :data:`EDGE_ROWS` rows; every row that logs a non-finite value;
 every row that logs a key present in fewer than half of the rows (evaluation rows, epoch metrics,
-histograms); and enough evenly spaced rows of the rest to make :attr:`Limits.rows` in all. With
-:attr:`Limits.histogram_steps`, histograms are kept at that many evenly spaced logged steps (first
+histograms); and enough evenly spaced rows of the rest to make :attr:`TrimLimits.rows` in all. With
+:attr:`TrimLimits.histogram_steps`, histograms are kept at that many evenly spaced logged steps (first
 and last included) and dropped from the other rows, for runs that log hundreds of them.
 
 Other records of a ``.wandb`` log: ``run``, ``environment``, ``config``, ``telemetry`` and ``exit``
 as they are; one summary record with each key's final value (typed values such as histograms
-left out); the console's last :attr:`Limits.console_lines` lines, each cut to
-:attr:`Limits.line_chars` characters; at most :attr:`Limits.stats` evenly spaced ``stats``
-records, with the keys of :data:`STATS_KEYS` (per-core CPU only up to :attr:`Limits.cores` cores). File uploads, requests, metric definitions and
+left out); the console's last :attr:`TrimLimits.console_lines` lines, each cut to
+:attr:`TrimLimits.line_chars` characters; at most :attr:`TrimLimits.stats` evenly spaced ``stats``
+records, with the keys of :data:`STATS_KEYS` (per-core CPU only up to :attr:`TrimLimits.cores` cores). File uploads, requests, metric definitions and
 artifacts are dropped. Files of wandb 0.8–0.12 get the same treatment (``wandb-events.jsonl`` as the
 stats records, ``output.log`` as the console); ``wandb-metadata.json`` loses the personal fields
 of :data:`PERSONAL`; ``requirements.txt`` keeps the versions HourTab reads; ``media/``, ``logs/``,
@@ -60,7 +60,7 @@ HISTOGRAM_PARTS = frozenset({"_type", "bins", "values", "packedBins"})
 
 
 @dataclass(frozen=True)
-class Limits:
+class TrimLimits:
     """How far to trim (the defaults keep a run to a few tens of KB)."""
 
     rows: int = 600
@@ -100,7 +100,7 @@ class Row:
     step: int
 
 
-def trim_run_folder(src: Path, dst: Path, limits: Limits = Limits()) -> Trimmed:
+def trim_run_folder(src: Path, dst: Path, limits: TrimLimits = TrimLimits()) -> Trimmed:
     """Write the trimmed copy of the run folder ``src`` to ``dst`` (created)."""
     src, dst = Path(src), Path(dst)
     dst.mkdir(parents=True, exist_ok=True)
@@ -115,7 +115,7 @@ def trim_run_folder(src: Path, dst: Path, limits: Limits = Limits()) -> Trimmed:
 
 # -- row selection, shared by .wandb logs and jsonl files ------------------------------------------
 
-def select_rows(rows: list[Row], limits: Limits) -> tuple[set[int], set[int]]:
+def select_rows(rows: list[Row], limits: TrimLimits) -> tuple[set[int], set[int]]:
     """(rows to keep, rows whose histograms to keep), by the rules of the module docstring."""
     n = len(rows)
     counts: dict[str, int] = {}
@@ -149,7 +149,7 @@ def _evenly(indices: list[int], most: int) -> set[int]:
 
 # -- .wandb logs ------------------------------------------------------------------------------------
 
-def trim_wandb_file(src: Path, dst: Path, limits: Limits = Limits()) -> Trimmed:
+def trim_wandb_file(src: Path, dst: Path, limits: TrimLimits = TrimLimits()) -> Trimmed:
     """Write the records of ``src`` that HourTab reads to ``dst``, in the SDK's framing."""
     records = [Record.FromString(payload) for _, payload in iter_records(src, [])]
     kinds = [r.WhichOneof("record_type") for r in records]
@@ -174,7 +174,7 @@ def trim_wandb_file(src: Path, dst: Path, limits: Limits = Limits()) -> Trimmed:
 
 
 def _kept(record: Record, kind: str | None, i: int, history: dict[int, bool], stats: set[int], console: set[int],
-          last_summary: int | None, records: list[Record], limits: Limits) -> Record | None:
+          last_summary: int | None, records: list[Record], limits: TrimLimits) -> Record | None:
     if kind in KEPT_KINDS:
         return record
     if kind == "history" and i in history:
@@ -256,7 +256,7 @@ def _final_summary(records: list[Record]) -> Record:
     return out
 
 
-def _stats(record: Record, limits: Limits) -> Record:
+def _stats(record: Record, limits: TrimLimits) -> Record:
     out = Record()
     out.CopyFrom(record)
     del out.stats.item[:]
@@ -270,7 +270,7 @@ def _stats(record: Record, limits: Limits) -> Record:
 
 # -- files of wandb 0.8–0.12 ------------------------------------------------------------------------
 
-def _trim_files(src: Path, dst: Path, limits: Limits, result: Trimmed) -> None:
+def _trim_files(src: Path, dst: Path, limits: TrimLimits, result: Trimmed) -> None:
     dst.mkdir(parents=True, exist_ok=True)
     if (src / "config.yaml").is_file():
         _write(dst / "config.yaml", (src / "config.yaml").read_bytes(), result, src / "config.yaml")
@@ -307,7 +307,7 @@ def _trim_json_files(src: Path, dst: Path, result: Trimmed) -> None:
         _write(dst / requirements.name, "".join(x + "\n" for x in lines).encode(), result, requirements)
 
 
-def _trim_history_jsonl(src: Path, dst: Path, limits: Limits, result: Trimmed) -> None:
+def _trim_history_jsonl(src: Path, dst: Path, limits: TrimLimits, result: Trimmed) -> None:
     lines = [x for x in _lines(src) if x.strip()]
     parsed = [_json_row(x) for x in lines]
     rows, histograms = select_rows([_jsonl_row(r) for r in parsed], limits)
@@ -346,7 +346,7 @@ def _jsonl_row(row: dict | None) -> Row:
     return Row(keys, non_finite, histograms, step if isinstance(step, int) else -1)
 
 
-def _system_row(line: str, limits: Limits) -> str:
+def _system_row(line: str, limits: TrimLimits) -> str:
     row = _json_row(line) if line.strip() else None
     if row is None:
         return ""

@@ -86,7 +86,7 @@ def ratio(numerator: Figure, denominator: Figure) -> Figure | None:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class FinalValues:
     """Both runs' last value of one metric, and whether it is held out or a training-loss point."""
 
     metric: str
@@ -136,12 +136,12 @@ def last_value(run: Any, column: str | None) -> Figure:
     return Figure(f"{value:.4g} at step {at:,}", f"run {fmt.run_label(run)} · history {column} at step {at}", value)
 
 
-def outcome(before: Any, after: Any) -> Outcome | None:
+def outcome(before: Any, after: Any) -> FinalValues | None:
     """Both runs on the same metric: the incident's choice (a held-out one first)."""
     column = _metric(before) if before is not None else _metric(after)
     if column is None:
         return None
-    return Outcome(column, quality.held_out(column), last_value(before, column), last_value(after, column))
+    return FinalValues(column, quality.held_out(column), last_value(before, column), last_value(after, column))
 
 
 _LOG_FREQ = re.compile(r"log_freq\s*=\s*(\d+)")

@@ -11,7 +11,7 @@ import pytest
 from incidents.diagnosis import diagnose
 from incidents.evidence.wandb import load_run
 from incidents.evidence.wandb.framing import iter_records
-from incidents.evidence.wandb.trim import Limits, trim_run_folder
+from incidents.evidence.wandb.trim import TrimLimits, trim_run_folder
 from scripts.trim_wandb_run import main as trim_cli
 from tests.incidents.diagnosis.corpus import archive
 
@@ -46,7 +46,7 @@ def long_run(tmp_path_factory):
 
 def test_a_trimmed_run_keeps_its_verdicts_and_the_rows_the_rules_read(long_run, tmp_path):
     original = load_run(long_run)
-    done = trim_run_folder(long_run, tmp_path / "trimmed", Limits(rows=300, stats=40))
+    done = trim_run_folder(long_run, tmp_path / "trimmed", TrimLimits(rows=300, stats=40))
     trimmed = load_run(tmp_path / "trimmed")
     assert done.rows_in == 1500 and done.rows_out < 600 and done.bytes_out < done.bytes_in / 2
     assert _verdicts(trimmed) == _verdicts(original)

@@ -52,7 +52,7 @@ SHARED_MODULES = {
 STILL_TO_RENAME = {
     "definitions": {
         "apply", "build_report", "confirm", "environment",
-        "hours", "import_file", "join", "load", "parse_time",
+        "hours", "import_file", "join", "load",
         "render", "save_profile", "targets", "text", "tokens",
         "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)
     },

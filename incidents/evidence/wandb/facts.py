@@ -15,7 +15,8 @@ from hourtab.core.values import json_loads
 _HISTOGRAM_TYPE = '"histogram"'
 
 
-def parse_time(value: Any) -> dt.datetime | None:
+def utc_datetime(value: Any) -> dt.datetime | None:
+    """A W&B time stamp (ISO text, or seconds) as an aware UTC datetime; None when absent or unreadable."""
     if not value:
         return None
     try:

@@ -43,7 +43,7 @@ from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb.columns import Columns
 from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import RunEvidence, histogram_role
-from incidents.evidence.wandb.facts import environment, nested_values, parse_time, summary_values
+from incidents.evidence.wandb.facts import environment, nested_values, summary_values, utc_datetime
 from incidents.evidence.wandb.frames import histogram_frame, history_frame, system_frame
 from incidents.evidence.wandb.framing import Cursor, iter_records
 from incidents.evidence.wandb.histograms import from_parts, is_histogram
@@ -380,7 +380,7 @@ class _Fold:
         nonfinite = from_columns(self.history)
         history = history_frame(self.history, release)
         system = system_frame(self.system, release)
-        start = self.run.get("start") or parse_time(self.env.get("started_at"))
+        start = self.run.get("start") or utc_datetime(self.env.get("started_at"))
         if start is not None and len(system.index):
             system.insert(0, "_runtime", system.index.to_numpy() - start.timestamp())
         runtime = _runtime(self.exit, history, system, start)

@@ -186,7 +186,8 @@ def closed_figures(session: Session, retainer_id: int, now: dt.datetime, since: 
 
 
 def _seen(session: Session, account_id: int, now: dt.datetime, since: dt.date | None,
-          terms_of: frozenset[int], from_entries: bool) -> dict[int, tuple[dt.date | None, Figures]]:
+          terms_of: frozenset[int], from_entries: bool,
+          only: frozenset[int] | None) -> dict[int, tuple[dt.date | None, Figures]]:
     """Before a change: the closed figures of every retainer a client has seen that it can touch,
     with the day they were read from.
 
@@ -195,6 +196,8 @@ def _seen(session: Session, account_id: int, now: dt.datetime, since: dt.date | 
     terms the change may alter is read whole, under the terms it has before the change.
     """
     seen = counting_retainers(session, account_id) | revised_retainers(session, account_id)
+    if only is not None:
+        seen &= only
     if since is not None:
         seen = {rid for rid in seen if rid in terms_of or _reaches_closed(session, rid, now, since)}
     reads = {rid: None if rid in terms_of else since for rid in sorted(seen)}
@@ -223,13 +226,16 @@ def _revised_starts(session: Session, retainer_id: int) -> set[dt.date]:
 @contextmanager
 def watch_closed_periods(session: Session, account_id: int, reason: str, *, since: dt.date | None = None,
                          now: dt.datetime | None = None, upload_id: int | None = None,
-                         terms_of: Iterable[int] = (), from_entries: bool = False) -> Iterator[Revised]:
+                         terms_of: Iterable[int] = (), from_entries: bool = False,
+                         only: Iterable[int] | None = None) -> Iterator[Revised]:
     """Record a revision for every closed period whose figures the enclosed change alters, up or down.
 
     ``since``: the earliest date the change can touch (give one day of margin: a tracker's local
     date can be a day off the retainer's); ``None`` = anything (rule changes). ``terms_of``: the
     retainers whose terms (period structure) the change may alter: their figures are taken before
-    the change, under the terms they had. Yields the ``Revised`` list of revised retainer ids.
+    the change, under the terms they had. ``only``: the retainers the change can touch at all (a
+    terms edit that moves no entry touches its own retainer). Yields the ``Revised`` list of
+    revised retainer ids.
 
     Each seen retainer's closed figures are read from its day totals before and after, from the
     period containing ``since`` on: the cost is the days the change can reach, not the history.
@@ -237,7 +243,8 @@ def watch_closed_periods(session: Session, account_id: int, reason: str, *, sinc
 
     now = now or dt.datetime.now(dt.UTC)
     session.flush()
-    before = _seen(session, account_id, now, since, frozenset(int(i) for i in terms_of), from_entries)
+    before = _seen(session, account_id, now, since, frozenset(int(i) for i in terms_of), from_entries,
+                   None if only is None else frozenset(int(i) for i in only))
     revised = Revised()
     yield revised
     if not before:

@@ -262,7 +262,8 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
         retainer.language = check_language(language)
     new_rules = rules is not None and rules.to_json() != retainer.match_rules
     with watch_closed_periods(session, account.id, "rules" if new_rules else "terms", now=now,
-                              terms_of=[retainer.id] if terms is not None else ()):
+                              terms_of=[retainer.id] if terms is not None else (),
+                              only=None if new_rules else [retainer.id]):
         if terms is not None:
             today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
             rezoned = terms.timezone != retainer.timezone

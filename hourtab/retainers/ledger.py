@@ -195,6 +195,33 @@ def period_balances(periods: list[Period], period_terms: list[Terms], used: list
     The one computation of balances, whether the sums come from entries (``build_ledger``) or from
     the stored day totals (``hourtab.retainers.totals``). Returns the balances and the current index.
     """
+    topups, plus, minus = _credit_sums(periods, credits)
+    current_index = min(max(index_of(periods, today), 0), len(periods) - 1)
+    balances: list[PeriodBalance] = []
+    lots = _Lots()
+    for i, period in enumerate(periods):
+        own_terms = period_terms[i]
+        rolled_in, prepaid_in = lots.rolled_in(), lots.prepaid
+        opening = rolled_in + prepaid_in - lots.debt
+        own_left, overage = lots.spend(own_terms.allotment_s + plus[i], topups[i], used[i] + minus[i])
+        expired = billed = 0
+        amount = None
+        if i < len(periods) - 1:
+            expired, billed, amount = lots.reset(own_terms, i, own_left, overage)
+        balances.append(PeriodBalance(
+            period=period, opening_s=opening, rolled_in_s=rolled_in, prepaid_in_s=prepaid_in,
+            allotment_s=own_terms.allotment_s, topups_s=topups[i], adjustments_s=plus[i] - minus[i],
+            used_s=used[i], entry_count=counts[i],
+            closing_s=opening + own_terms.allotment_s + topups[i] + plus[i] - minus[i] - used[i],
+            expired_s=expired, overage_s=overage, billed_s=billed, billed_amount=amount,
+            is_open=i == len(periods) - 1 or period.end > today, terms=own_terms))
+    return balances, current_index
+
+
+def _credit_sums(periods: list[Period], credits: Sequence[Credit]) -> tuple[list[int], list[int], list[int]]:
+    """Per period: top-ups, positive adjustments, and negative adjustments (as positive seconds).
+
+    Credits dated before the first period count in it; those after the last, in the last."""
     topups = [0] * len(periods)
     plus = [0] * len(periods)
     minus = [0] * len(periods)
@@ -206,49 +233,45 @@ def period_balances(periods: list[Period], period_terms: list[Terms], used: list
             plus[i] += c.seconds
         else:
             minus[i] -= c.seconds
+    return topups, plus, minus
 
-    current_index = min(max(index_of(periods, today), 0), len(periods) - 1)
-    balances: list[PeriodBalance] = []
-    rolled: list[list[int]] = []  # [origin period index, seconds left], oldest first
-    prepaid = 0
-    debt = 0
-    for i, period in enumerate(periods):
-        own_terms = period_terms[i]
-        used_s = used[i]
-        rolled_in = sum(lot[1] for lot in rolled)
-        opening = rolled_in + prepaid - debt
-        prepaid_in = prepaid
-        own = own_terms.allotment_s + plus[i]
-        prepaid += topups[i]
-        need = debt + used_s + minus[i]
-        for lot in rolled:
+
+@dataclass
+class _Lots:
+    """What a period opens with: rollover lots, prepaid top-ups left, and debt carried."""
+
+    rolled: list[list[int]] = field(default_factory=list)  # [origin period index, seconds left], oldest first
+    prepaid: int = 0
+    debt: int = 0
+
+    def rolled_in(self) -> int:
+        return sum(lot[1] for lot in self.rolled)
+
+    def spend(self, own: int, topups: int, used: int) -> tuple[int, int]:
+        """Pay the debt and ``used`` from rolled lots, then ``own`` allotment, then prepaid (with this
+        period's ``topups``). Returns the allotment left and the overage (what nothing paid)."""
+        self.prepaid += topups
+        need = self.debt + used
+        for lot in self.rolled:
             take = min(lot[1], need)
             lot[1] -= take
             need -= take
         take = min(own, need)
         own -= take
         need -= take
-        take = min(prepaid, need)
-        prepaid -= take
-        need -= take
-        overage = need
-        closing = opening + own_terms.allotment_s + topups[i] + plus[i] - minus[i] - used_s
-        is_open = i == len(periods) - 1 or period.end > today
-        expired = billed = 0
-        amount = None
-        if i < len(periods) - 1:
-            expired, rolled = _reset(own_terms, i, own, rolled)
-            if overage and own_terms.overage is Overage.BILL:
-                billed, debt = overage, 0
-                amount = _money(Decimal(billed) / HOUR * (own_terms.overage_rate or Decimal(0)))
-            else:
-                debt = overage
-        balances.append(PeriodBalance(
-            period=period, opening_s=opening, rolled_in_s=rolled_in, prepaid_in_s=prepaid_in,
-            allotment_s=own_terms.allotment_s, topups_s=topups[i], adjustments_s=plus[i] - minus[i],
-            used_s=used_s, entry_count=counts[i], closing_s=closing, expired_s=expired,
-            overage_s=overage, billed_s=billed, billed_amount=amount, is_open=is_open, terms=own_terms))
-    return balances, current_index
+        take = min(self.prepaid, need)
+        self.prepaid -= take
+        return own, need - take
+
+    def reset(self, terms: Terms, i: int, own_left: int, overage: int) -> tuple[int, int, Decimal | None]:
+        """The reset closing period ``i``: (expired, billed seconds, billed amount); the overage is
+        billed or carried as debt."""
+        expired, self.rolled = _reset(terms, i, own_left, self.rolled)
+        if overage and terms.overage is Overage.BILL:
+            self.debt = 0
+            return expired, overage, _money(Decimal(overage) / HOUR * (terms.overage_rate or Decimal(0)))
+        self.debt = overage
+        return expired, 0, None
 
 
 def _reset(terms: Terms, i: int, own_left: int, rolled: list[list[int]]) -> tuple[int, list[list[int]]]:

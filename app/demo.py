@@ -225,7 +225,7 @@ def _load_timesheets(session: Session, account: Account, blobs: BlobStore, today
         done = session.scalar(select(Upload.id).where(Upload.account_id == account.id, Upload.filename == name,
                                                       Upload.status == "imported"))
         if done is None:
-            uploads.import_file(session, account, data, name, blobs, timezone="UTC", created_by="demo loader")
+            uploads.stage_and_import(session, account, data, name, blobs, timezone="UTC", created_by="demo loader")
     return starts
 
 

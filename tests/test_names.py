@@ -51,8 +51,8 @@ SHARED_MODULES = {
 #: Known clashes with two meanings, not renamed yet (each rename removes its line).
 STILL_TO_RENAME = {
     "definitions": {
-        "apply", "build_report", "confirm", "environment",
-        "hours", "import_file", "join", "load",
+        "build_report", "environment",
+        "hours", "join", "load",
         "render", "save_profile", "targets", "text", "tokens",
         "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)
     },

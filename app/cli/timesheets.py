@@ -194,7 +194,7 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
     from app.cli.edit import YES_HINT
     from hourtab.core import accounts
     from hourtab.core.db import transaction
-    from hourtab.imports.uploads import import_file
+    from hourtab.imports.uploads import stage_and_import
     from hourtab.retainers.changes import NeedsConfirmation
 
     with cli_session() as cx:
@@ -204,11 +204,11 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
         try:
             with _json_errors(as_json), open(file, "rb") as stream, transaction(session):
                 # Streamed into the blob store (its size checked as it streams), parsed once, then imported.
-                result = import_file(session, account, stream, file.name, cx.blobs, format=fmt,
-                                     date_order=date_order, timezone=timezone, profile=profile,
-                                     skip_invalid=skip_invalid, dry_run=dry_run, retainer_id=retainer_id,
-                                     created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit,
-                                     confirmed=True if yes else None)
+                result = stage_and_import(session, account, stream, file.name, cx.blobs, format=fmt,
+                                          date_order=date_order, timezone=timezone, profile=profile,
+                                          skip_invalid=skip_invalid, dry_run=dry_run, retainer_id=retainer_id,
+                                          created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit,
+                                          confirmed=True if yes else None)
                 if not dry_run:
                     _queue_alert_check(session, account.id)
         except NeedsConfirmation as e:  # nothing was imported: say what it would revise

@@ -211,7 +211,7 @@ def import_confirm(upload_id: int) -> ResponseReturnValue:
         return redirect(url_for("consultant.job_detail", job_id=job_id))
     try:
         with transaction(db):
-            result = uploads.confirm(db, me, upload_id, blobs(), changes, confirmed=confirmed)
+            result = uploads.import_staged(db, me, upload_id, blobs(), changes, confirmed=confirmed)
     except (RowsRejected, NeedsConfirmation) as e:
         flash(str(e))
         return redirect(url_for("consultant.import_preview", upload_id=upload_id,

@@ -17,7 +17,7 @@ from app.jobs.broker import Queue
 from hourtab.core.accounts import Account
 from hourtab.core.blobs import BlobStore
 from hourtab.core.jobs import Job, create_job
-from hourtab.imports.uploads import confirm, import_file, read_staged
+from hourtab.imports.uploads import import_staged, read_staged, stage_and_import
 from incidents.evidence import store
 from incidents.writeups import published
 
@@ -39,9 +39,9 @@ def register(app: Flask, queue: Queue) -> None:
 
     def csv_import(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
-        result = import_file(session, session.get_one(Account, job.account_id), blobs.get_bytes(p["key"]),
-                             p["filename"], blobs, created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
-                             retainer_id=p.get("retainer_id"))
+        result = stage_and_import(session, session.get_one(Account, job.account_id), blobs.get_bytes(p["key"]),
+                                  p["filename"], blobs, created_by=f"job:{job.id}", max_bytes=cfg["CSV_MAX_BYTES"],
+                                  retainer_id=p.get("retainer_id"))
         return _imported(session, job, result)
 
     def csv_read(session: Session, job: Job) -> dict[str, Any]:
@@ -51,8 +51,8 @@ def register(app: Flask, queue: Queue) -> None:
     def csv_confirm(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
         # A job queued before the confirm box existed has no "confirmed": it was confirmed as it stood.
-        result = confirm(session, session.get_one(Account, job.account_id), p["upload_id"], blobs, p.get("changes"),
-                         confirmed=p.get("confirmed", True) or None)
+        result = import_staged(session, session.get_one(Account, job.account_id), p["upload_id"], blobs, p.get("changes"),
+                               confirmed=p.get("confirmed", True) or None)
         return _imported(session, job, result)
 
     def _imported(session: Session, job: Job, result: ImportResult) -> dict[str, Any]:

@@ -169,7 +169,7 @@ def import_file(session: Session, account: Account, data: bytes | BinaryIO, file
                 skip_invalid: bool = False, dry_run: bool = False, retainer_id: int | None = None,
                 created_by: str | None = None, max_bytes: int | None = DEFAULT_MAX_BYTES) -> ImportResult:
     """Read ``data`` (bytes or a binary file) from memory and merge it into the account's entries;
-    never commits. The upload row keeps no bytes: ``uploads.import_file`` is the same with the file
+    never commits. The upload row keeps no bytes: ``uploads.stage_and_import`` is the same with the file
     kept in the blob store (what the CLI, the job and the demo use). A dry run writes nothing.
     """
     options = ImportOptions(format=format, date_order=date_order, timezone=timezone, mapping=mapping,
@@ -189,7 +189,7 @@ def import_file(session: Session, account: Account, data: bytes | BinaryIO, file
                     sha256=hashlib.sha256(raw).hexdigest(), status="staged", created_by=who)
     session.add(upload)
     session.flush()
-    return apply(session, account, upload, frame, report, options)
+    return merge_read_entries(session, account, upload, frame, report, options)
 
 
 def _too_large(size: int, limit: int) -> CsvTooLarge:
@@ -432,8 +432,8 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def apply(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
-          options: ImportOptions, confirmed: str | bool | None = True) -> ImportResult:
+def merge_read_entries(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
+                       options: ImportOptions, confirmed: str | bool | None = True) -> ImportResult:
     """Merge the read entries into the account's, recording what it did on ``upload``.
 
     ``confirmed``: unless ``True``, an import that would revise a closed period is rolled back and

@@ -3,7 +3,7 @@
 1. ``stage_csv`` streams the file into the blob store (``hourtab.core.staging``: its size checked
    once while it streams, one hash, one put), records the upload with its options, and parses it
    once, keeping the parse beside the bytes (``parsed``).
-2. ``preview`` (a GET: it writes nothing) and ``confirm`` read that parse. Options live on the
+2. ``preview`` (a GET: it writes nothing) and ``import_staged`` read that parse. Options live on the
    upload row; ``set_options`` changes them and parses again only when the change names another
    parse (a time zone, a date order, a mapping), keeping that one too.
 3. A file above the caller's ``read_later_above`` is staged without its parse (status ``reading``):
@@ -31,7 +31,7 @@ from hourtab.imports import importer
 from hourtab.imports.importer import (
     ImportOptions,
     ImportResult,
-    apply,
+    merge_read_entries,
     preview_diff,
     read_for_account,
     refuse_unless_allowed,
@@ -97,12 +97,12 @@ def _leave_for_a_job(upload: Upload) -> None:
     upload.status, upload.explanation = "reading", "Large file: HourTab is reading it in the background."
 
 
-def import_file(session: Session, account: Account, data: bytes | BinaryIO, filename: str, blobs: BlobStore, *,
-                created_by: str, max_bytes: int | None = DEFAULT_MAX_BYTES, dry_run: bool = False,
-                confirmed: str | bool | None = True, **options: Any) -> ImportResult:
+def stage_and_import(session: Session, account: Account, data: bytes | BinaryIO, filename: str, blobs: BlobStore, *,
+                     created_by: str, max_bytes: int | None = DEFAULT_MAX_BYTES, dry_run: bool = False,
+                     confirmed: str | bool | None = True, **options: Any) -> ImportResult:
     """Stage and confirm in one go (``hourtab import``, the import job, the demo): the file kept in
     ``blobs``, parsed once. A dry run stores nothing (``importer.import_file`` reads it from memory).
-    ``confirmed``: see ``confirm``."""
+    ``confirmed``: see ``import_staged``."""
     if dry_run:
         return importer.import_file(session, account, data, filename, dry_run=True, created_by=created_by,
                                     max_bytes=max_bytes, **options)
@@ -112,7 +112,7 @@ def import_file(session: Session, account: Account, data: bytes | BinaryIO, file
     # Staging wrote the upload row, so this transaction is a writer now: no progress reports (on
     # SQLite each would wait for it from another connection).
     with progress.quiet():
-        return confirm(session, account, upload.id, blobs, confirmed=confirmed)
+        return import_staged(session, account, upload.id, blobs, confirmed=confirmed)
 
 
 def options_of(upload: Upload) -> ImportOptions:
@@ -161,8 +161,8 @@ def preview(session: Session, account: Account, upload_id: int, blobs: BlobStore
     return frame, report, preview_diff(session, account, frame, report, options.retainer_id), options
 
 
-def confirm(session: Session, account: Account, upload_id: int, blobs: BlobStore,
-            changes: dict[str, Any] | None = None, confirmed: str | bool | None = True) -> ImportResult:
+def import_staged(session: Session, account: Account, upload_id: int, blobs: BlobStore,
+                  changes: dict[str, Any] | None = None, confirmed: str | bool | None = True) -> ImportResult:
     """Import a staged upload with its options (``changes`` saved on it first: the confirm form's own).
 
     ``confirmed``: unless ``True``, an import that would revise a closed period the client has seen
@@ -175,7 +175,7 @@ def confirm(session: Session, account: Account, upload_id: int, blobs: BlobStore
     # writer, so the entries are written without one.
     progress.report("Writing entries", 0, len(frame))
     upload.options = options.as_dict()
-    return apply(session, account, upload, frame, report, options, confirmed)
+    return merge_read_entries(session, account, upload, frame, report, options, confirmed)
 
 
 def _read(session: Session, account: Account, upload: Upload, blobs: BlobStore,

@@ -63,10 +63,10 @@ def test_refusals_write_nothing(db_session, account):
 def check_reimport_changes_nothing_and_keeps_the_upload(db_session, account, blobs):
     data = sample(FLORES)
     with transaction(db_session):
-        first = uploads.import_file(db_session, account, data, "export.csv", blobs, created_by="t")
+        first = uploads.stage_and_import(db_session, account, data, "export.csv", blobs, created_by="t")
     assert (first.new, first.unchanged, first.changed) == (217, 0, 0)
     with transaction(db_session):
-        second = uploads.import_file(db_session, account, io.BytesIO(data), "export.csv", blobs, created_by="t")
+        second = uploads.stage_and_import(db_session, account, io.BytesIO(data), "export.csv", blobs, created_by="t")
     assert second.counts() == {"new": 0, "unchanged": 217, "changed": 0, "missing": 0, "skipped": 0,
                                "adopted": 0}
     total = db_session.scalar(select(func.sum(TimeEntry.duration_s)).where(TimeEntry.account_id == account.id))

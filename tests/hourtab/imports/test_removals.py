@@ -11,7 +11,7 @@ from hourtab.core.blobs import LocalBlobStore
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
 from hourtab.imports.removal import confirm_removal, removal_candidates, removed_entries, restore_removed
-from hourtab.imports.uploads import confirm, preview, stage_csv
+from hourtab.imports.uploads import import_staged, preview, stage_csv
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.helpers.paths import DATA
 
@@ -103,6 +103,6 @@ def test_preview_lists_new_changed_and_removal_rows_and_the_import_keeps_it(db_s
     assert {r["client"] for r in removal} == {"Client 1"} and {r["description"] for r in removal} == {"Call with Client"}
     assert "client Client 1" in diff["scope"]
     with transaction(db_session):
-        confirm(db_session, account, staged.id, blobs)
+        import_staged(db_session, account, staged.id, blobs)
     kept = db_session.get(Upload, staged.id).diff
     assert kept["changed"] == diff["changed"] and kept["removal_count"] == diff["removal_count"]

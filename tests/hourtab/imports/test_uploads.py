@@ -89,7 +89,7 @@ def test_preview_and_confirm_read_the_kept_parse_not_the_file(db_session, accoun
     frame, report, diff, _ = uploads.preview(db_session, account, upload.id, blobs)
     assert (report.entries, diff["new_count"]) == (217, 217)
     with transaction(db_session):
-        result = uploads.confirm(db_session, account, upload.id, blobs)
+        result = uploads.import_staged(db_session, account, upload.id, blobs)
     assert result.new == 217 and db_session.scalar(select(func.count(TimeEntry.id))) == 217
     assert len(parsed_blobs(root)) == 1
 
@@ -112,7 +112,7 @@ def test_a_changed_option_is_kept_on_the_row_and_parsed_once(db_session, account
     with pytest.raises(NotFound):
         uploads.preview(db_session, account, upload.id, blobs, {"timezone": "Asia/Tokyo"})
     with transaction(db_session):
-        result = uploads.confirm(db_session, account, upload.id, blobs)
+        result = uploads.import_staged(db_session, account, upload.id, blobs)
     assert result.new == 217
     stored = db_session.get(Upload, upload.id)
     assert stored.options["timezone"] == "America/New_York" and stored.options["date_order"] == "dmy"
@@ -124,7 +124,7 @@ def test_the_history_lists_uploads_without_loading_their_diffs(db_session, accou
     blobs = LocalBlobStore(tmp_path)
     upload = stage(db_session, account, blobs, sample(FLORES))
     with transaction(db_session):
-        uploads.confirm(db_session, account, upload.id, blobs)
+        uploads.import_staged(db_session, account, upload.id, blobs)
     db_session.expire_all()
     [listed] = uploads.list_uploads(db_session, account)
     assert listed.new_count == 217

@@ -34,6 +34,7 @@ SHARED_DEFINITIONS = {
     "needs_touch": "the credential protocol that browser sessions and API tokens share",
     "resolve": "the credential protocol that browser sessions and API tokens share",
     "revoke": "the credential protocol that browser sessions and API tokens share",
+    "touch": "the credential protocol that browser sessions and API tokens share (the last-seen stamp)",
     "watch": "fastwatch's light entry point and the heavy implementation it imports lazily (no torch at import)",
     "unwatch": "fastwatch's light entry point and the heavy implementation it imports lazily",
 }
@@ -51,10 +52,7 @@ SHARED_MODULES = {
 #: Known clashes with two meanings, not renamed yet (each rename removes its line).
 STILL_TO_RENAME = {
     "definitions": {
-        "build_report", "environment",
-        "hours", "join", "load",
-        "render", "save_profile", "targets", "text", "tokens",
-        "touch",  # a credential's last-seen stamp (core) and a retainer's page version (retainers)
+        "build_report", "load", "render", "targets", "text", "tokens",
     },
     "modules": {
         "document", "entries", "frames", "mail", "names", "pdf",

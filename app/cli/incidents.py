@@ -144,7 +144,7 @@ def diagnose_cmd(path: Path, as_json: bool) -> None:
 @incident_group.command("render")
 @click.argument("incident_id", type=int)
 @click.option("--pdf", "pdf", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def render(incident_id: int, pdf: Path) -> None:
+def render_incident(incident_id: int, pdf: Path) -> None:
     """Render a stored incident (draft or published) to a PDF file."""
     from incidents.errors import EvidenceNotFound
     from incidents.writeups import service

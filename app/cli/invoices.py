@@ -35,8 +35,9 @@ def invoice_profile(email: str, name: str, address: str, tax_id: str, payment: s
     """Set your invoicing details."""
     with cli_session() as cx, transaction(cx.session):
         account = accounts.get_account(cx.session, email)
-        invoices.save_profile(cx.session, account, name=name, address=address.replace("\\n", "\n"), tax_id=tax_id,
-                              payment=payment.replace("\\n", "\n"), tax_label=tax_label, tax_rate=tax_rate)
+        invoices.save_invoice_profile(cx.session, account, name=name, address=address.replace("\\n", "\n"),
+                                      tax_id=tax_id, payment=payment.replace("\\n", "\n"), tax_label=tax_label,
+                                      tax_rate=tax_rate)
     click.echo(f"Saved the invoicing details of {account.email}.")
 
 

@@ -68,9 +68,9 @@ def invoice_profile() -> ResponseReturnValue:
         if not form.validate_on_submit():
             raise InvalidInput(_errors(form))
         with transaction(db):
-            invoices.save_profile(db, db.merge(account()), name=form.name.data, address=form.address.data,
-                                  tax_id=form.tax_id.data, payment=form.payment.data, tax_label=form.tax_label.data,
-                                  tax_rate=form.tax_rate.data)
+            invoices.save_invoice_profile(db, db.merge(account()), name=form.name.data, address=form.address.data,
+                                          tax_id=form.tax_id.data, payment=form.payment.data,
+                                          tax_label=form.tax_label.data, tax_rate=form.tax_rate.data)
         flash("Saved your invoicing details.")
         return redirect(_local(request.args.get("next")) or url_for("consultant.invoice_profile"))
     if profile is not None and profile.tax_rate is not None:

@@ -33,7 +33,7 @@ from hourtab.core.i18n import N_, list_of, writer
 from hourtab.core.mail import send
 from hourtab.core.scoping import get_owned
 from hourtab.retainers import service as retainers
-from hourtab.retainers.assign import touch
+from hourtab.retainers.assign import bump_page_version
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.models import Retainer
 
@@ -74,7 +74,7 @@ def save_settings(session: Session, account_id: int, retainer_id: int, enabled: 
         session.add(row)
     row.enabled = [a for a in ALERTS if a in enabled]
     row.copy_to_consultant = bool(copy_to_consultant)
-    touch(retainer)          # the client's page lists the alerts it would get
+    bump_page_version(retainer)  # the client's page lists the alerts it would get
     session.flush()
     return row
 

@@ -25,11 +25,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from hourtab.core.pdf import PdfMeta, meta_tags, render_pdf
 from hourtab.core.resources import documents_dir
 
-__all__ = ["PdfMeta", "environment", "meta_tags", "render", "render_pdf"]
+__all__ = ["PdfMeta", "meta_tags", "render", "render_pdf", "template_environment"]
 
 
 @cache
-def environment() -> Environment:
+def template_environment() -> Environment:
     """The documents' environment (one per process: templates compile once)."""
     env = Environment(loader=FileSystemLoader(str(documents_dir())),
                        autoescape=select_autoescape(enabled_extensions=("html", "xml"), default=False,
@@ -44,4 +44,4 @@ def environment() -> Environment:
 
 def render(template: str, **context: Any) -> str:
     """``template`` (a path under ``templates/documents/``) rendered with ``context``."""
-    return environment().get_template(template).render(**context)
+    return template_environment().get_template(template).render(**context)

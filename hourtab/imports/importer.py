@@ -47,7 +47,14 @@ from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.destinations import upload_destinations
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.revisions import watch_closed_periods
-from hourtab.timesheets.canonical import arrow_text, integers, iso_dates, join, sha256_hex, sqlite_datetimes
+from hourtab.timesheets.canonical import (
+    arrow_text,
+    integers,
+    iso_dates,
+    join_fields,
+    sha256_hex,
+    sqlite_datetimes,
+)
 from hourtab.timesheets.errors import (
     MAX_LISTED_ERRORS,
     CsvTooLarge,
@@ -230,7 +237,7 @@ def content_hashes(frame: pd.DataFrame) -> pd.Series:
         return pc.if_else(pa.array(values.notna().to_numpy()), seconds, "")
 
     flags = frame["billable"].astype("object").map({True: "1", False: "0"}).fillna("")
-    text = join([integers(frame["duration_s"].to_numpy()), *(arrow_text(frame[c]) for c in
+    text = join_fields([integers(frame["duration_s"].to_numpy()), *(arrow_text(frame[c]) for c in
                  ("description", "client", "project", "task", "tags")), arrow_text(flags),
                  epoch("start_at"), epoch("end_at"), iso_dates(frame["local_date"]),
                  arrow_text(frame["user_name"]), arrow_text(frame["timezone"])])

@@ -64,8 +64,8 @@ def profile_of(session: Session, account_id: int) -> InvoiceProfile | None:
     return session.scalars(select_owned(InvoiceProfile, account_id)).first()
 
 
-def save_profile(session: Session, account: Account, *, name: str, address: str = "", tax_id: str = "",
-                 payment: str = "", tax_label: str = "", tax_rate: str | None = None) -> InvoiceProfile:
+def save_invoice_profile(session: Session, account: Account, *, name: str, address: str = "", tax_id: str = "",
+                         payment: str = "", tax_label: str = "", tax_rate: str | None = None) -> InvoiceProfile:
     """Set who invoices, how to pay and the optional tax line (a label needs a rate and back)."""
     rate = _tax_rate(tax_rate)
     label = _line(tax_label, "tax label", 40)

@@ -35,14 +35,14 @@ CHUNK = 500
 SCAN_ABOVE = 5000
 
 
-def touch(retainer: Retainer) -> None:
+def bump_page_version(retainer: Retainer) -> None:
     """Mark what the client sees as changed (a new revision, so every worker's page cache misses)."""
     retainer.revision = (retainer.revision or 0) + 1
     retainer.updated_at = dt.datetime.now(dt.UTC)
 
 
-def touch_ids(session: Session, retainer_ids: Iterable[int]) -> None:
-    """``touch`` for retainers by id, in one statement (their loaded objects are kept in step)."""
+def bump_page_versions(session: Session, retainer_ids: Iterable[int]) -> None:
+    """``bump_page_version`` for retainers by id, in one statement (their loaded objects are kept in step)."""
     ids = sorted({int(i) for i in retainer_ids})
     if ids:
         session.execute(update(Retainer).where(Retainer.id.in_(ids))
@@ -131,7 +131,7 @@ def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | 
                         conflict=("entry_id",))
     routed.lost = _counts(current[moved & current.notna()])
     routed.gained = _counts(target[arriving])
-    touch_ids(session, routed.retainer_ids)
+    bump_page_versions(session, routed.retainer_ids)
     session.flush()
     return routed
 
@@ -150,6 +150,6 @@ def entries_changed(session: Session, account_id: int, entry_ids: Iterable[int] 
     """
     routed = route_entries(session, account_id, entry_ids)
     others = session.scalars(select(Retainer.id).where(Retainer.account_id == account_id)).all()
-    touch_ids(session, set(others) - routed.retainer_ids)
+    bump_page_versions(session, set(others) - routed.retainer_ids)
     session.flush()
     return routed.gained

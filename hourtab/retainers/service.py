@@ -21,7 +21,7 @@ from hourtab.core.i18n import DEFAULT_LANGUAGE, check_language
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import MAX_RATE, check_date, xml_safe
 from hourtab.retainers import plans
-from hourtab.retainers.assign import route_entries, touch
+from hourtab.retainers.assign import bump_page_version, route_entries
 from hourtab.retainers.currency import check_currency, parse_amount, stored
 from hourtab.retainers.days import rezone
 from hourtab.retainers.errors import PlanLimitReached
@@ -276,7 +276,7 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
             _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])
         if rules is not None and new_rules:
             retainer.match_rules = rules.to_json()
-        touch(retainer)
+        bump_page_version(retainer)
         session.flush()
         if new_rules:  # where entries go is the rules' alone: new terms move none
             route_entries(session, account.id)
@@ -286,7 +286,7 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
 def _rematch(session: Session, account: Account, retainer: Retainer, now: dt.datetime | None = None) -> None:
     """After a change to what a retainer matches or holds: a new revision, then every entry routed
     again, released ones included; closed periods this changes are recorded as revised."""
-    touch(retainer)
+    bump_page_version(retainer)
     session.flush()
     with watch_closed_periods(session, account.id, "rules", now=now):
         route_entries(session, account.id)
@@ -305,7 +305,7 @@ def rotate_token(session: Session, account: Account, retainer_id: int) -> Retain
     """A new unguessable token; the old URL stops working as soon as this commits."""
     retainer = get_retainer(session, account, retainer_id)
     retainer.public_token, retainer.disabled_token = new_token(), None
-    touch(retainer)
+    bump_page_version(retainer)
     return retainer
 
 
@@ -314,7 +314,7 @@ def disable_token(session: Session, account: Account, retainer_id: int) -> Retai
     retainer = get_retainer(session, account, retainer_id)
     if retainer.public_token is not None:
         retainer.disabled_token, retainer.public_token = retainer.public_token, None
-        touch(retainer)
+        bump_page_version(retainer)
     return retainer
 
 
@@ -325,7 +325,7 @@ def enable_token(session: Session, account: Account, retainer_id: int) -> Retain
         if retainer.disabled_token is None:
             raise InvalidInput("There is no disabled link to bring back; make a new link instead.")
         retainer.public_token, retainer.disabled_token = retainer.disabled_token, None
-        touch(retainer)
+        bump_page_version(retainer)
     return retainer
 
 
@@ -364,7 +364,7 @@ def add_credit(session: Session, account: Account, retainer_id: int, kind: str, 
     credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
                             seconds=seconds, reason=reason, amount=price[0], currency=price[1])
     session.add(credit)
-    touch(retainer)
+    bump_page_version(retainer)
     session.flush()
     return credit
 
@@ -391,7 +391,7 @@ def delete_credit(session: Session, account: Account, retainer_id: int, credit_i
     if credit.retainer_id != retainer.id:
         raise NotFound(f"RetainerCredit {credit_id} not found")
     session.delete(credit)
-    touch(retainer)
+    bump_page_version(retainer)
     session.flush()
 
 

@@ -269,7 +269,3 @@ class Api:
             raise RateLimited(f"{self.label}'s request quota is used up for {int(wait + 0.999)} s; the sync "
                               "continues then.", retry_after=int(wait + 0.999))
 
-
-def join(base: str, link: str) -> str:
-    """A pagination link, absolute (Harvest writes them absolute; a relative one is read on ``base``)."""
-    return urljoin(base, link)

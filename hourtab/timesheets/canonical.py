@@ -80,7 +80,7 @@ def integers(values: np.ndarray) -> pa.Array:
     return pc.cast(pa.array(np.asarray(values, np.int64)), pa.string())
 
 
-def join(parts: list[pa.Array | str]) -> pa.Array:
+def join_fields(parts: list[pa.Array | str]) -> pa.Array:
     """Fields joined with the unit separator, row by row (a missing field joins as "")."""
     arrays = [p if isinstance(p, str) else p.fill_null("") for p in parts]
     return pc.binary_join_element_wise(*arrays, SEP)

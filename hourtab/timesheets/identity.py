@@ -19,7 +19,7 @@ from hourtab.timesheets.canonical import (
     arrow_text,
     integers,
     iso_dates,
-    join,
+    join_fields,
     sha256_hex,
     wall_clock_seconds,
 )
@@ -38,14 +38,14 @@ def _keys(frame: pd.DataFrame) -> pa.Array:
     # Wall-clock start in the export's own zone: a later change of the time-zone setting must not
     # turn every old entry into a new one.
     zone = frame["timezone"].iloc[0] if len(frame) else "UTC"
-    timed_key = join(["t", user, wall_clock_seconds(frame["start_at"], zone)])
-    dated_key = join(["d", user, iso_dates(frame["local_date"]), arrow_text(frame["client"]),
+    timed_key = join_fields(["t", user, wall_clock_seconds(frame["start_at"], zone)])
+    dated_key = join_fields(["d", user, iso_dates(frame["local_date"]), arrow_text(frame["client"]),
                       arrow_text(frame["project"]), arrow_text(frame["task"])])
     key = pc.if_else(pa.array(timed), timed_key, dated_key)
     # Identical keys in one file are told apart by their order of appearance.
     codes = pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False)
     ordinal = pd.Series(codes).groupby(codes, sort=False).cumcount().to_numpy(np.int64)
-    return join([key, integers(ordinal)])
+    return join_fields([key, integers(ordinal)])
 
 
 def add_fingerprints(frame: pd.DataFrame) -> pd.DataFrame:

@@ -14,7 +14,7 @@ INSPECT_KEYS = ("format", "encoding", "delimiter", "rows", "entries", "total_sec
                 "first_date", "last_date", "clients", "projects", "warnings", "errors")
 
 
-def hours(seconds: int) -> float:
+def display_hours(seconds: int) -> float:
     """Hours for display only, derived from the exact integer total (never summed as floats)."""
     return round(seconds / 3600, 4)
 
@@ -50,7 +50,7 @@ class ReadReport:
 
     @property
     def total_hours(self) -> float:
-        return hours(self.total_seconds)
+        return display_hours(self.total_seconds)
 
     @property
     def ok(self) -> bool:
@@ -101,8 +101,8 @@ def totals(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     by_month = frame.assign(month=month).groupby("month", sort=True)["duration_s"].agg(["sum", "count"]).reset_index()
     return {
         "by_project": [{"client": r["client"], "project": r["project"], "seconds": int(r["sum"]),
-                        "entries": int(r["count"]), "hours": hours(int(r["sum"]))}
+                        "entries": int(r["count"]), "hours": display_hours(int(r["sum"]))}
                        for r in by_project.to_dict("records")],
         "by_month": [{"month": r["month"], "seconds": int(r["sum"]), "entries": int(r["count"]),
-                      "hours": hours(int(r["sum"]))} for r in by_month.to_dict("records")],
+                      "hours": display_hours(int(r["sum"]))} for r in by_month.to_dict("records")],
     }

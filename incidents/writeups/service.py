@@ -25,7 +25,7 @@ from hourtab.core.blobs import BlobStore
 from hourtab.core.db import utcnow
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import TooDeep, check_date, json_loads, xml_safe
-from hourtab.retainers.assign import touch
+from hourtab.retainers.assign import bump_page_version
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets.models import TimeEntry
 from incidents.errors import EvidenceNotFound, InvalidEvidence
@@ -367,7 +367,7 @@ def _touch_retainer(session: Session, incident: Incident) -> None:
     if incident.retainer_id is not None:
         retainer = session.get(Retainer, incident.retainer_id)
         if retainer is not None:
-            touch(retainer)
+            bump_page_version(retainer)
 
 
 def build_incident(session: Session, account: Account, title: str, runs: Sequence[tuple[str, Path]],

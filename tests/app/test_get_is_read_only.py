@@ -70,7 +70,7 @@ def _demo_invoice(db, account_id: int) -> str:
     with transaction(db):
         for model, key in ((Retainer, Retainer.account_id), (RetainerTerms, RetainerTerms.account_id)):
             db.execute(update(model).where(key == account_id).values(fee=3000, currency="EUR"))
-        invoices.save_profile(db, account, name="Demo Consulting", payment="Bank transfer")
+        invoices.save_invoice_profile(db, account, name="Demo Consulting", payment="Bank transfer")
     db.expire_all()
     now = dt.datetime.now(dt.UTC)
     for retainer in db.scalars(select(Retainer).where(Retainer.account_id == account_id)):

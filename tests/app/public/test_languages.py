@@ -14,7 +14,7 @@ from app.db import get_db
 from hourtab.core.accounts import find_account
 from hourtab.core.db import transaction
 from hourtab.invoices.document import invoice_pdf
-from hourtab.invoices.service import invoice_view, issue_invoice, save_profile
+from hourtab.invoices.service import invoice_view, issue_invoice, save_invoice_profile
 from hourtab.retainers import service
 from hourtab.retainers.models import Retainer
 from tests.app.public.test_money import NOW, money_retainer
@@ -97,7 +97,7 @@ def test_the_invoice_is_in_the_clients_language(app, retainer_in, tmp_path):
         with transaction(db):
             account = find_account(db, "ada@example.com")
             retainer = db.query(Retainer).filter_by(public_token=token).one()
-            save_profile(db, account, name="Ada Consultant", address="1 Main St", payment="IBAN DE00 0000")
+            save_invoice_profile(db, account, name="Ada Consultant", address="1 Main St", payment="IBAN DE00 0000")
             invoice = issue_invoice(db, account, retainer.id, "2026-11", now=NOW)
         text = pdf_text(invoice_pdf(invoice_view(db, account, invoice.id, now=NOW)), tmp_path)
     for wanted in expected["invoice"]:

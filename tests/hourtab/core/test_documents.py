@@ -24,7 +24,7 @@ def test_exactly_one_jinja_environment_in_the_code():
 
 
 def test_html_is_escaped_and_text_is_not():
-    env = documents.environment()
+    env = documents.template_environment()
     html = env.from_string("{{ x }}")  # a string template escapes, as an .html file does
     assert html.render(x="<b>") == "&lt;b&gt;"
     assert documents.render("email/confirm.txt", info=_Info(), alerts_when="when <80 %>", confirm_url="u",

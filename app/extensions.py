@@ -19,7 +19,7 @@ from hourtab.core.blobs import BlobStore, blob_store
 from hourtab.core.db import make_engine, make_sessionmaker
 from hourtab.core.errors import LimitReached
 from hourtab.sync.limits import Limits
-from hourtab.sync.tokens import TokenBox
+from hourtab.sync.token_box import TokenBox
 
 #: Rendered public pages kept per app; entries expire even when nothing changed (the forecast moves).
 PAGE_CACHE_SIZE = 256

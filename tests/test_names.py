@@ -55,8 +55,8 @@ STILL_TO_RENAME = {
         "build_report", "load", "render", "targets", "text", "tokens",
     },
     "modules": {
-        "document", "entries", "frames", "mail", "names", "pdf",
-        "rules", "runner", "settings", "tokens", "values", "worker",
+        "document", "frames", "mail", "names", "pdf",
+        "rules", "runner", "settings", "values", "worker",
     },
 }
 

@@ -39,8 +39,8 @@ from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.routing import active_routes
 from hourtab.sync import revisions
 from hourtab.sync.clients import Tracker
-from hourtab.sync.entries import Fetched, RemoteEntry, api_spec, scope_key, to_frame
 from hourtab.sync.models import Connection, SyncedEntry
+from hourtab.sync.remote_entries import Fetched, RemoteEntry, api_spec, scope_key, to_frame
 from hourtab.timesheets.models import TimeEntry, Upload, time_entry_changes
 from hourtab.timesheets.normalise import TOLERANCE_S
 

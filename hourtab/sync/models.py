@@ -39,7 +39,7 @@ class Connection(AccountOwned, Base):
     tracker_user: Mapped[str] = mapped_column(String(200), nullable=False, default="")
     #: The zone entries' local dates are read in: the tracker profile's, else the account's.
     timezone: Mapped[str] = mapped_column(String(64), nullable=False, default="UTC")
-    #: The API token, Fernet-encrypted (``hourtab.sync.tokens``); deleted with the connection.
+    #: The API token, Fernet-encrypted (``hourtab.sync.token_box``); deleted with the connection.
     token_sealed: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
     token_hint: Mapped[str] = mapped_column(String(8), nullable=False, default="…")
     status: Mapped[str] = mapped_column(String(20), nullable=False, default="active")

@@ -47,7 +47,7 @@ from hourtab.sync.errors import (
 from hourtab.sync.limits import Budget, Limits, current
 from hourtab.sync.merge import apply_fetched
 from hourtab.sync.models import Connection
-from hourtab.sync.tokens import TokenBox, scrub
+from hourtab.sync.token_box import TokenBox, scrub
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 remove, and what the schedule needs (which are due, one sync at a time per connection).
 
 Services take the session and never commit. The token is checked against the tracker before anything
-is stored, is stored only sealed (``tokens``), and leaves with the connection.
+is stored, is stored only sealed (``token_box``), and leaves with the connection.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from hourtab.sync.errors import (
 from hourtab.sync.limits import Budget, Limits, current
 from hourtab.sync.models import Connection
 from hourtab.sync.reach import Reach
-from hourtab.sync.tokens import TokenBox, clean_token, hint
+from hourtab.sync.token_box import TokenBox, clean_token, hint
 from hourtab.sync.transport import Api
 from hourtab.timesheets.models import Upload
 from hourtab.timesheets.zone import forget_tracker_zone, remember_tracker_zone

@@ -40,7 +40,7 @@ from hourtab.sync.errors import (
 )
 from hourtab.sync.limits import MIB, Budget, Limits
 from hourtab.sync.reach import Deadline, GuardedBackend, Reach
-from hourtab.sync.tokens import scrub
+from hourtab.sync.token_box import scrub
 
 log = logging.getLogger(__name__)
 

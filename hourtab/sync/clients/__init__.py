@@ -13,10 +13,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from hourtab.sync.answers import too_deep
-from hourtab.sync.entries import Fetched, RemoteEntry, Unreadable
 from hourtab.sync.errors import InvalidConnection
 from hourtab.sync.limits import Budget, Limits
 from hourtab.sync.reach import Reach
+from hourtab.sync.remote_entries import Fetched, RemoteEntry, Unreadable
 from hourtab.sync.transport import Api, Reply
 
 

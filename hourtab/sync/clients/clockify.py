@@ -21,8 +21,8 @@ from hourtab.sync.clients import (
     text,
     wall_clock,
 )
-from hourtab.sync.entries import Fetched, RemoteEntry
 from hourtab.sync.errors import BadResponse
+from hourtab.sync.remote_entries import Fetched, RemoteEntry
 from hourtab.sync.transport import Api
 
 LABEL = "Clockify"

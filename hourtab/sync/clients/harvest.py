@@ -13,8 +13,8 @@ import datetime as dt
 from typing import Any
 
 from hourtab.sync.clients import FetchPlan, Identity, Reading, Tracker, text
-from hourtab.sync.entries import Fetched, RemoteEntry
 from hourtab.sync.errors import BadResponse, InvalidConnection
+from hourtab.sync.remote_entries import Fetched, RemoteEntry
 from hourtab.sync.transport import Api
 
 LABEL = "Harvest"

@@ -14,8 +14,8 @@ import datetime as dt
 from typing import Any
 
 from hourtab.sync.clients import FetchPlan, Identity, Reading, Tracker, entry_id, parse_time, text
-from hourtab.sync.entries import Fetched, RemoteEntry
 from hourtab.sync.errors import BadResponse
+from hourtab.sync.remote_entries import Fetched, RemoteEntry
 from hourtab.sync.transport import Api, Reply
 
 LABEL = "Kimai"

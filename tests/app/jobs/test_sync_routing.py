@@ -24,7 +24,7 @@ from hourtab.retainers.models import PeriodRevision
 from hourtab.retainers.presentation import format_hours
 from hourtab.sync import service
 from hourtab.sync.models import Connection, SyncedEntry
-from hourtab.sync.tokens import TokenBox
+from hourtab.sync.token_box import TokenBox
 from hourtab.timesheets.models import TimeEntry
 from tests.app.consultant.test_routing_pages import _retainers, _text
 from tests.helpers.fake_trackers import Toggl, parse, serving

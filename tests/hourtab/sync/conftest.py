@@ -14,7 +14,7 @@ from hourtab.core.jobs import Job, create_job
 from hourtab.retainers import service as retainers
 from hourtab.sync import runner
 from hourtab.sync.models import Connection
-from hourtab.sync.tokens import TokenBox
+from hourtab.sync.token_box import TokenBox
 from tests.factories import make_account
 
 #: The retainer's zone: far from UTC, so a period boundary in the zone is not one in UTC.

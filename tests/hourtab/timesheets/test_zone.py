@@ -25,7 +25,7 @@ from hourtab.sync import service as sync
 from hourtab.sync.clients import parse_time
 from hourtab.sync.clients import toggl as toggl_client
 from hourtab.sync.reach import Reach
-from hourtab.sync.tokens import TokenBox
+from hourtab.sync.token_box import TokenBox
 from hourtab.timesheets.models import TimeEntry, TrackerZone
 from hourtab.timesheets.zone import remember_tracker_zone, upload_zone
 from tests.factories import make_account

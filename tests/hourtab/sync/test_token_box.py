@@ -6,7 +6,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from hourtab.sync.errors import InvalidConnection, TokenUnreadable
-from hourtab.sync.tokens import TokenBox, clean_token, hint, scrub
+from hourtab.sync.token_box import TokenBox, clean_token, hint, scrub
 
 TOKEN = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 

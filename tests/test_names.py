@@ -55,7 +55,7 @@ STILL_TO_RENAME = {
         "build_report", "load", "render", "targets", "text", "tokens",
     },
     "modules": {
-        "document", "frames", "mail", "names", "pdf",
+        "document", "mail", "pdf",
         "rules", "runner", "settings", "values", "worker",
     },
 }

@@ -26,11 +26,11 @@ from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.core.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from hourtab.retainers import plans, service, versions
+from hourtab.retainers.entry_names import entry_names
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.hours_report import entry_lines
 from hourtab.retainers.inbox import inbox_totals
 from hourtab.retainers.matching import MatchRules
-from hourtab.retainers.names import entry_names
 from hourtab.retainers.presentation import format_hours, headline, hours_formatter
 
 if TYPE_CHECKING:

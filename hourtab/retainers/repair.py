@@ -18,9 +18,9 @@ from sqlalchemy import func, inspect, select, update
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.assign import route_entries
+from hourtab.retainers.entry_names import entry_names
 from hourtab.retainers.matching import norm
 from hourtab.retainers.models import Retainer, retainer_entries
-from hourtab.retainers.names import entry_names
 from hourtab.retainers.revisions import watch_closed_periods
 
 

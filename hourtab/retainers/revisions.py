@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from hourtab.retainers.frames import entries_frame
+from hourtab.retainers.counted_entries import entries_frame
 from hourtab.retainers.ledger import Credit, Ledger, build_ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through

@@ -55,8 +55,7 @@ STILL_TO_RENAME = {
         "build_report", "load", "render", "targets", "text", "tokens",
     },
     "modules": {
-        "document", "mail", "pdf",
-        "rules", "runner", "settings", "values", "worker",
+        "pdf", "rules", "runner", "settings", "values", "worker",
     },
 }
 

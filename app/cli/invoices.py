@@ -12,7 +12,7 @@ from app.cli.context import cli_session
 from hourtab.core import accounts
 from hourtab.core.db import transaction
 from hourtab.invoices import service as invoices
-from hourtab.invoices.document import invoice_filename, invoice_pdf
+from hourtab.invoices.invoice_document import invoice_filename, invoice_pdf
 
 ACCOUNT = click.option("--account", "email", required=True, help="E-mail of the consultant's account.")
 

@@ -20,7 +20,7 @@ from app.public.hours import now
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.invoices import service as invoices
-from hourtab.invoices.document import invoice_filename, invoice_pdf
+from hourtab.invoices.invoice_document import invoice_filename, invoice_pdf
 from hourtab.retainers import service as retainers
 
 MONTH = re.compile(r"^\d{4}-\d{2}$")

@@ -1,6 +1,6 @@
 """What each alert e-mail says: its subject, lead, figures, links and attachment, from the records.
 
-The message itself (headers, text and HTML parts) is built by :mod:`hourtab.alerts.mail`; this
+The message itself (headers, text and HTML parts) is built by :mod:`hourtab.alerts.message`; this
 module decides the content, once per event, and addresses a copy to each recipient.
 """
 
@@ -13,7 +13,7 @@ from typing import TypedDict
 
 from sqlalchemy.orm import Session
 
-from hourtab.alerts.mail import Attachment, Mail
+from hourtab.alerts.message import Attachment, Mail
 from hourtab.alerts.models import AlertEvent, AlertSubscription
 from hourtab.core.accounts import Account
 from hourtab.core.i18n import N_, Writer, writer

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hourtab.alerts import compose
-from hourtab.alerts.mail import build_message
+from hourtab.alerts.message import build_message
 from hourtab.alerts.models import (
     ALERTS,
     AlertDelivery,

@@ -1,7 +1,7 @@
 """A column's cells as its distinct values and each row's position among them.
 
 An export of 100,000 rows holds a few hundred distinct days, durations, clients and projects, and
-rarely more than a few thousand distinct times of day. Every parser in ``values`` is a function of
+rarely more than a few thousand distinct times of day. Every parser in ``cell_parsers`` is a function of
 one cell, so it runs over the distinct values (one ``dictionary_encode``, a hash pass) and its
 result is spread back to the rows with one numpy gather: the same answer as parsing every row,
 for a fraction of the regex work.
@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hourtab.timesheets.values import Parsed, trim
+from hourtab.timesheets.cell_parsers import Parsed, trim
 
 
 @dataclass

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hourtab.timesheets import values as V
+from hourtab.timesheets import cell_parsers as V
 from hourtab.timesheets.cells import Cells
 from hourtab.timesheets.errors import DateReading, TimesheetError
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hourtab.core.values import XML_FORBIDDEN_RE2
-from hourtab.timesheets import values as V
+from hourtab.timesheets import cell_parsers as V
 from hourtab.timesheets.reading import EntrySpan, FieldColumns
 
 

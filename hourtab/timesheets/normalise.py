@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hourtab.timesheets import values as V
+from hourtab.timesheets import cell_parsers as V
 from hourtab.timesheets.cells import Cells
 from hourtab.timesheets.dateorder import (
     TOLERANCE_S,
@@ -174,7 +174,7 @@ def _date_sources(cols: FieldColumns) -> dict[str, tuple[str, Cells]]:
     return dates
 
 
-#: Per date field: each row's day number (days since ``values.EPOCH``), whether it is bad, whether empty.
+#: Per date field: each row's day number (days since ``cell_parsers.EPOCH``), whether it is bad, whether empty.
 DayNumbers = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 

@@ -14,10 +14,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hourtab.timesheets.cell_parsers import trim
 from hourtab.timesheets.cells import Cells
 from hourtab.timesheets.spec import FormatSpec
 from hourtab.timesheets.table import Body
-from hourtab.timesheets.values import trim
 
 TOTAL_WORDS = r"(?i)^(sub|grand\s*)?totals?\b|^(zwischen)?summe\b|^gesamt|^totaal\b"
 DESCRIPTIVE = ("client", "project", "description", "task", "user", "first_name", "last_name")

@@ -13,7 +13,7 @@ import pytest
 from app.db import get_db
 from hourtab.core.accounts import find_account
 from hourtab.core.db import transaction
-from hourtab.invoices.document import invoice_pdf
+from hourtab.invoices.invoice_document import invoice_pdf
 from hourtab.invoices.service import invoice_view, issue_invoice, save_invoice_profile
 from hourtab.retainers import service
 from hourtab.retainers.models import Retainer

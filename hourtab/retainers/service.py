@@ -261,9 +261,10 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
     if language is not None:
         retainer.language = check_language(language)
     new_rules = rules is not None and rules.to_json() != retainer.match_rules
+    moves = terms is not None and _moves_figures(retainer, terms)
     with watch_closed_periods(session, account.id, "rules" if new_rules else "terms", now=now,
                               terms_of=[retainer.id] if terms is not None else (),
-                              only=None if new_rules else [retainer.id]):
+                              only=None if new_rules else [retainer.id] if moves else []):
         if terms is not None:
             today = local_date(now or dt.datetime.now(dt.UTC), terms.tz)
             rezoned = terms.timezone != retainer.timezone
@@ -281,6 +282,15 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
         if new_rules:  # where entries go is the rules' alone: new terms move none
             route_entries(session, account.id)
     return retainer
+
+
+def _moves_figures(retainer: Retainer, terms: Terms) -> bool:
+    """Can these terms move a closed period's figures (used seconds, entries)? Only through the
+    period structure, which applies to the whole history: new hours, rollover, overage, rounding
+    and money apply from the current period on (``schedule_change`` refuses a closed one), so such
+    an edit has no closed period to read before and after."""
+    structure = (terms.start, terms.period.value, terms.reset_day, terms.timezone)
+    return structure != (retainer.start_date, retainer.period, retainer.reset_day, retainer.timezone)
 
 
 def _rematch(session: Session, account: Account, retainer: Retainer, now: dt.datetime | None = None) -> None:

@@ -117,6 +117,21 @@ def test_hours_alone_save_at_once_and_a_new_time_zone_is_previewed(db_session):
     assert_last_revisions_state_the_figures(db_session, retainer)
 
 
+@SQLITE_ONLY
+def test_hours_rounding_or_a_name_never_move_a_closed_period_and_rounding_is_refused_on_one(db_session):
+    account, retainer = lavery(db_session)
+    before = figures(db_session, retainer)
+    rounded = service.parse_terms(service.TermsInput(hours="30", start="2019-03-01", timezone="America/New_York",
+                                                     rounding=30))
+    saved = edit(db_session, account, retainer, terms=rounded, name="Methods, renamed")
+    assert not saved.touches_closed and figures(db_session, retainer) == before
+    assert db_session.scalar(select(func.count(PeriodRevision.id))) == 0
+    with pytest.raises(service.InvalidTerms, match="closed and keeps the terms it closed with"):
+        edit(db_session, account, retainer, terms=rounded, effective_from=dt.date(2019, 3, 1))
+    ledger = service.retainer_ledger(db_session, retainer, NOW)
+    assert ledger.terms.rounding == rounded.rounding  # from the open period on
+
+
 def test_rejoin_joins_only_parts_that_match_no_name_when_the_whole_does():
     known = [KATHY, SEAN, "Acme, Inc.", "Acme", "Biostats"]
     assert rejoin(["Panageas", "Kathy"], known) == (KATHY,)

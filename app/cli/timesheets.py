@@ -162,7 +162,11 @@ def inspect(file: Path, fmt: str, date_order: str | None, timezone: str, as_json
         click.get_current_context().exit(2)
 
 
-def _queue_alert_check(session: Session, account_id: int) -> None:
+def _queue_alert_check(session: Session, account_id: int, settings: dict) -> None:
+    """After an import: an alert check, queued only where e-mail is set up (as the app does). Only
+    then is the app built: its queue holds the job handlers, and building it costs seconds."""
+    if not settings.get("SMTP_URL"):
+        return
     from app.cli.context import queue_app
     from app.jobs.alerts import queue_alert_check
 
@@ -210,7 +214,7 @@ def import_command(file: Path, email: str, retainer_id: int | None, dry_run: boo
                                           created_by=f"cli:{os.environ.get('USER', '')}", max_bytes=limit,
                                           confirmed=True if yes else None)
                 if not dry_run:
-                    _queue_alert_check(session, account.id)
+                    _queue_alert_check(session, account.id, cx.settings)
         except NeedsConfirmation as e:  # nothing was imported: say what it would revise
             for line in e.preview.lines():
                 click.echo(line)

@@ -116,7 +116,7 @@ class Setup:
         from hourtab.retainers import service
         from hourtab.sync import service as sync_service
         from hourtab.sync.limits import Limits
-        from hourtab.sync.tokens import TokenBox
+        from hourtab.sync.token_box import TokenBox
         from tests.factories import make_account
 
         self.url, self.size, self.fake = url, size, fake

@@ -62,7 +62,7 @@ def schedule_change(session: Session, retainer: Retainer, terms: Terms, effectiv
 
     Closed periods keep the terms they closed with, so a period before today's is refused.
     Only a version starting in the chosen period is replaced (that is the one being edited);
-    versions scheduled for later periods are kept, never dropped silently (issue 19).
+    versions scheduled for later periods are kept, never dropped silently.
     """
     periods = periods_through(terms, max(today, effective_from or today))
     current = periods[max(index_of(periods, today), 0)]

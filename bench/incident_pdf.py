@@ -36,7 +36,7 @@ from hourtab.core.blobs import LocalBlobStore  # noqa: E402
 from hourtab.core.pdf import render_pdf  # noqa: E402
 from incidents.evidence.wandb.evidence import RunEvidence  # noqa: E402
 from incidents.writeups.document import writeup_document  # noqa: E402
-from incidents.writeups.report.build import build_report  # noqa: E402
+from incidents.writeups.report.build import build_incident_report  # noqa: E402
 from incidents.writeups.report.inputs import EntryInput, ProfileInput, ReportInput, RunInput  # noqa: E402
 from incidents.writeups.report.pdf import pdf_html  # noqa: E402
 
@@ -78,7 +78,7 @@ def main() -> None:
                          fix_after='wandb.watch(model, log="gradients", log_freq=100)')
 
     pdf = writeup_document(inputs, "pdf")  # warm-up: imports, fonts, matplotlib
-    html = pdf_html(build_report(inputs))
+    html = pdf_html(build_incident_report(inputs))
     totals, alone, cpu_ratios = [], [], []
     for _ in range(args.repeat):
         t0, c0 = time.perf_counter(), time.process_time()

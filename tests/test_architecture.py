@@ -71,4 +71,4 @@ def test_the_check_sees_a_climb():
     """The import reader finds imports inside functions too (where the domains put their heavy ones)."""
     source = ROOT / "incidents" / "writeups" / "document.py"
     assert "incidents.writeups.report.build" in imported(source)
-    assert package_of("incidents.writeups.report.build.build_report", set(layers())) == "incidents/writeups/report"
+    assert package_of("incidents.writeups.report.build.build_incident_report", set(layers())) == "incidents/writeups/report"

@@ -39,7 +39,7 @@ from incidents.writeups.models import (
     SEVERITIES,
     Incident,
 )
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.publish_checks import publish_warnings
 from incidents.writeups.report.timeline import merged
 
@@ -197,7 +197,7 @@ def incident_publish(incident_id: int) -> ResponseReturnValue:
         service.publish(db, incident, request.form.get("publish") != "0")
     flash("Published." if incident.status == "published" else "Withdrawn: the writeup is a draft again.")
     if incident.status == "published":
-        report = build_report(service.report_input(db, incident, blobs(), account().display_name))
+        report = build_incident_report(service.report_input(db, incident, blobs(), account().display_name))
         for warning in publish_warnings(report):
             flash(warning)
     if incident.status == "published" and incident.retainer_id:

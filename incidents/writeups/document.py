@@ -12,7 +12,7 @@ from typing import Literal
 
 from hourtab.core.blobs import BlobStore
 from hourtab.core.pdf import render_pdf
-from incidents.writeups.report.build import Report, build_report
+from incidents.writeups.report.build import Report, build_incident_report
 from incidents.writeups.report.html import render_html
 from incidents.writeups.report.inputs import ReportInput
 from incidents.writeups.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html
@@ -35,7 +35,7 @@ def writeup_document(inputs: ReportInput, kind: Kind = "pdf", *, cache: BlobStor
     loads the runs' data, and is called only when the document has to be rendered.
     """
     def make() -> bytes:
-        return document_bytes(build_report(full_inputs() if full_inputs else inputs), kind, pdf_url)
+        return document_bytes(build_incident_report(full_inputs() if full_inputs else inputs), kind, pdf_url)
 
     if cache is None:
         return make()

@@ -44,7 +44,7 @@ from incidents.writeups.models import (
     IncidentEvidence,
     TimelineEvent,
 )
-from incidents.writeups.report.build import Report, build_report
+from incidents.writeups.report.build import Report, build_incident_report
 from incidents.writeups.report.inputs import (
     ActionInput,
     EntryInput,
@@ -341,7 +341,7 @@ def report_input(session: Session, incident: Incident, blobs: BlobStore, author:
 def refresh_generated(session: Session, incident: Incident, blobs: BlobStore, author: str = "",
                       parsed: dict[int, RunEvidence] | None = None) -> Report:
     """Recompute the environment line (unless edited) and the log entry (unless edited); return the report."""
-    report = build_report(report_input(session, incident, blobs, author, parsed=parsed))
+    report = build_incident_report(report_input(session, incident, blobs, author, parsed=parsed))
     if not incident.environment:
         incident.environment = report.environment[:500]
     if not incident.log_entry_edited:

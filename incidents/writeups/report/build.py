@@ -183,7 +183,7 @@ def _charts(inputs: ReportInput, cmp: kpis.Comparison, ordered: list[tuple[str, 
             charts.loss_curves(ordered), *charts.finding_metrics(ordered, fired)]
 
 
-def build_report(inputs: ReportInput) -> Report:
+def build_incident_report(inputs: ReportInput) -> Report:
     missing: list[str] = []
     roles = {r.role for r in inputs.runs}
     for role, why in (("incident", "no incident run attached: diagnosis and “before” figures are absent"),
@@ -220,7 +220,7 @@ def build_report(inputs: ReportInput) -> Report:
                [f for row in verification for f in (row.before, row.after)]:
         if fig.source and fig.source not in sources:
             sources[fig.source] = len(sources) + 1
-    sections = [(key, title, markdown.render(inputs.sections.get(key, "")), SECTION_PROMPTS[key])
+    sections = [(key, title, markdown.safe_html(inputs.sections.get(key, "")), SECTION_PROMPTS[key])
                 for key, title in SECTION_TITLES.items()]
     runs = [{"role": r.role, "id": r.run.run_id, "name": r.run.name, "project": r.run.project,
              "state": r.run.state, "steps": r.run.steps, "runtime": quantities.wall_time(r.run).text,

@@ -23,7 +23,7 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table").enable("strikethrough")
 
 
-def render(text: str) -> str:
+def safe_html(text: str) -> str:
     """Sanitised HTML for one Markdown section (headings demoted under the report's own)."""
     html = _parser().render(text or "")
     html = (html.replace("<h1>", "<h3>").replace("</h1>", "</h3>")

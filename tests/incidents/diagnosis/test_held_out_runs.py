@@ -130,7 +130,7 @@ def test_progress_is_judged_on_range_and_noise_not_on_a_value_near_zero(held_out
 
 def test_a_profile_of_another_model_is_shown_as_another_setup_and_not_used(held_out):
     """The reproducer's BERT profile (41 tensors, 4.4M parameters) attached to a 4-tensor MLP run."""
-    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.build import build_incident_report
     from incidents.writeups.report.inputs import ProfileInput, ReportInput, RunInput
 
     profile = json.loads((REPRO_TINY / "profile.json").read_text())
@@ -139,7 +139,7 @@ def test_a_profile_of_another_model_is_shown_as_another_setup_and_not_used(held_
     watch = found["watch_overhead"]
     assert watch.evidence["watch_share"] is None          # the profile's 77 % is not this run's
     assert "from a different setup" in watch.evidence["profile_note"]
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", run),),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", run),),
                                       profiles=(ProfileInput("bert-profile.json", profile),)))
     attribution = report.attributions[0]
     assert attribution.different_setup.startswith("From a different setup: 41 parameter tensors vs this run's 4")
@@ -149,10 +149,10 @@ def test_a_profile_of_another_model_is_shown_as_another_setup_and_not_used(held_
 
 
 def test_baseline_of_another_batch_size_is_listed_beside_the_slowdown(held_out):
-    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.build import build_incident_report
     from incidents.writeups.report.inputs import ReportInput, RunInput
 
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", held_out["watched"]),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", held_out["watched"]),
                                                        RunInput("baseline", held_out["big_batch"]))))
     slowdown = next(k for k in report.kpis if k.label.startswith("Slowdown"))
     assert slowdown.note == "Runs differ: batch size: 32 vs 128"
@@ -162,12 +162,12 @@ def test_baseline_of_another_batch_size_is_listed_beside_the_slowdown(held_out):
 def test_baseline_on_other_hardware_gives_no_slowdown_or_hours_lost(held_out):
     from dataclasses import replace
 
-    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.build import build_incident_report
     from incidents.writeups.report.inputs import ReportInput, RunInput
 
     # The same idle-GPU run, as if it had trained on its two A100s, against a baseline on a CPU host.
     on_gpus = replace(held_out["cpu"], config={**held_out["cpu"].config, "device": "cuda"})
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", on_gpus),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", on_gpus),
                                                        RunInput("baseline", held_out["big_batch"]))))
     kpis = {k.label.split(" (")[0]: k for k in report.kpis}
     assert kpis["Slowdown"].before.missing and "device type: cuda vs cpu" in kpis["Slowdown"].before.text

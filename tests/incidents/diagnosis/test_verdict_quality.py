@@ -242,7 +242,7 @@ def test_stuck_at_the_label_frequencies_from_the_start_is_called_wiring_not_rese
 
 
 def test_an_interrupted_run_says_so_in_the_diagnosis_and_on_the_first_page(interrupted):
-    from incidents.writeups.report.build import build_report
+    from incidents.writeups.report.build import build_incident_report
     from incidents.writeups.report.html import render_html
     from incidents.writeups.report.inputs import ReportInput, RunInput
 
@@ -250,7 +250,7 @@ def test_an_interrupted_run_says_so_in_the_diagnosis_and_on_the_first_page(inter
     last = int(interrupted.history.index.max())
     said = f"was interrupted (Ctrl-C) at step {last:,} of 4,000 planned ({(last + 1) / 4000:.0%}, config steps)"
     assert said in _by_rule(diagnose(interrupted))["clean_but_stuck"].verdict
-    report = build_report(ReportInput(title="char model", runs=(RunInput("incident", interrupted),)))
+    report = build_incident_report(ReportInput(title="char model", runs=(RunInput("incident", interrupted),)))
     assert report.endings == [f"The incident run {interrupted.run_id} (char-seq2seq) {said}."]
     page = render_html(report)
     assert page.index(said) < page.index('aria-label="Key figures"')

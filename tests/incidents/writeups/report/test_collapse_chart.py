@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.inputs import ReportInput, RunInput
 from tests.incidents.wandb_runs import load_run, offline_wandb
 
@@ -21,7 +21,7 @@ def test_the_collapsed_metric_of_a_collapsed_run_is_charted(tmp_path):
     with offline_wandb(tmp_path):
         run = load_run(_collapsing_segmenter(tmp_path))
         wandb.teardown()
-    report = build_report(ReportInput(title="Segmenter predicts background", runs=(RunInput("incident", run),)))
+    report = build_incident_report(ReportInput(title="Segmenter predicts background", runs=(RunInput("incident", run),)))
     collapse = next(f for f in report.fired if f.rule == "quality_collapse")
     chart = next(c for c in report.charts if c.title.startswith(collapse.evidence["metric"]))
     assert chart.title == "val/dice (quality collapse)" and chart.uri

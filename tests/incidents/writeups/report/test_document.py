@@ -12,7 +12,7 @@ import pytest
 
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.report import charts
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.html import render_html
 from incidents.writeups.report.inputs import EntryInput, ReportInput, RunInput
 from incidents.writeups.report.publish_checks import publish_warnings
@@ -61,23 +61,23 @@ def _inputs(status: str, summary_lines: int = 0, fix_lines: int = 2, title: str 
 
 
 def test_published_writeup_hides_prompts_and_publishing_warns_about_empty_sections():
-    published = render_html(build_report(_inputs("published")))
-    draft = render_html(build_report(_inputs("draft")))
+    published = render_html(build_incident_report(_inputs("published")))
+    draft = render_html(build_incident_report(_inputs("draft")))
     for prompt in ("Who was affected", "No action items yet.", "What to keep doing"):
         assert prompt in draft and prompt not in published
-    warnings = publish_warnings(build_report(_inputs("draft")))
+    warnings = publish_warnings(build_incident_report(_inputs("draft")))
     assert warnings[0].startswith("Empty sections") and "Impact" in warnings[0] and "Action items" in warnings[0]
 
 
 def test_a_title_the_measurements_contradict_is_flagged():
-    assert not [w for w in publish_warnings(build_report(_inputs("draft", title="4x slower"))) if "title" in w]
-    flagged = [w for w in publish_warnings(build_report(_inputs("draft", title="10x slower training")))
+    assert not [w for w in publish_warnings(build_incident_report(_inputs("draft", title="4x slower"))) if "title" in w]
+    flagged = [w for w in publish_warnings(build_incident_report(_inputs("draft", title="10x slower training")))
                if "title" in w]
     assert flagged == ["The title says 10x, but the measured slowdown is 4.00×."]
 
 
 def test_wording_has_no_doubled_verbs_stray_stops_or_lowercased_acronyms():
-    report = build_report(_inputs("draft"))
+    report = build_incident_report(_inputs("draft"))
     entry = report.log_entry
     assert "Validated: the fix against baseline — 0.5 h." in entry
     assert "validated the" not in entry.lower().replace("validated: the", "")
@@ -94,7 +94,7 @@ def test_fix_diff_never_splits_across_pages(tmp_path):
     checked = 0
     for lines in range(0, 60, 6):
         pdf = tmp_path / f"r{lines}.pdf"
-        pdf.write_bytes(render_pdf(pdf_html(build_report(_inputs("published", lines, fix_lines=8)))))
+        pdf.write_bytes(render_pdf(pdf_html(build_incident_report(_inputs("published", lines, fix_lines=8)))))
         pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
                                check=True).stdout.split("\f")
         holding = [i for i, page in enumerate(pages) if "- wandb.watch" in page or "+ wandb.watch" in page]

@@ -8,7 +8,7 @@ import pytest
 
 from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
 from incidents.evidence.wandb import load_run
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.inputs import ProfileInput, ReportInput, RunInput
 
 
@@ -23,7 +23,7 @@ def _entry(runs, profile, **kw):
     inputs = ReportInput(title="training throughput investigation",
                          runs=(RunInput("incident", runs["watch:all:1"]), RunInput("baseline", runs["baseline"])),
                          profiles=(ProfileInput("profile.json", profile),), **kw)
-    return build_report(inputs).log_entry
+    return build_incident_report(inputs).log_entry
 
 
 def test_sample_log_entry_has_every_clause_the_evidence_supports(sample):

@@ -24,7 +24,7 @@ import pytest
 from incidents.evidence.wandb import load_run
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.report import charts
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.figures import step_time
 from incidents.writeups.report.inputs import ActionInput, EntryInput, ProfileInput, ReportInput, RunInput
 
@@ -54,7 +54,7 @@ def incident():
         fix_after='wandb.watch(model, log="gradients", log_freq=100)',
         actions=(ActionInput("Lint for log_freq=1", "Ada", dt.date(2026, 12, 20)),),
         severity="SEV3", gpu_hour_price=Decimal("2.50"))
-    return runs, profile, build_report(inputs)
+    return runs, profile, build_incident_report(inputs)
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +249,7 @@ def test_set_milestones_status_and_price_win_and_the_cost_prices_the_hours_lost(
     inputs = replace(report.inputs, runs=tuple(replace(r, run=on_gpus[r.run.run_id]) for r in report.inputs.runs),
                      milestones={"detected": dt.datetime(2026, 12, 4, 18, 20, tzinfo=dt.UTC)},
                      incident_status="monitoring", gpu_hour_price=Decimal("3.20"), currency="EUR")
-    rebuilt = build_report(inputs)
+    rebuilt = build_incident_report(inputs)
     lost = next(k for k in rebuilt.kpis if "lost" in k.label)
     assert lost.label == "GPU-hours lost" and lost.before.value > 0
     header = rebuilt.postmortem

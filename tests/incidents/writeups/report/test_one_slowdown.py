@@ -20,7 +20,7 @@ import pytest
 from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
 from incidents.evidence.wandb import load_run
 from incidents.evidence.wandb.evidence import RunEvidence
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.environment import environment_line
 from incidents.writeups.report.inputs import ProfileInput, ReportInput, RunInput
 
@@ -40,7 +40,7 @@ def _ratios(text: str) -> list[str]:
 def test_kpi_verdict_and_log_entry_state_the_same_slowdown(sample):
     runs, profile = sample
     # The run without watch is both the baseline and, here, the fixed run (it is what the fix makes).
-    report = build_report(ReportInput(title="throughput", runs=(
+    report = build_incident_report(ReportInput(title="throughput", runs=(
         RunInput("incident", runs["watch:all:1"]), RunInput("baseline", runs["baseline"]),
         RunInput("fixed", runs["baseline"])), profiles=(ProfileInput("profile.json", profile),)))
     kpi = next(k for k in report.kpis if k.label.startswith("Slowdown"))
@@ -67,7 +67,7 @@ def _run(run_id: str, step_s: float, steps: int = 50, config: dict | None = None
 
 
 def test_the_fixed_run_is_not_a_second_slowdown():
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", _run("slow", 0.4)),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", _run("slow", 0.4)),
                                                        RunInput("baseline", _run("plain", 0.2)),
                                                        RunInput("fixed", _run("quick", 0.1)))))
     kpi = next(k for k in report.kpis if k.label.startswith("Slowdown"))
@@ -85,7 +85,7 @@ def test_the_fixed_run_is_not_a_second_slowdown():
 def test_hours_lost_need_the_same_batch_and_sequence():
     lost = {}
     for batch in (32, 64):
-        report = build_report(ReportInput(title="t", runs=(
+        report = build_incident_report(ReportInput(title="t", runs=(
             RunInput("incident", _run("slow", 0.4, config={"batch_size": 32, "seq_len": 128})),
             RunInput("baseline", _run("plain", 0.2, config={"batch_size": batch, "seq_len": 128})))))
         lost[batch] = next(k for k in report.kpis if "lost" in k.label)
@@ -97,7 +97,7 @@ def test_outcome_clause_prefers_the_held_out_metric():
     steps = 50
     val = {"val/accuracy": [np.nan] * (steps - 1) + [0.91]}
     fixed_val = {"val/accuracy": [np.nan] * (steps - 1) + [0.92]}
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", _run("slow", 0.4, **val)),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", _run("slow", 0.4, **val)),
                                                        RunInput("fixed", _run("quick", 0.1, **fixed_val)))))
     paragraph = report.log_entry.splitlines()[0]
     assert "changed final val/accuracy (held out): 0.91 at step 49 before, 0.92 at step 49 after" in paragraph
@@ -110,7 +110,7 @@ def test_outcome_clause_prefers_the_held_out_metric():
 def test_diagnosis_date_is_the_run_without_watch_not_when_the_profile_was_built(sample):
     runs, profile = sample
     rebuilt = {**profile, "created_at": "2026-12-07T09:00:00Z"}     # profile.json written again a week later
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", runs["watch:all:1"]),),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", runs["watch:all:1"]),),
                                       profiles=(ProfileInput("profile.json", rebuilt),)))
     paragraph = report.log_entry.splitlines()[0]
     base = next(m for m in profile["modes"] if m["mode"] == "baseline")

@@ -17,7 +17,7 @@ from incidents.diagnosis import setup
 from incidents.evidence.profiler import inspect_profile
 from incidents.evidence.sample_data import repro_tiny_runs
 from incidents.evidence.wandb import load_run
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.html import render_html
 from incidents.writeups.report.inputs import ProfileInput, ReportInput, RunInput
 
@@ -49,7 +49,7 @@ def test_a_table_reads_the_setup_it_carries_and_its_histograms_per_step(tmp_path
 
 def test_a_table_of_another_setup_is_labelled_and_not_used(incident, tmp_path):
     doc = _table(tmp_path)
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", incident),),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", incident),),
                                       profiles=(ProfileInput("key_averages.txt", doc),)))
     (attribution,) = report.attributions
     assert attribution.different_setup.startswith("From a different setup: 25 parameter tensors vs this run's 41")
@@ -66,7 +66,7 @@ def test_a_table_of_another_setup_is_labelled_and_not_used(incident, tmp_path):
 
 def test_without_a_header_a_table_is_not_called_another_setup_on_a_lower_bound(incident, tmp_path):
     doc = _table(tmp_path, header="")
-    report = build_report(ReportInput(title="t", runs=(RunInput("incident", incident),),
+    report = build_incident_report(ReportInput(title="t", runs=(RunInput("incident", incident),),
                                       profiles=(ProfileInput("key_averages.txt", doc),)))
     # 50 histograms per profiled step could be a sparser watch of the same model: nothing is claimed.
     assert report.attributions[0].different_setup == "" and report.attributions[0].signature == "model not recorded"

@@ -9,13 +9,13 @@ import pandas as pd
 
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.report import markdown
-from incidents.writeups.report.build import build_report
+from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.inputs import EntryInput, ReportInput, RunInput
 from incidents.writeups.report.pdf import cache_key
 
 
 def test_markdown_keeps_formatting_and_drops_html_images_styles_and_bad_links():
-    html = markdown.render("# T\n**b** <script>alert(1)</script> <img src=file:///etc/passwd>\n"
+    html = markdown.safe_html("# T\n**b** <script>alert(1)</script> <img src=file:///etc/passwd>\n"
                            "![i](http://127.0.0.1:1/x.png) [ok](https://example.com) [js](javascript:alert(1))\n"
                            '<span style="background:url(http://127.0.0.1:1/c)">s</span>')
     assert "<h3>T</h3>" in html and "<strong>b</strong>" in html
@@ -43,7 +43,7 @@ def _inputs(**kw) -> ReportInput:
 
 
 def test_log_entry_has_the_reference_form_and_phase_lines():
-    report = build_report(_inputs(fix_after='wandb.watch(model, log="gradients", log_freq=100)'))
+    report = build_incident_report(_inputs(fix_after='wandb.watch(model, log="gradients", log_freq=100)'))
     head, *lines = report.log_entry.splitlines()
     assert head.startswith("Acme ML — slow training: wandb 0.31.0 • PyTorch 2.13.0 • Python 3.11")
     assert head.endswith("; 2.4h.")
@@ -61,18 +61,18 @@ def test_log_entry_has_the_reference_form_and_phase_lines():
 
 
 def test_kpis_cite_their_sources_and_missing_parts_are_stated():
-    report = build_report(_inputs())
+    report = build_incident_report(_inputs())
     slowdown = next(k for k in report.kpis if k.label.startswith("Slowdown")).before
     assert slowdown.value == 4.0 and "slow" in slowdown.source and "quick" in slowdown.source
     assert any("no baseline run attached" in m for m in report.missing)
     assert any("No GPU utilisation series" in m for m in report.missing)
-    bare = build_report(ReportInput(title="nothing"))
+    bare = build_incident_report(ReportInput(title="nothing"))
     assert bare.findings == [] and "no incident run attached" in bare.missing[0]
 
 
 def test_edited_log_entry_wins_and_cache_key_follows_inputs():
     a = _inputs()
-    assert build_report(_inputs(log_entry="Mine.")).log_entry == "Mine."
+    assert build_incident_report(_inputs(log_entry="Mine.")).log_entry == "Mine."
     assert cache_key(a) == cache_key(_inputs())
     assert cache_key(a) != cache_key(_inputs(sections={"summary": "changed"}))
 
@@ -91,6 +91,6 @@ def test_a_report_prepares_its_diagnosis_subject_once(monkeypatch):
 
     for module in (build, incidents.diagnosis):  # wherever a report could reach it
         monkeypatch.setattr(module, "prepare", counted)
-    report = build_report(_inputs())
+    report = build_incident_report(_inputs())
     assert len(calls) == 1
     assert report.findings

@@ -52,7 +52,7 @@ SHARED_MODULES = {
 #: Known clashes with two meanings, not renamed yet (each rename removes its line).
 STILL_TO_RENAME = {
     "definitions": {
-        "load", "targets", "text", "tokens",
+        "text", "tokens",
     },
     "modules": {
         "pdf", "rules", "runner", "settings", "values", "worker",

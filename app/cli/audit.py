@@ -31,11 +31,11 @@ def audit(script: Path, params: int | None, tensors: int | None, run_steps: int,
     parseable.
     """
     from incidents.tools.audit import audit_script, render_text
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
 
     # A refused script or calibration is an InvalidInput: the root group prints one line and exits 2.
     report = audit_script(script, params=params, tensors=tensors, run_steps=run_steps,
-                          calibration=load(calibration) if calibration else None, fail_on=fail_on,
+                          calibration=load_calibration(calibration) if calibration else None, fail_on=fail_on,
                           max_bytes=max_bytes)
     click.echo(json.dumps(report, indent=2) if as_json else render_text(report))
     if report["failed"]:

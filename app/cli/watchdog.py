@@ -45,16 +45,16 @@ def _status(observation: Any, folder: Path | None) -> str:
 def watchdog(wandb_dir: Path, once: bool, as_json: bool, notify_to: tuple[str, ...], account: str | None,
              poll_s: float, max_seconds: float | None, calibration: Path | None) -> None:
     """Follow the newest run under WANDB_DIR while it trains; alert once per run when wandb.watch dominates."""
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import Watchdog
-    from incidents.tools.watchdog.notify import alert_text, targets
+    from incidents.tools.watchdog.notify import alert_text, notify_targets
 
     if not wandb_dir.is_dir():
         raise InvalidInput(f"{wandb_dir.name}: no such folder.")
     # A bad --notify target or calibration is refused input: the root group prints it and exits 2.
-    sinks = targets(notify_to, os.environ.get("HOURTAB_SMTP_URL", ""),
-                    os.environ.get("HOURTAB_MAIL_FROM") or DEFAULTS["HOURTAB_MAIL_FROM"])
-    dog = Watchdog(wandb_dir, load(calibration), lambda alert: None, account)
+    sinks = notify_targets(notify_to, os.environ.get("HOURTAB_SMTP_URL", ""),
+                           os.environ.get("HOURTAB_MAIL_FROM") or DEFAULTS["HOURTAB_MAIL_FROM"])
+    dog = Watchdog(wandb_dir, load_calibration(calibration), lambda alert: None, account)
 
     def notify(alert: dict[str, Any]) -> None:
         for _name, send in sinks:

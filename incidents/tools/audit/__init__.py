@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from incidents.tools.audit import rules
-from incidents.tools.audit.cost import Calibration, load
+from incidents.tools.audit.cost import Calibration, load_calibration
 from incidents.tools.audit.models import ModelSize
 from incidents.tools.audit.script import ScriptUnreadable, read_script
 from incidents.tools.audit.source import MAX_BYTES
@@ -32,7 +32,7 @@ def audit_script(path: Path, params: int | None = None, tensors: int | None = No
     """Every finding for the script at ``path``, worst first, as a JSON-ready document; ``failed`` when
     one is at or above ``fail_on``."""
     facts = read_script(path, max_bytes)
-    calibration = calibration or load()
+    calibration = calibration or load_calibration()
     model = facts.model
     if params is not None:
         model = ModelSize("model", params, tensors if tensors is not None else (model.tensors if model else None),

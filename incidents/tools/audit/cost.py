@@ -89,7 +89,7 @@ def _problems(document: dict[str, Any]) -> list[str]:
     return found
 
 
-def load(path: Path | None = None, environ: dict[str, str] | None = None) -> Calibration:
+def load_calibration(path: Path | None = None, environ: dict[str, str] | None = None) -> Calibration:
     """The calibration at ``path``, else the one stored in the data dir, else the shipped default."""
     if path is not None:
         if not path.is_file():

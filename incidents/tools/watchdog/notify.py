@@ -153,7 +153,7 @@ def email(address: str, smtp_url: str, sender: str, timeout: float = 30.0) -> Ca
     return send
 
 
-def targets(values: tuple[str, ...], smtp_url: str = "",
+def notify_targets(values: tuple[str, ...], smtp_url: str = "",
             sender: str = "HourTab <hourtab@localhost>") -> list[tuple[str, Callable[[Alert], str | None] | None]]:
     """``stdout``, an http(s) URL or ``mailto:``/``email:`` an address each; stdout (None) is printed by
     the caller in its own format. E-mail needs ``smtp_url`` (``HOURTAB_SMTP_URL``)."""

@@ -96,9 +96,9 @@ def test_a_stored_calibration_that_fails_its_checks_is_refused_by_audit_and_watc
 
 
 def test_the_shipped_calibration_passes_its_own_checks():
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
 
-    shipped = load(environ={"HOURTAB_DATA_DIR": "/nonexistent"})
+    shipped = load_calibration(environ={"HOURTAB_DATA_DIR": "/nonexistent"})
     assert shipped.origin.startswith("shipped default, not this machine")
     assert shipped.document["checks"]["passed"]
     for paths in shipped.document["devices"].values():
@@ -129,11 +129,11 @@ def test_calibrate_refuses_a_folder_before_measuring(tmp_path):
 
 def test_old_calibrations_still_load(tmp_path):
     """Calibrations written before the checks existed (no quartiles, no checks block) load when sane."""
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
 
     old = {"devices": {"cpu": {kind: {"per_element_ns": 25.0, "per_tensor_us": 600.0,
                                       "samples": [{"numel": n, "seconds": 25e-9 * n + 600e-6} for n in SIZES]}
                                for kind in ("gradients", "parameters")}}}
     path = Path(tmp_path / "old.json")
     path.write_text(json.dumps(old))
-    assert load(path).has("cpu") and not load(path).has("cuda")
+    assert load_calibration(path).has("cpu") and not load_calibration(path).has("cuda")

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from incidents.tools.watchdog.notify import NotifyTargetInvalid, targets, webhook
+from incidents.tools.watchdog.notify import NotifyTargetInvalid, notify_targets, webhook
 
 ALERT = {"rule": "watch_overhead", "run_id": "abc123", "at_step": 12, "verdict": "wandb.watch is the cause",
          "draft_incident": "hourtab incident build …", "draft_note": "a draft"}
@@ -158,7 +158,7 @@ def test_a_huge_answer_is_read_only_so_far():
 ])
 def test_bad_urls_are_refused(url, fragment):
     with pytest.raises(NotifyTargetInvalid) as refused:
-        targets((url,))
+        notify_targets((url,))
     assert fragment in str(refused.value) and "secret" not in str(refused.value)
 
 

@@ -87,11 +87,11 @@ def _cpu_calibration(run, share: float):
 
 
 def test_share_comes_from_the_runs_own_steps_when_watch_skips_some(watched):
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import observe
 
     run = watched["every5"]
-    seen = observe(run, load())
+    seen = observe(run, load_calibration())
     ev = seen.finding.evidence
     assert ev["share_is_estimate"] is True
     assert ev["watch_share_source"].startswith("estimate from this run's own steps: median ")
@@ -155,11 +155,11 @@ def test_a_process_using_a_whole_core_is_compared_by_wall_time(watched, tmp_path
 
 
 def test_a_gpu_run_gets_no_share_from_cpu_figures(watched, tmp_path):
-    from incidents.tools.audit.cost import Calibration, load
+    from incidents.tools.audit.cost import Calibration, load_calibration
     from incidents.tools.watchdog import observe
     from tests.incidents.diagnosis.gpu_host import add_gpu_host
 
-    cpu_only = load()
+    cpu_only = load_calibration()
     assert cpu_only.devices() == ["cpu"]
     folder = _copy(watched, "every1", tmp_path)
     add_gpu_host(folder, gpus=1, util=10.0)

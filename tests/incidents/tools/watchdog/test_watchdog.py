@@ -50,7 +50,7 @@ def wait_for(condition, timeout: float) -> bool:
 def watched(tmp_path_factory):
     """Run the scenario once; the tests read what happened."""
     pytest.importorskip("transformers")
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import Watchdog
 
     base = tmp_path_factory.mktemp("watchdog")
@@ -66,7 +66,7 @@ def watched(tmp_path_factory):
         child_running[alert["run_id"]] = child is not None and child.poll() is None
         alerts.append(alert)
 
-    dog = Watchdog(root, load(), on_alert)
+    dog = Watchdog(root, load_calibration(), on_alert)
     stop = threading.Event()
     thread = threading.Thread(target=dog.follow, kwargs={
         "poll_s": 0.5, "stop": stop.is_set,
@@ -123,11 +123,11 @@ def test_verdict_is_the_incident_reports(watched):
     """On the same evidence, the incident report's diagnosis words the verdict exactly as the watchdog."""
     from incidents.diagnosis import diagnose
     from incidents.evidence.wandb import load_run
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import observe
 
     run = load_run(watched["folders"][1])
-    seen = observe(run, load())
+    seen = observe(run, load_calibration())
     evidence = seen.finding.evidence
     report = next(f for f in diagnose(run, profile={"watch_share": evidence["watch_share"], "share_is_estimate": True},
                                       profile_source=evidence["watch_share_source"]) if f.rule == "watch_overhead")
@@ -243,7 +243,7 @@ def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
 
     from incidents.evidence.wandb import load_run
     from incidents.tools import fastwatch
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import observe
     from tests.incidents.wandb_runs import offline_wandb
 
@@ -260,7 +260,7 @@ def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
         fastwatch.unwatch(model)
         run.finish()
     evidence = load_run(next((tmp_path / "wandb").glob("offline-run-*")))
-    seen = observe(evidence, load())
+    seen = observe(evidence, load_calibration())
     assert seen.histogram_interval == 1 and seen.estimated_share is None and not seen.finding.fired
 
 
@@ -279,23 +279,23 @@ def _grow(source: Path, tmp_path: Path, fraction: float) -> tuple[Path, Path, by
 def test_poll_reads_only_what_was_appended_and_sees_what_a_full_read_sees(watched, tmp_path):
     from incidents.evidence.wandb.framing import BLOCK_SIZE
     from incidents.evidence.wandb.runfolder import read_run_folder
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import Watchdog, observe
 
     folder, log, data = _grow(watched["folders"][0], tmp_path, 0.5)
-    dog = Watchdog(folder, load(), lambda alert: None)
+    dog = Watchdog(folder, load_calibration(), lambda alert: None)
     first = dog.poll()
     cursor = dog.tail.cursor
     offset, records = cursor.offset, cursor.records
     assert 0 < offset <= len(data) // 2 and records > 0 and first.state == "unfinished"
-    assert first.to_dict() == observe(read_run_folder(folder), load()).to_dict()
+    assert first.to_dict() == observe(read_run_folder(folder), load_calibration()).to_dict()
 
     log.write_bytes(data)                     # the SDK wrote the rest of the run
     second = dog.poll()
     assert cursor.offset == len(data)
     assert cursor.bytes_read <= len(data) - offset + BLOCK_SIZE   # not the first half again
     full = read_run_folder(folder)
-    assert second.to_dict() == observe(full, load()).to_dict()
+    assert second.to_dict() == observe(full, load_calibration()).to_dict()
     assert second.state == "finished" and second.steps == full.steps > first.steps
     assert records + cursor.records == sum(1 for _ in _all_records(log))
 
@@ -306,7 +306,7 @@ def test_incremental_read_of_a_watched_run_matches_a_full_read(watched, tmp_path
     from incidents.evidence.wandb.records import iter_decoded
     from incidents.evidence.wandb.runfolder import fill_from_folder, read_run_folder
     from incidents.evidence.wandb.tail import LogTail
-    from incidents.tools.audit.cost import load
+    from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import observe
 
     folder, log, data = _grow(watched["folders"][1], tmp_path, 1.0)
@@ -315,8 +315,8 @@ def test_incremental_read_of_a_watched_run_matches_a_full_read(watched, tmp_path
     seen = []
     for cut in [o + 10 for o in steps] + [len(data)]:
         log.write_bytes(data[:cut])
-        fresh = observe(read_run_folder(folder), load()).to_dict()
-        assert observe(fill_from_folder(tail.read(), folder), load()).to_dict() == fresh
+        fresh = observe(read_run_folder(folder), load_calibration()).to_dict()
+        assert observe(fill_from_folder(tail.read(), folder), load_calibration()).to_dict() == fresh
         seen.append(fresh["steps"])
     assert seen == [*range(len(steps)), len(steps)] and len(steps) >= 2
     assert tail.cursor.offset == len(data) and fresh["histogram_steps"] > 0

@@ -52,10 +52,10 @@ SHARED_MODULES = {
 #: Known clashes with two meanings, not renamed yet (each rename removes its line).
 STILL_TO_RENAME = {
     "definitions": {
-        "text", "tokens",
+        "tokens",
     },
     "modules": {
-        "pdf", "rules", "runner", "settings", "values", "worker",
+        "pdf", "rules", "runner", "settings", "worker",
     },
 }
 

@@ -20,11 +20,11 @@ import operator
 from typing import Any
 
 from incidents.tools.audit.scopes import MAX_CANDIDATES, Bindings, Ctx
-from incidents.tools.audit.values import UNRESOLVED, Traced, Unknown, Value, short
-from incidents.tools.audit.values import literal as _literal
-from incidents.tools.audit.values import plausible as _plausible
-from incidents.tools.audit.values import text as _text
-from incidents.tools.audit.values import weakest as _weakest
+from incidents.tools.audit.traced import UNRESOLVED, Traced, Unknown, Value, short
+from incidents.tools.audit.traced import expression_text as _text
+from incidents.tools.audit.traced import literal as _literal
+from incidents.tools.audit.traced import plausible as _plausible
+from incidents.tools.audit.traced import weakest as _weakest
 
 __all__ = ["Resolver", "Traced", "Unknown", "Value", "short"]
 MAX_DEPTH = 16

@@ -54,7 +54,7 @@ def plausible(value: Any) -> bool:
     return value == value and abs(value) <= PLAUSIBLE  # NaN and huge numbers are no size or frequency
 
 
-def text(node: ast.AST) -> str:
+def expression_text(node: ast.AST) -> str:
     """The expression as written (unparsed), cut to 60 characters."""
     try:
         spelled = ast.unparse(node)

@@ -51,9 +51,7 @@ SHARED_MODULES = {
 
 #: Known clashes with two meanings, not renamed yet (each rename removes its line).
 STILL_TO_RENAME = {
-    "definitions": {
-        "tokens",
-    },
+    "definitions": set(),
     "modules": {
         "pdf", "rules", "runner", "settings", "worker",
     },

@@ -11,7 +11,7 @@ import re
 HELD_OUT = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout", "heldout"})
 
 
-def tokens(name: str) -> list[str]:
+def metric_words(name: str) -> list[str]:
     """``val/DiceScore`` → ``["val", "dice", "score"]``; digits kept on their word (``f1``, ``rouge1``)."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", str(name))
     return [t.lower() for t in re.split(r"[^A-Za-z0-9]+", spaced) if t]
@@ -22,4 +22,4 @@ def has_word(words: list[str], vocabulary: frozenset[str]) -> bool:
 
 
 def held_out(name: str) -> bool:
-    return has_word(tokens(name), HELD_OUT)
+    return has_word(metric_words(name), HELD_OUT)

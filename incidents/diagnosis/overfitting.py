@@ -37,7 +37,7 @@ NOISE_Z = 3.0
 def overfitting(subject: Subject) -> Finding:
     rule = "overfitting"
     history = subject.run.history
-    held = [(c, way) for c, way in quality.held_out_metrics(history) if way == "lower" and "loss" in names.tokens(c)]
+    held = [(c, way) for c, way in quality.held_out_metrics(history) if way == "lower" and "loss" in names.metric_words(c)]
     held = [(c, way) for c, way in held if len(quality.series(history, c)) >= MIN_POINTS]
     if not held:
         return not_fired(rule, f"Not checked: no held-out loss with {MIN_POINTS} or more points (val_loss, eval/loss…).")
@@ -97,11 +97,11 @@ def _turn(values: pd.Series) -> dict[str, Any] | None:
 
 def _paired_train(history: pd.DataFrame, column: str) -> str | None:
     """The training loss named like ``column`` (its held-out word swapped for ``train``), else the run's."""
-    words = names.tokens(column)
+    words = names.metric_words(column)
     for candidate in history.columns:
         if str(candidate) == column or names.held_out(str(candidate)):
             continue
-        other = names.tokens(str(candidate))
+        other = names.metric_words(str(candidate))
         if len(other) == len(words) and all(a == b or (a in names.HELD_OUT and b in ("train", "training"))
                                             for a, b in zip(words, other, strict=True)):
             return str(candidate)

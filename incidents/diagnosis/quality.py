@@ -18,7 +18,7 @@ import pandas as pd
 
 from incidents.diagnosis import signals
 from incidents.diagnosis.findings import Finding, not_fired
-from incidents.diagnosis.names import has_word, held_out, tokens
+from incidents.diagnosis.names import has_word, held_out, metric_words
 from incidents.diagnosis.subject import Subject
 
 HIGHER = frozenset({"accuracy", "acc", "f1", "fscore", "dice", "iou", "miou", "jaccard", "auc", "auroc", "auprc",
@@ -35,7 +35,7 @@ CONSTANT_TAIL = 3
 
 def direction(name: str) -> str | None:
     """``higher`` or ``lower`` is better, from the metric's name; None when the name does not say."""
-    words = tokens(name)
+    words = metric_words(name)
     if has_word(words, LOWER):
         return "lower"
     if has_word(words, HIGHER):

@@ -23,7 +23,7 @@ from incidents.diagnosis.attribution import (  # noqa: F401  (the GPU figures ru
     steady_rows,
     training_window,
 )
-from incidents.diagnosis.names import held_out, tokens
+from incidents.diagnosis.names import held_out, metric_words
 from incidents.evidence.wandb.evidence import histogram_role, logged_tensor
 
 LOSS_NAMES = ("loss", "train/loss", "train_loss", "training_loss", "train/train_loss")
@@ -144,11 +144,11 @@ def loss_column(history: pd.DataFrame) -> str | None:
     names = [str(c) for c in history.columns if not str(c).startswith("_") and not held_out(str(c))]
     ending = [c for c in names if c.lower().endswith("loss")]
     if ending:       # the most logged; then a "…train_loss" (an objective, not one of its parts); then by name
-        return min(ending, key=lambda c: (-int(np.count_nonzero(history[c].notna())), tokens(c)[-2:-1] != ["train"], c))
-    worded = [c for c in names if "loss" in tokens(c)]
+        return min(ending, key=lambda c: (-int(np.count_nonzero(history[c].notna())), metric_words(c)[-2:-1] != ["train"], c))
+    worded = [c for c in names if "loss" in metric_words(c)]
     if not worded:
         return None
-    return min(worded, key=lambda c: ("train" not in tokens(c), -int(np.count_nonzero(history[c].notna())), c))
+    return min(worded, key=lambda c: ("train" not in metric_words(c), -int(np.count_nonzero(history[c].notna())), c))
 
 
 def median_step_time(run: Any) -> tuple[float | None, str]:

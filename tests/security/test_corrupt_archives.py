@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from tests.security.conftest import stored_evidence, upload
+from tests.helpers.evidence_uploads import stored_evidence, upload
 
 
 def _run_zip(run_dir: Path, compression=zipfile.ZIP_DEFLATED) -> bytes:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from app.cli import cli
 from incidents.evidence.wandb.framing import FILE_HEADER, FIRST, FULL, iter_records
-from tests.security.conftest import stored_evidence, upload
+from tests.helpers.evidence_uploads import stored_evidence, upload
 
 
 def _chunk(kind: int, payload: bytes, length: int | None = None) -> bytes:

@@ -7,8 +7,8 @@ import requests
 
 from hourtab.core import accounts
 from tests.helpers.forms import PASSWORD, post_form, signup
+from tests.helpers.http_sessions import at_once, token_of
 from tests.helpers.servers import serve
-from tests.security.conftest import at_once, token_of
 
 WRONG = "wrong password!"
 #: Spellings that reach the same account as victim@example.com.

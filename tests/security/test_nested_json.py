@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from app.cli import cli
 from hourtab.core.values import MAX_JSON_DEPTH, TooDeep, json_loads, nesting_depth
 from incidents.writeups.models import IncidentEvidence
+from tests.helpers.evidence_uploads import rewrite_wandb, stored_evidence, upload
 from tests.helpers.forms import csrf_token, post_form
-from tests.security.conftest import rewrite_wandb, stored_evidence, upload
 
 DEEP = "[" * 200_000 + "]" * 200_000
 JUST_TOO_DEEP = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)

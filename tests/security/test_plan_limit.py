@@ -8,8 +8,8 @@ from sqlalchemy import func, select
 from hourtab.retainers.models import Retainer
 from tests.helpers.consultant_forms import RETAINER_FORM as FORM
 from tests.helpers.forms import PASSWORD, signup
+from tests.helpers.http_sessions import at_once, logged_in_session, token_of
 from tests.helpers.servers import serve
-from tests.security.conftest import at_once, logged_in_session, token_of
 
 
 def _active(app) -> int:

@@ -10,8 +10,8 @@ import tempfile
 
 import pytest
 
+from tests.helpers.evidence_uploads import stored_evidence, upload
 from tests.helpers.forms import csrf_token, post_form
-from tests.security.conftest import stored_evidence, upload
 
 RANDOM = os.urandom(4096)
 SERVER_SIDE = re.compile(re.escape(tempfile.gettempdir()) + r"|hourtab-(upload|archive)-|\bupload\.[a-z.]+\b|/x/")

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from app.cli import cli
 from tests.helpers.fake_trackers import Harvest, Toggl, serving
-from tests.hourtab.sync.conftest import TOKEN, at, months
+from tests.helpers.sync_runs import TOKEN, at, months
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.helpers.fake_trackers import Toggl, serving
-from tests.hourtab.sync.conftest import TOKEN, at, months
+from tests.helpers.sync_runs import TOKEN, at, months
 
 pytestmark = pytest.mark.browser
 

@@ -21,7 +21,7 @@ from tests.app.consultant.test_connections import Sink
 from tests.helpers.fake_trackers import Clockify, Toggl, serving
 from tests.helpers.forms import post_form
 from tests.helpers.servers import free_port
-from tests.hourtab.sync.conftest import at, months
+from tests.helpers.sync_runs import at, months
 
 TOKENS = ("tgl_7c41d0a9e2b84f35a61c9d08e7f2b3c4", "tgl_second_51e0c7a3b9d24f6e8a1c", "cfy_Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5")
 

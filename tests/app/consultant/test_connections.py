@@ -17,7 +17,7 @@ from hourtab.sync.models import Connection, SyncedEntry
 from tests.helpers.fake_trackers import Clockify, Toggl, serving
 from tests.helpers.forms import csrf_token, post_form
 from tests.helpers.servers import free_port
-from tests.hourtab.sync.conftest import TOKEN, at, months
+from tests.helpers.sync_runs import TOKEN, at, months
 
 
 class Sink:

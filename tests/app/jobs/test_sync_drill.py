@@ -21,7 +21,7 @@ from hourtab.sync.models import Connection
 from tests.helpers.fake_trackers import Clockify, Kimai, Toggl, serving
 from tests.helpers.forms import csrf_token, signup
 from tests.helpers.servers import serve
-from tests.hourtab.sync.conftest import TOKEN, at, make_retainer, months
+from tests.helpers.sync_runs import TOKEN, at, make_retainer, months
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from hourtab.core.jobs import Job, create_job
 from hourtab.sync.models import Connection
 from tests.helpers.fake_trackers import Clockify, serving
 from tests.helpers.forms import post_form
-from tests.hourtab.sync.conftest import TOKEN
+from tests.helpers.sync_runs import TOKEN
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_healthz_shows_a_consumer_busy_past_its_budget(app, client):
 
 def test_entries_that_cannot_be_read_are_listed_on_the_connections_page(app, logged_in):
     from tests.helpers.fake_trackers import Toggl
-    from tests.hourtab.sync.conftest import at, months
+    from tests.helpers.sync_runs import at, months
 
     fake = Toggl(TOKEN)
     fake.add(at(months()[1], 9), 1800, "Readable")

@@ -28,7 +28,7 @@ from hourtab.sync.token_box import TokenBox
 from hourtab.timesheets.models import TimeEntry
 from tests.app.consultant.test_routing_pages import _retainers, _text
 from tests.helpers.fake_trackers import Toggl, parse, serving
-from tests.hourtab.sync.conftest import TOKEN, ZONE, at, months, run_sync
+from tests.helpers.sync_runs import TOKEN, ZONE, at, months, run_sync
 
 ATOM = {"a": "http://www.w3.org/2005/Atom"}
 TOKYO = ZoneInfo("Asia/Tokyo")

@@ -1,7 +1,12 @@
-"""The importer tests use the same real samples and account as the readers' tests."""
+"""Importer fixtures: an account, as the readers' tests have."""
 
 from __future__ import annotations
 
-from tests.hourtab.timesheets.conftest import account
+import pytest
 
-__all__ = ["account"]
+from tests.factories import make_account
+
+
+@pytest.fixture
+def account(db_session):
+    return make_account(db_session, "importer@example.com")

@@ -17,7 +17,8 @@ from hourtab.imports.importer import confirm_removal, import_file
 from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected
 from hourtab.timesheets.models import ImportProfile, TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import save_profile
-from tests.hourtab.timesheets.conftest import TOGGL_HEADER, make_account, sample, toggl_row
+from tests.factories import TOGGL_HEADER, make_account, toggl_row
+from tests.helpers.timesheet_samples import sample
 
 FLORES = "toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
 

@@ -26,7 +26,7 @@ from hourtab.imports.importer import ImportOptions
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import CsvTooLarge
 from hourtab.timesheets.models import TimeEntry, Upload
-from tests.hourtab.timesheets.conftest import sample
+from tests.helpers.timesheet_samples import sample
 
 FLORES = "toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
 

@@ -10,7 +10,7 @@ from hourtab.retainers.forecast import forecast
 from hourtab.retainers.ledger import build_ledger
 from hourtab.retainers.presentation import format_hours, used_percent
 from hourtab.retainers.terms import HOUR, Terms
-from tests.hourtab.retainers.conftest import frame, on
+from tests.helpers.ledger_frames import frame, on
 
 NOV = Terms(allotment_s=20 * HOUR, start=dt.date(2025, 11, 1))
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from hourtab.retainers.ledger import Credit, build_ledger
 from hourtab.retainers.presentation import headline
 from hourtab.retainers.terms import HOUR, Overage, Rollover, Terms
-from tests.hourtab.retainers.conftest import frame, on
+from tests.helpers.ledger_frames import frame, on
 
 H = HOUR
 

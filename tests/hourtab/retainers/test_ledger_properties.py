@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hourtab.retainers.ledger import Credit, build_ledger
 from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import HOUR, Overage, Rollover, Rounding, Terms
-from tests.hourtab.retainers.conftest import frame
+from tests.helpers.ledger_frames import frame
 
 START = dt.date(2024, 1, 1)
 

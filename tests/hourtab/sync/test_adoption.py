@@ -18,7 +18,7 @@ from hourtab.timesheets.models import TimeEntry
 from tests.factories import make_account
 from tests.helpers.fake_trackers import Clockify, Toggl, iso, serving
 from tests.helpers.paths import DATA
-from tests.hourtab.sync.conftest import TOKEN, run_sync
+from tests.helpers.sync_runs import TOKEN, run_sync
 
 METAPLM = DATA / "timetrackers/clockify/metaplm_Clockify_Time_Report_Detailed_01_01_2026-31_12_2026.csv"
 FLORES = DATA / "timetrackers/toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"

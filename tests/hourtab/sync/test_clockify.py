@@ -15,7 +15,7 @@ from hourtab.sync.errors import ChooseWorkspace
 from hourtab.sync.models import Connection
 from hourtab.timesheets.models import TimeEntry
 from tests.helpers.fake_trackers import Clockify, parse, serving
-from tests.hourtab.sync.conftest import (
+from tests.helpers.sync_runs import (
     TOKEN,
     ZONE,
     at,

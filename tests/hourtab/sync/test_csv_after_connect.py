@@ -19,7 +19,7 @@ from hourtab.imports.importer import import_file
 from hourtab.sync import service
 from hourtab.timesheets.models import TimeEntry
 from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, parse, serving
-from tests.hourtab.sync.conftest import TOKEN, at, ledger_by_period, make_retainer, months, run_sync
+from tests.helpers.sync_runs import TOKEN, at, ledger_by_period, make_retainer, months, run_sync
 
 
 def toggl_export(fake: Toggl, zone: str) -> bytes:

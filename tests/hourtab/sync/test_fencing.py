@@ -19,8 +19,8 @@ from hourtab.sync import runner, service
 from hourtab.sync.models import Connection
 from hourtab.timesheets.models import TimeEntry
 from tests.helpers.fake_trackers import Toggl, serving
+from tests.helpers.sync_runs import TOKEN, at, ledger_by_period, make_retainer, months
 from tests.helpers.waiting import wait_until
-from tests.hourtab.sync.conftest import TOKEN, at, ledger_by_period, make_retainer, months
 
 ACME = "Acme GmbH"      # the Toggl fake's first client (project 0)
 

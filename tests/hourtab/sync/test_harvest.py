@@ -12,7 +12,7 @@ from hourtab.core.db import transaction
 from hourtab.sync import service
 from hourtab.sync.models import Connection
 from tests.helpers.fake_trackers import Harvest, serving
-from tests.hourtab.sync.conftest import TOKEN, by_month, ledger_by_period, make_retainer, months, run_sync
+from tests.helpers.sync_runs import TOKEN, by_month, ledger_by_period, make_retainer, months, run_sync
 
 CLIENT = "ABC Corp"
 

@@ -12,7 +12,7 @@ from hourtab.sync import service
 from hourtab.sync.errors import InvalidConnection
 from hourtab.timesheets.zone import tracker_zone
 from tests.helpers.fake_trackers import Kimai, parse, serving
-from tests.hourtab.sync.conftest import (
+from tests.helpers.sync_runs import (
     TOKEN,
     ZONE,
     at,

@@ -21,8 +21,8 @@ from hourtab.sync.limits import MIB, Limits
 from hourtab.sync.models import Connection, SyncedEntry
 from hourtab.timesheets.models import TimeEntry
 from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, serving
+from tests.helpers.sync_runs import TOKEN, at, months, run_sync
 from tests.helpers.waiting import wait_until
-from tests.hourtab.sync.conftest import TOKEN, at, months, run_sync
 
 #: What these tests allow a request and a sync: small, so a misbehaving tracker is cut off quickly.
 LIMITS = Limits(allow_private=True, request_s=0.5, sync_s=1.5, sync_requests=15, answer_bytes=MIB,

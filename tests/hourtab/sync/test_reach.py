@@ -19,7 +19,7 @@ from hourtab.sync.limits import Budget, Limits
 from hourtab.sync.reach import Reach
 from tests.helpers.fake_trackers import Kimai, serving
 from tests.helpers.servers import free_port
-from tests.hourtab.sync.conftest import TOKEN
+from tests.helpers.sync_runs import TOKEN
 
 CLOSED = Limits(allow_private=False, request_s=10.0, sync_s=30.0)   # room for a healthy request
 REFUSED = "The tracker's address is not allowed."

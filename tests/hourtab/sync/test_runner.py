@@ -19,7 +19,7 @@ from hourtab.sync.reach import Reach
 from hourtab.sync.transport import Api
 from tests.helpers.fake_trackers import Clockify, Harvest, Kimai, Toggl, serving
 from tests.helpers.servers import free_port
-from tests.hourtab.sync.conftest import TOKEN, at, months, run_sync
+from tests.helpers.sync_runs import TOKEN, at, months, run_sync
 
 FAKES = {"toggl": lambda: Toggl(TOKEN), "clockify": lambda: Clockify(TOKEN),
          "harvest": lambda: Harvest(TOKEN), "kimai": lambda: Kimai(TOKEN)}

@@ -8,7 +8,7 @@ import datetime as dt
 from hourtab.core.db import transaction
 from hourtab.sync import service
 from tests.helpers.fake_trackers import Toggl, parse, serving
-from tests.hourtab.sync.conftest import (
+from tests.helpers.sync_runs import (
     TOKEN,
     ZONE,
     at,

@@ -1,26 +1,10 @@
-"""Helpers for the importer tests: the real samples and small synthetic files built in code."""
+"""Reader fixtures: an account (the samples and rows: ``tests/helpers/timesheet_samples.py``, ``tests/factories.py``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.factories import TOGGL_HEADER, make_account, toggl_row
-from tests.helpers.paths import DATA
-
-__all__ = ["TOGGL_HEADER", "account", "make_account", "sample", "sample_dir", "toggl_row"]
-
-TRACKERS = DATA / "timetrackers"
-
-
-def sample(relative: str) -> bytes:
-    return (TRACKERS / relative).read_bytes()
-
-
-def sample_dir() -> Path:
-    """The real exports copied into tests/data (provenance beside them)."""
-    return TRACKERS
+from tests.factories import make_account
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from app.cli import cli
 from hourtab.core.errors import InvalidInput, PayloadTooLarge
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import CsvRowError, CsvTooLarge, UnknownFormat, UnreadableFile
-from tests.hourtab.timesheets.conftest import TOGGL_HEADER, sample, toggl_row
+from tests.factories import TOGGL_HEADER, toggl_row
+from tests.helpers.timesheet_samples import sample
 
 GOOD = toggl_row("2024-01-02", "09:00:00", "10:00:00", "01:00:00")
 

@@ -11,8 +11,8 @@ from hourtab.imports.importer import import_file
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import TimesheetError
 from tests.helpers.paths import DATA
+from tests.helpers.timesheet_samples import sample
 from tests.hourtab.imports.test_importer import snapshot
-from tests.hourtab.timesheets.conftest import sample
 
 SAMPLES = [
     "toggl/Vages_toggl-til-ubw_Toggl_time_entries_2018-10-08_to_2018-10-14.csv",

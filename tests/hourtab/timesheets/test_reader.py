@@ -7,7 +7,8 @@ import pytest
 
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import AmbiguousDateOrder
-from tests.hourtab.timesheets.conftest import TOGGL_HEADER, sample, toggl_row
+from tests.factories import TOGGL_HEADER, toggl_row
+from tests.helpers.timesheet_samples import sample
 
 # Kimai files below are SYNTHETIC: written here in the layout of Kimai's CSV export
 # (Date, From, To, Duration, Rate, User, Customer, Project, Activity, Description, Exported, Tags).

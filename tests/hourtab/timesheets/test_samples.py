@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from tests.hourtab.timesheets.conftest import sample_dir
+from tests.helpers.timesheet_samples import sample_dir
 
 #: Format by file-name prefix, and the column each format totals.
 EXPECTED_FORMAT = {

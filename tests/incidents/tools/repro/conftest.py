@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import offline_wandb
-
-TINY_ARGS = ["--preset", "tiny", "--steps", "6", "--warmup", "2", "--profile-steps", "1", "--threads", "1",
-             "--no-progress"]
+from tests.helpers.repro_cli import TINY_ARGS, run_cli
 
 
 @pytest.fixture(scope="session")
@@ -22,14 +20,6 @@ def wandb_offline(tmp_path_factory) -> Path:
     """W&B offline, silent, with every folder it writes under a temp directory."""
     with offline_wandb(tmp_path_factory.mktemp("wandb_home")) as root:
         yield root
-
-
-def run_cli(args: list[str]):
-    from click.testing import CliRunner
-
-    from app.cli import cli
-
-    return CliRunner().invoke(cli, args, catch_exceptions=False)
 
 
 @pytest.fixture(scope="session")

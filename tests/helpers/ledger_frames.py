@@ -1,11 +1,10 @@
-"""Helpers to build entry frames the way the service does, from plain tuples."""
+"""Entry frames built the way the retainer service builds them, from plain tuples."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pandas as pd
-import pytest
 
 
 def frame(rows: list[tuple]) -> pd.DataFrame:
@@ -19,15 +18,6 @@ def frame(rows: list[tuple]) -> pd.DataFrame:
     })
 
 
-def day(y: int, m: int, d: int) -> dt.date:
-    return dt.date(y, m, d)
-
-
 def on(y: int, m: int, d: int, hours: float) -> tuple:
     """An entry of ``hours`` on a date (no start time, as Harvest exports)."""
     return (None, dt.date(y, m, d), int(round(hours * 3600)))
-
-
-@pytest.fixture
-def utc_noon():
-    return lambda y, m, d: dt.datetime(y, m, d, 12, tzinfo=dt.UTC)

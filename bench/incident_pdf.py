@@ -38,7 +38,7 @@ from incidents.evidence.wandb.evidence import RunEvidence  # noqa: E402
 from incidents.writeups.document import writeup_document  # noqa: E402
 from incidents.writeups.report.build import build_incident_report  # noqa: E402
 from incidents.writeups.report.inputs import EntryInput, ProfileInput, ReportInput, RunInput  # noqa: E402
-from incidents.writeups.report.pdf import pdf_html  # noqa: E402
+from incidents.writeups.report.report_pdf import pdf_html  # noqa: E402
 
 
 def make_run(run_id: str, steps: int, step_s: float, util: float, seed: int) -> RunEvidence:

@@ -53,7 +53,7 @@ SHARED_MODULES = {
 STILL_TO_RENAME = {
     "definitions": set(),
     "modules": {
-        "pdf", "rules", "runner", "settings", "worker",
+        "rules", "runner", "settings", "worker",
     },
 }
 

@@ -15,7 +15,7 @@ from hourtab.core.pdf import render_pdf
 from incidents.writeups.report.build import Report, build_incident_report
 from incidents.writeups.report.html import render_html
 from incidents.writeups.report.inputs import ReportInput
-from incidents.writeups.report.pdf import BlobCache, cache_key, cached_pdf, pdf_html
+from incidents.writeups.report.report_pdf import BlobCache, cache_key, cached_pdf, pdf_html
 
 Kind = Literal["html", "pdf"]
 

@@ -89,7 +89,7 @@ def test_wording_has_no_doubled_verbs_stray_stops_or_lowercased_acronyms():
 def test_fix_diff_never_splits_across_pages(tmp_path):
     """Move a 16-line diff down a page in steps; at every position it sits whole on one page."""
     from hourtab.core.pdf import render_pdf
-    from incidents.writeups.report.pdf import pdf_html
+    from incidents.writeups.report.report_pdf import pdf_html
 
     checked = 0
     for lines in range(0, 60, 6):

@@ -60,7 +60,7 @@ def incident():
 @pytest.fixture(scope="module")
 def pdf_pages(incident, tmp_path_factory) -> list[str]:
     from hourtab.core.pdf import render_pdf
-    from incidents.writeups.report.pdf import pdf_html
+    from incidents.writeups.report.report_pdf import pdf_html
 
     path = tmp_path_factory.mktemp("pdf") / "incident.pdf"
     path.write_bytes(render_pdf(pdf_html(incident[2])))

@@ -11,7 +11,7 @@ from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.writeups.report import markdown
 from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.inputs import EntryInput, ReportInput, RunInput
-from incidents.writeups.report.pdf import cache_key
+from incidents.writeups.report.report_pdf import cache_key
 
 
 def test_markdown_keeps_formatting_and_drops_html_images_styles_and_bad_links():

@@ -53,7 +53,7 @@ SHARED_MODULES = {
 STILL_TO_RENAME = {
     "definitions": set(),
     "modules": {
-        "rules", "runner", "settings", "worker",
+        "runner", "settings", "worker",
     },
 }
 

@@ -2,7 +2,7 @@
 
 ``audit_script`` reads the script's syntax tree (never imports or runs it; ``source`` refuses hostile
 input), resolves names as Python would within the file (``scopes``, ``resolve``), recognises the
-calls that matter by qualified name (``calls``, ``sizes``), judges them (``rules``, ``watch_rule``)
+calls that matter by qualified name (``calls``, ``sizes``), judges them (``script_rules``, ``watch_rule``)
 and predicts each watch call's cost per step from a calibration of this machine (``hourtab repro
 --calibrate``) or the shipped one, which says where it was measured (``cost``, ``checks``).
 """
@@ -13,14 +13,14 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from incidents.tools.audit import rules
+from incidents.tools.audit import script_rules
 from incidents.tools.audit.cost import Calibration, load_calibration
 from incidents.tools.audit.models import ModelSize
 from incidents.tools.audit.script import ScriptUnreadable, read_script
 from incidents.tools.audit.source import MAX_BYTES
 
 __all__ = ["MAX_BYTES", "SCHEMA", "SEVERITIES", "ScriptUnreadable", "audit_script", "render_text"]
-SEVERITIES = rules.SEVERITIES
+SEVERITIES = script_rules.SEVERITIES
 
 SCHEMA = "hourtab.audit/1"
 DEFAULT_RUN_STEPS = 11_250
@@ -38,10 +38,11 @@ def audit_script(path: Path, params: int | None = None, tensors: int | None = No
         model = ModelSize("model", params, tensors if tensors is not None else (model.tensors if model else None),
                           "--params" + (" and --tensors" if tensors is not None else ""))
         facts.watches = [dataclasses.replace(w, size=None) for w in facts.watches]
-    findings = (rules.watch_findings(facts, model, calibration, run_steps) + rules.profiler_findings(facts)
-                + rules.loader_findings(facts) + rules.device_findings(facts) + rules.loop_findings(facts))
-    findings.sort(key=lambda f: (-rules.SEVERITIES.index(f.severity), f.line))
-    counts = {s: sum(1 for f in findings if f.severity == s) for s in rules.SEVERITIES}
+    findings = (script_rules.watch_findings(facts, model, calibration, run_steps)
+                + script_rules.profiler_findings(facts) + script_rules.loader_findings(facts)
+                + script_rules.device_findings(facts) + script_rules.loop_findings(facts))
+    findings.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.line))
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
     return {
         "schema": SCHEMA, "script": path.name, "run_steps": run_steps,
         "model": {"name": model.name, "parameters": model.parameters, "tensors": model.tensors,
@@ -49,7 +50,7 @@ def audit_script(path: Path, params: int | None = None, tensors: int | None = No
         "calibration": calibration.origin, "counts": counts,
         "flagged": counts["warn"] + counts["error"] > 0,
         "fail_on": fail_on,
-        "failed": any(rules.SEVERITIES.index(f.severity) >= rules.SEVERITIES.index(fail_on) for f in findings),
+        "failed": any(SEVERITIES.index(f.severity) >= SEVERITIES.index(fail_on) for f in findings),
         "findings": [f.to_dict(path.name) for f in findings],
     }
 

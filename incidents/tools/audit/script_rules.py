@@ -15,7 +15,7 @@ from incidents.tools.audit.cost import Calibration
 from incidents.tools.audit.models import ModelSize
 from incidents.tools.audit.script import Condition, ScriptFacts, Site, WatchCall
 from incidents.tools.audit.watch_rule import FIX_CALL, FIX_TEXT, judge_watch
-from incidents.tools.audit.watch_rule import SEVERITIES as SEVERITIES  # rules.SEVERITIES, as before
+from incidents.tools.audit.watch_rule import SEVERITIES as SEVERITIES  # the audit reads them beside the rules
 
 TRAINER_FIX = ("set WANDB_WATCH to gradients (or false) for the Trainer; it logs every max(100, logging_steps) "
                "steps")

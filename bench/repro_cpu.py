@@ -46,7 +46,7 @@ def main() -> None:
     from incidents.tools.repro.model import PRESETS, build_model, synthetic_batches
     from incidents.tools.repro.modes import DEFAULT_MODES, parse_modes
     from incidents.tools.repro.output import hardware_info
-    from incidents.tools.repro.runner import ReproSettings, bare_steps, run_repro, timed_steps
+    from incidents.tools.repro.reproduce import ReproSettings, bare_steps, run_repro, timed_steps
 
     torch.set_num_threads(args.threads)
     hw = hardware_info("cpu")

@@ -53,7 +53,7 @@ SHARED_MODULES = {
 STILL_TO_RENAME = {
     "definitions": set(),
     "modules": {
-        "runner", "settings", "worker",
+        "worker",
     },
 }
 

@@ -58,7 +58,7 @@ def repro(preset: str, steps: int, warmup: int, modes_text: tuple[str, ...], out
         return
     from incidents.tools.repro.model import PRESETS
     from incidents.tools.repro.modes import DEFAULT_MODES, parse_modes
-    from incidents.tools.repro.runner import ReproSettings, run_repro
+    from incidents.tools.repro.reproduce import ReproSettings, run_repro
 
     spec = PRESETS[preset].with_overrides(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
                                           batch_size=batch_size, num_labels=num_labels)

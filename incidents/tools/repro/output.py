@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from incidents.tools.repro import measure
-from incidents.tools.repro.settings import PROFILE_DIR, ModeResult, ReproSettings, Round
+from incidents.tools.repro.repro_settings import PROFILE_DIR, ModeResult, ReproSettings, Round
 
 SCHEMA_NAME = "hourtab.repro.profile"
 SCHEMA_VERSION = 1

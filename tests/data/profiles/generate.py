@@ -25,9 +25,9 @@ def _gzip(source: Path, target: Path) -> None:
 
 
 def reproducer_sample(work: Path) -> None:
-    from incidents.repro.model import PRESETS
-    from incidents.repro.modes import parse_modes
-    from incidents.repro.runner import ReproSettings, run_repro
+    from incidents.tools.repro.model import PRESETS
+    from incidents.tools.repro.modes import parse_modes
+    from incidents.tools.repro.reproduce import ReproSettings, run_repro
 
     spec = PRESETS["tiny"].with_overrides(layers=1, hidden=32, heads=2, intermediate=128, seq_len=8, batch_size=1)
     out = work / "repro"

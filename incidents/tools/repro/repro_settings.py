@@ -1,6 +1,6 @@
-"""The reproducer's settings and per-mode results: plain types the runner fills and output.py writes.
+"""The reproducer's settings and per-mode results: plain types ``reproduce`` fills and ``output`` writes.
 
-Their own module, so ``runner`` (which measures) and ``output`` (which writes profile.json) both
+Their own module, so ``reproduce`` (which measures) and ``output`` (which writes profile.json) both
 import them without importing each other.
 """
 

@@ -32,7 +32,7 @@ from incidents.tools.repro.model import (
     validate_spec,
 )
 from incidents.tools.repro.modes import InvalidReproArgument, Mode
-from incidents.tools.repro.settings import DEFAULT_PROJECT_STEPS, PROFILE_DIR, ModeResult, ReproSettings
+from incidents.tools.repro.repro_settings import DEFAULT_PROJECT_STEPS, PROFILE_DIR, ModeResult, ReproSettings
 
 #: Distinct synthetic batches cycled through (enough variety, little memory).
 BATCH_POOL = 8

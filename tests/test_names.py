@@ -10,8 +10,8 @@ Three kinds of repetition are the same meaning by construction and need no entry
 - each package's role modules (``models``, ``service``, ``errors``) hold that package's tables,
   services and errors.
 
-Every other repetition is listed below with its reason; ``STILL_TO_RENAME`` holds the clashes known
-to mean two things that are not renamed yet, so a new clash fails and a renamed one must leave the list.
+Every other repetition is listed below with its reason, so a new clash fails until it is renamed
+or shown to mean one thing, and a name that is no longer repeated must leave the list.
 """
 
 from __future__ import annotations
@@ -47,14 +47,6 @@ SHARED_MODULES = {
     "toggl": "one tracker: its CSV export and its API client",
     "db": "the database: its engine and tables' base (core) and one session per web request (app)",
     "revisions": "revisions of closed periods: recorded (retainers) and listed for a sync's result (sync)",
-}
-
-#: Known clashes with two meanings, not renamed yet (each rename removes its line).
-STILL_TO_RENAME = {
-    "definitions": set(),
-    "modules": {
-        "worker",
-    },
 }
 
 
@@ -105,18 +97,14 @@ def _clashes() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
 
 def test_every_name_defined_twice_means_one_thing_or_is_listed():
     definitions, modules = _clashes()
-    unlisted_definitions = set(definitions) - set(SHARED_DEFINITIONS) - STILL_TO_RENAME["definitions"]
-    unlisted_modules = set(modules) - set(SHARED_MODULES) - STILL_TO_RENAME["modules"]
+    unlisted_definitions = set(definitions) - set(SHARED_DEFINITIONS)
+    unlisted_modules = set(modules) - set(SHARED_MODULES)
     assert {n: sorted(definitions[n]) for n in unlisted_definitions} == {}
     assert {n: sorted(modules[n]) for n in unlisted_modules} == {}
 
 
 def test_the_lists_hold_only_names_still_defined_twice():
     definitions, modules = _clashes()
-    assert (set(SHARED_DEFINITIONS) | STILL_TO_RENAME["definitions"]) - set(definitions) == set()
-    assert (set(SHARED_MODULES) | STILL_TO_RENAME["modules"]) - set(modules) == set()
+    assert set(SHARED_DEFINITIONS) - set(definitions) == set()
+    assert set(SHARED_MODULES) - set(modules) == set()
 
-
-def test_the_shared_and_the_still_to_rename_lists_do_not_overlap():
-    assert not set(SHARED_DEFINITIONS) & STILL_TO_RENAME["definitions"]
-    assert not set(SHARED_MODULES) & STILL_TO_RENAME["modules"]

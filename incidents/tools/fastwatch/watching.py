@@ -17,9 +17,9 @@ import torch
 
 from incidents.tools.fastwatch import LOG_CHOICES, kernels
 from incidents.tools.fastwatch.errors import FastWatchError
+from incidents.tools.fastwatch.log_worker import LogWorker, Step
 from incidents.tools.fastwatch.passes import BackwardPasses, Pass
 from incidents.tools.fastwatch.summary import TensorSummary
-from incidents.tools.fastwatch.worker import LogWorker, Step
 
 _WATCHES: dict[int, FastWatch] = {}
 _LOCK = threading.Lock()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -38,11 +39,17 @@ def parse_month(text: str) -> tuple[int, int]:
 
 def statement_indices(ledger: Ledger, month: str) -> list[int]:
     """Indices of the periods that start in ``month`` (``YYYY-MM``); ``NotFound`` when none do."""
-    year, mon = parse_month(month)
-    found = [i for i, p in enumerate(ledger.periods) if (p.period.start.year, p.period.start.month) == (year, mon)]
+    found = month_periods(month)(ledger)
     if not found:
         raise NotFound(f"No period of this retainer starts in {month}.")
     return found
+
+
+def month_periods(month: str) -> Callable[[Ledger], list[int]]:
+    """Picks the indices of the periods starting in ``month`` (none: ``statement_indices`` says so)."""
+    year, mon = parse_month(month)
+    return lambda ledger: [i for i, p in enumerate(ledger.periods)
+                           if (p.period.start.year, p.period.start.month) == (year, mon)]
 
 
 def month_status(session: Session, retainer: Retainer, month: str, today: dt.date) -> str | None:

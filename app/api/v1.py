@@ -76,7 +76,7 @@ def v1_retainers() -> ResponseReturnValue:
 def v1_ledger(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     retainer = service.get_retainer(db, api_account(), retainer_id)
-    report = service.hours_report(db, retainer, now(), all_text=False)
+    report = service.hours_report(db, retainer, now())
     return _no_store(jsonify({"retainer": retainer_json(retainer), "ledger": report_json(report)}))
 
 

@@ -16,6 +16,7 @@ from hourtab.retainers.exports import period_json
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.presentation import format_hours, headline
 from hourtab.retainers.pricing import price_periods
+from hourtab.retainers.totals import no_periods
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -109,7 +110,7 @@ def ledger_command(retainer_id: int, as_json: bool) -> None:
     """Show a retainer's ledger: per period opening, allotment, top-ups, adjustments, used, closing…"""
     with cli_session() as cx:
         retainer = _by_id(cx.session, retainer_id)
-        ledger = service.retainer_ledger(cx.session, retainer)
+        ledger = service.retainer_ledger(cx.session, retainer, entries=no_periods)
         if as_json:
             click.echo(json.dumps({
                 "id": retainer.id, "name": retainer.name, "client": retainer.client,

@@ -32,6 +32,7 @@ from hourtab.retainers.hours_report import entry_lines
 from hourtab.retainers.inbox import inbox_totals
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.presentation import format_hours, headline, hours_formatter
+from hourtab.retainers.totals import latest_periods, no_periods
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -49,6 +50,8 @@ def _choices(pairs: list[tuple[str, str]]) -> list[SelectChoice]:
     return [SelectChoice(value, label) for value, label in pairs]
 
 
+#: The latest entries a retainer's page lists.
+RECENT = 200
 PERIODS = [("monthly", "Monthly"), ("weekly", "Weekly"), ("quarterly", "Quarterly")]
 ROLLOVERS = [("none", "None: unused hours lapse"), ("cap", "Carry unused hours up to a cap"),
              ("all", "Carry all unused hours")]
@@ -150,7 +153,7 @@ def balances(db: Session, retainers: Iterable[Retainer]) -> list[dict]:
     rows = []
     unit = account().hours_unit
     for r in retainers:
-        ledger = service.retainer_ledger(db, r, _now())
+        ledger = service.retainer_ledger(db, r, _now(), entries=no_periods)
         rows.append({"retainer": r, "current": ledger.current, "headline": headline(ledger.current, unit),
                      "left": hours_formatter(unit)(ledger.current.closing_s), "url": public_url(r.public_token)})
     return rows
@@ -272,8 +275,8 @@ def retainer_detail(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     me = account()
     retainer = service.get_retainer(db, me, retainer_id)
-    ledger = service.retainer_ledger(db, retainer, _now())
-    recent = ledger.entries.tail(200).iloc[::-1]
+    ledger = service.retainer_ledger(db, retainer, _now(), entries=latest_periods(RECENT))
+    recent = ledger.entries.tail(RECENT).iloc[::-1]
     unassigned = inbox_totals(db, me.id)
     credit_form = CreditForm()
     if not credit_form.on.data:
@@ -283,8 +286,8 @@ def retainer_detail(retainer_id: int) -> ResponseReturnValue:
         headline=headline(ledger.current, me.hours_unit), terms=ledger.terms, rules=retainer.rules(),
         h=hours_formatter(me.hours_unit), url=public_url(retainer.public_token),
         history=ledger.schedule,
-        entries=entry_lines(ledger, recent) if len(recent) else [], entry_total=len(ledger.entries),
-        before_start=len(ledger.before_start), unassigned=unassigned,
+        entries=entry_lines(ledger, recent) if len(recent) else [], entry_total=sum(p.entry_count for p in ledger.periods),
+        before_start=ledger.before_count, unassigned=unassigned,
         credit_form=credit_form, action=ActionForm())
 
 

@@ -44,7 +44,8 @@ from hourtab.retainers.feed import feed_id, feed_items
 from hourtab.retainers.hours_report import HoursReport
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import format_clock
-from hourtab.statements import month_status, parse_month, statement_pdf
+from hourtab.retainers.totals import Pick, all_periods, no_periods
+from hourtab.statements import month_periods, month_status, parse_month, statement_pdf
 from incidents.writeups.published import published_log_lines
 
 MISS_BUCKET = "public-hours-miss"
@@ -143,9 +144,9 @@ def _retainer(stamp: Stamp) -> Retainer:
     return retainer
 
 
-def _report(stamp: Stamp, all_text: bool = False) -> HoursReport:
-    """The report behind every format; only the CSV and statements need older entries' text."""
-    return service.hours_report(get_db(), _retainer(stamp), now(), all_text=all_text)
+def _report(stamp: Stamp, entries: Pick = no_periods) -> HoursReport:
+    """The report behind every format; only the CSV and statements list older periods' entries."""
+    return service.hours_report(get_db(), _retainer(stamp), now(), entries=entries)
 
 
 def _slug(text: str) -> str:
@@ -204,7 +205,7 @@ def hours_json(token: str) -> ResponseReturnValue:
 @bp.route("/h/<token>.csv")
 def hours_csv(token: str) -> ResponseReturnValue:
     def render(stamp: Stamp) -> Rendered:
-        report = _report(stamp, all_text=True)
+        report = _report(stamp, all_periods)
         name = f"hours-{_slug(report.info.name)}.csv"
         return Rendered(("\ufeff" + entries_csv(report.ledger)).encode("utf-8"), "text/csv",
                         (("Content-Disposition", f'attachment; filename="{name}"'),))
@@ -223,7 +224,7 @@ def hours_statement(token: str, month: str) -> ResponseReturnValue:
 
     def render(stamp: Stamp) -> Rendered:
         statement_guard.charge_render(f"retainer:{stamp.retainer_id}")
-        report = _report(stamp, all_text=True)
+        report = _report(stamp, month_periods(month))
         try:
             pdf = statement_pdf(report.info, report.ledger, month, report.as_of, report.revisions)
         except NotFound:  # month_status errs on the side of rendering at the ledger's edge

@@ -24,7 +24,8 @@ from hourtab.retainers.ledger import Ledger
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import headline, hours_formatter
 from hourtab.retainers.pricing import price_period
-from hourtab.statements import statement_pdf
+from hourtab.retainers.totals import no_periods
+from hourtab.statements import month_periods, statement_pdf
 
 LEADS = {
     "used_80": N_("80 % of this period's hours are used."),
@@ -106,7 +107,9 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
     """The e-mail for ``event``: the figures as of ``now``, the closed period's statement attached."""
     page_url = f"{public_url}/h/{retainer.public_token}"
     info = retainers.retainer_info(session, retainer)
-    ledger = retainers.retainer_ledger(session, retainer, now, text=event.alert == "period_closed")
+    statement = event.alert == "period_closed"
+    ledger = retainers.retainer_ledger(session, retainer, now,
+                                       entries=month_periods(event.facts["month"]) if statement else no_periods)
     facts = event.facts
     # In the consultant's unit, as the page and the statement write the same figures.
     h = hours_formatter(info.hours_unit)

@@ -36,6 +36,7 @@ from hourtab.retainers import service as retainers
 from hourtab.retainers.assign import bump_page_version
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.models import Retainer
+from hourtab.retainers.totals import no_periods
 
 #: What each alert tells the client, as the subscribe form and the confirmation e-mail list them.
 WHEN = {
@@ -207,7 +208,7 @@ def due_alerts(session: Session, account_id: int, now: dt.datetime) -> list[Aler
     for retainer in session.scalars(select(Retainer).where(Retainer.account_id == account_id,
                                                            Retainer.active.is_(True),
                                                            Retainer.public_token.is_not(None))):
-        events += due_events(session, retainer, retainers.retainer_ledger(session, retainer, now, text=False))
+        events += due_events(session, retainer, retainers.retainer_ledger(session, retainer, now, entries=no_periods))
     return events
 
 

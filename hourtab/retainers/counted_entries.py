@@ -5,8 +5,9 @@ Below the service and the revision records, which both build on these reads.
 
 from __future__ import annotations
 
+import datetime as dt
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 from sqlalchemy import String, cast, select
@@ -39,6 +40,27 @@ def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.D
             .join(retainer_entries, retainer_entries.c.entry_id == te.id)
             .where(retainer_entries.c.retainer_id == retainer_id, te.status != "removed"))
     return _typed(pd.DataFrame(columns(session, stmt, names)))
+
+
+def entries_on_days(session: Session, retainer_id: int, spans: Sequence[tuple[dt.date, dt.date | None]],
+                    text: bool = True) -> pd.DataFrame:
+    """The retainer's counted entries whose stored local ``day`` is in one of ``spans`` (first day,
+    end day exclusive or ``None``), with that ``day`` as a column: one ranged read of the
+    ``(retainer_id, day)`` index a span, so a period's entries cost that period, not the history."""
+    te, held = TimeEntry, retainer_entries
+    names = [*(ENTRY_FRAME_COLUMNS if text else ENTRY_FRAME_COLUMNS[:4]), "day"]
+    as_text = {"start_at", "local_date"}
+    base = (select(*(cast(getattr(te, n), String) if n in as_text else getattr(te, "id" if n == "entry_id" else n)
+                     for n in names[:-1]), cast(held.c.day, String))
+            .join(held, held.c.entry_id == te.id)
+            .where(held.c.retainer_id == retainer_id, te.status != "removed"))
+    frames = []
+    for first, end in spans:
+        stmt = base.where(held.c.day >= first) if end is None else base.where(held.c.day >= first, held.c.day < end)
+        frames.append(pd.DataFrame(columns(session, stmt, names)))
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({n: () for n in names})
+    return _typed(frame).assign(day=pd.to_datetime(frame["day"].astype("str"), format="%Y-%m-%d")
+                                .astype("datetime64[ns]"))
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:

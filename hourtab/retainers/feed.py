@@ -14,17 +14,16 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hourtab.core.i18n import Writer, writer
-from hourtab.retainers import service
 from hourtab.retainers.currency import stored
 from hourtab.retainers.hours_report import HoursReport
-from hourtab.retainers.ledger import Credit, build_ledger
+from hourtab.retainers.ledger import Credit
 from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.presentation import headline, hours_formatter, short_date
+from hourtab.retainers.totals import ledger_of_days, schedule_roundings, upload_day_totals
 from hourtab.retainers.versions import terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
 
@@ -65,13 +64,6 @@ def _imports(session: Session, retainer_id: int) -> list[tuple[int, dt.datetime]
     return [(int(i), at) for i, at in rows]
 
 
-def _upload_of(session: Session, retainer_id: int) -> pd.Series:
-    rows = session.execute(select(TimeEntry.id, TimeEntry.upload_id)
-                           .join(retainer_entries, retainer_entries.c.entry_id == TimeEntry.id)
-                           .where(retainer_entries.c.retainer_id == retainer_id)).all()
-    return pd.Series({int(e): int(u) for e, u in rows}, dtype="int64")
-
-
 def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list[Credit]:
     rows = session.scalars(select(RetainerCredit).where(RetainerCredit.retainer_id == retainer.id,
                                                         RetainerCredit.created_at <= at))
@@ -79,25 +71,28 @@ def _credits_then(session: Session, retainer: Retainer, at: dt.datetime) -> list
 
 
 def import_items(session: Session, retainer: Retainer, unit: str = "decimal") -> list[FeedItem]:
-    """One item per import that brought entries to this retainer, with that moment's figures."""
+    """One item per import that brought entries to this retainer, with that moment's figures.
+
+    From the day totals per import: at an import, the entries of it and of every earlier one (and
+    those no import brought), under the credits and terms known then."""
     h = hours_formatter(unit)
     w = writer(retainer.language)
-    tz = retainer.terms().tz
-    entries = service.entries_frame(session, retainer.id, text=False)
-    uploads = _upload_of(session, retainer.id)
-    entries["upload_id"] = entries["entry_id"].map(uploads).fillna(0).astype("int64")
+    terms = retainer.terms()
+    imports = [(upload_id, at, terms_schedule(session, retainer, known_at=at))
+               for upload_id, at in _imports(session, retainer.id)]
+    roundings = list(dict.fromkeys(r for _, _, schedule in imports for r in schedule_roundings(terms, schedule)))
+    totals, uploads = upload_day_totals(session, retainer.id, roundings)
     items = []
-    for upload_id, at in _imports(session, retainer.id):
-        ledger = build_ledger(retainer.terms(), entries[entries["upload_id"] <= upload_id],
-                              _credits_then(session, retainer, at), as_of=at,
-                              schedule=terms_schedule(session, retainer, known_at=at))
-        brought = ledger.entries[ledger.entries["upload_id"] == upload_id]
-        n, seconds = len(brought), int(brought["rounded_s"].sum())
+    for upload_id, at, schedule in imports:
+        ledger = ledger_of_days(terms, totals.where(uploads <= upload_id), _credits_then(session, retainer, at),
+                                as_of=at, schedule=schedule)
+        brought = ledger_of_days(terms, totals.where(uploads == upload_id), as_of=at, schedule=schedule).periods
+        n, seconds = sum(p.entry_count for p in brought), sum(p.used_s for p in brought)
         items.append(FeedItem(
             id=_urn(retainer.id, "upload", upload_id), updated=at, link="",
             title=w.gettext("Import: %(entries)s (%(hours)s h)") % {"entries": _entries(n, w), "hours": h(seconds)},
             summary=w.gettext("As of %(when)s: %(period)s: %(headline)s") % {
-                "when": w.moment(at, tz), "period": w.period(ledger.current.period),
+                "when": w.moment(at, terms.tz), "period": w.period(ledger.current.period),
                 "headline": headline(ledger.current, unit, w)}))
     return items
 

@@ -75,11 +75,14 @@ class Ledger:
     current_index: int
     #: Matched entries with ``day`` (local date), ``rounded_s`` and ``period`` (index) added,
     #: sorted by day then start; entries before the start date are in ``before_start`` instead.
+    #: A ledger read from totals holds the entries of the periods its reader asked for only.
     entries: pd.DataFrame
     before_start: pd.DataFrame
     credits: tuple[Credit, ...] = field(default=())
     #: Terms versions as (first day they apply to, terms), oldest first.
     schedule: tuple[tuple[dt.date, Terms], ...] = field(default=())
+    #: How many matched entries fall before the start date (counted in no period).
+    before_count: int = 0
 
     @property
     def current(self) -> PeriodBalance:
@@ -148,6 +151,20 @@ def _round_by_period(frame: pd.DataFrame, period_terms: list[Terms]) -> np.ndarr
     return rounded
 
 
+def _period_index(frame: pd.DataFrame, periods: list[Period]) -> np.ndarray:
+    starts = np.array([np.datetime64(p.start, "ns") for p in periods])
+    return np.searchsorted(starts, frame["day"].to_numpy(dtype="datetime64[ns]"), side="right") - 1
+
+
+def placed(frame: pd.DataFrame, periods: list[Period], period_terms: list[Terms]) -> pd.DataFrame:
+    """Entries with their ``day``, as a ledger lists them: those in a period, with its index
+    (``period``) and their seconds rounded by its rule (``rounded_s``) added, in ledger order."""
+    frame = frame.assign(period=_period_index(frame, periods))
+    frame = frame[frame["period"] >= 0].copy()
+    frame["rounded_s"] = _round_by_period(frame, period_terms)
+    return frame.iloc[_entry_order(frame)]
+
+
 def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] = (),
                  as_of: dt.datetime | None = None,
                  schedule: Sequence[tuple[dt.date, Terms]] = ()) -> Ledger:
@@ -167,14 +184,11 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
     if len(frame):
         last_day = max(last_day, frame["day"].max().date())
     periods = periods_through(terms, last_day)
-    starts = np.array([np.datetime64(p.start, "ns") for p in periods])
-    frame["period"] = np.searchsorted(starts, frame["day"].to_numpy(), side="right") - 1
     period_terms = [terms_for(schedule, p.start) for p in periods]
+    frame["period"] = _period_index(frame, periods)
     before = frame[frame["period"] < 0].copy()
     before["rounded_s"] = round_array(before["duration_s"].to_numpy(dtype=np.int64), period_terms[0].rounding)
-    frame = frame[frame["period"] >= 0].copy()
-    frame["rounded_s"] = _round_by_period(frame, period_terms)
-    frame = frame.iloc[_entry_order(frame)]
+    frame = placed(frame, periods, period_terms)
 
     # Exact int64 sums per period (no float weights, no groupby machinery for a few dozen bins).
     index = frame["period"].to_numpy(dtype=np.int64)
@@ -185,7 +199,7 @@ def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] 
                                               [int(c) for c in counts], credits, today)
     return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=frame,
                   before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
-                  schedule=schedule)
+                  schedule=schedule, before_count=len(before))
 
 
 def period_balances(periods: list[Period], period_terms: list[Terms], used: list[int], counts: list[int],

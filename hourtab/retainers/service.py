@@ -33,7 +33,7 @@ from hourtab.retainers.currency import check_currency, parse_amount, stored
 from hourtab.retainers.days import rezone
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.hours_report import HoursReport, RetainerInfo, build_report
-from hourtab.retainers.ledger import Credit, Ledger, build_ledger
+from hourtab.retainers.ledger import Credit, Ledger
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
 from hourtab.retainers.periods import local_date
@@ -48,6 +48,15 @@ from hourtab.retainers.terms import (
     Terms,
     choice,
     hours_to_seconds,
+)
+from hourtab.retainers.totals import (
+    Pick,
+    all_periods,
+    day_totals,
+    ledger_of_days,
+    no_periods,
+    schedule_roundings,
+    with_entries,
 )
 from hourtab.retainers.versions import add_version, schedule_change, terms_schedule
 from hourtab.timesheets.models import TimeEntry, Upload
@@ -436,9 +445,13 @@ def unmatched_entries(session: Session, account: Account, limit: int = 200) -> t
 # --- reading the ledger -------------------------------------------------------------------------
 
 def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
-                    text: bool = True) -> Ledger:
-    return build_ledger(retainer.terms(), entries_frame(session, retainer.id, text), credits_of(session, retainer),
-                        as_of=as_of, schedule=terms_schedule(session, retainer))
+                    text: bool = True, entries: Pick = all_periods) -> Ledger:
+    """The retainer's ledger from its day totals, holding the entries of the periods ``entries``
+    picks (with description, project, task and person unless ``text`` is false)."""
+    terms, schedule = retainer.terms(), terms_schedule(session, retainer)
+    totals = day_totals(session, retainer.id, schedule_roundings(terms, schedule))
+    ledger = ledger_of_days(terms, totals, credits_of(session, retainer), as_of=as_of, schedule=schedule)
+    return with_entries(session, ledger, retainer.id, entries(ledger), text)
 
 
 def last_import_at(session: Session, account_id: int) -> dt.datetime | None:
@@ -457,19 +470,15 @@ def retainer_info(session: Session, retainer: Retainer, terms: Terms | None = No
 
 
 def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
-                 all_text: bool = True) -> HoursReport:
+                 entries: Pick = no_periods) -> HoursReport:
     """Everything the public page shows, computed from the database as of ``as_of`` (now).
 
-    ``all_text=False`` reads descriptions, projects and tasks for the current period's entries
-    only (what the page, the JSON and the feed show); the ledger's figures are the same either
-    way. The CSV and the statements keep the default, because they list older entries too.
+    The figures come from the day totals; the entries listed are the current period's (what the
+    page, the JSON and the feed show) and those of the periods ``entries`` picks besides (the CSV
+    lists them all, a statement its month's).
     """
     as_of = as_of or dt.datetime.now(dt.UTC)
-    ledger = retainer_ledger(session, retainer, as_of, text=all_text)
-    current = None
-    if not all_text:
-        current = ledger.period_entries(ledger.current_index)
-        current = current.join(entry_text(session, current["entry_id"]), on="entry_id")
+    ledger = retainer_ledger(session, retainer, as_of,
+                             entries=lambda ledger: {ledger.current_index, *entries(ledger)})
     return build_report(retainer_info(session, retainer, ledger.terms), ledger, as_of,
-                        last_import_at(session, retainer.account_id), current_entries=current,
-                        revisions=revisions_of(session, retainer))
+                        last_import_at(session, retainer.account_id), revisions=revisions_of(session, retainer))

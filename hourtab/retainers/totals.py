@@ -10,8 +10,9 @@ stores their days). ``ledger.build_ledger`` over the entries stays as the check 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,8 @@ from sqlalchemy import SQLColumnExpression, case, func, literal, select
 from sqlalchemy.orm import Session
 
 from hourtab.core.db import columns
-from hourtab.retainers.ledger import Credit, Ledger, period_balances, terms_for
+from hourtab.retainers.counted_entries import entries_on_days
+from hourtab.retainers.ledger import Credit, Ledger, empty_entries, period_balances, placed, terms_for
 from hourtab.retainers.models import retainer_entries
 from hourtab.retainers.periods import local_date, periods_through
 from hourtab.retainers.rounding import round_array
@@ -38,6 +40,10 @@ class DayTotals:
     entries: np.ndarray  # int64
     #: Seconds of each day's entries, each rounded by a rule, per rule.
     rounded_s: dict[Rounding, np.ndarray]
+
+    def where(self, mask: np.ndarray) -> DayTotals:
+        """The elements ``mask`` keeps."""
+        return DayTotals(self.days[mask], self.entries[mask], {r: sums[mask] for r, sums in self.rounded_s.items()})
 
     @property
     def count(self) -> int:
@@ -69,20 +75,34 @@ def _rounded(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColum
 def day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding],
                since: dt.date | None = None) -> DayTotals:
     """The retainer's counted entries summed per local day (from ``since`` on), under each rule."""
+    return _read_totals(session, retainer_id, roundings, since)[0]
+
+
+def upload_day_totals(session: Session, retainer_id: int,
+                      roundings: Sequence[Rounding]) -> tuple[DayTotals, np.ndarray]:
+    """``day_totals`` per day and import, with each element's upload id (0: no import brought them)."""
+    return _read_totals(session, retainer_id, roundings, None, by_upload=True)
+
+
+def _read_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding], since: dt.date | None,
+                 by_upload: bool = False) -> tuple[DayTotals, np.ndarray]:
     rules = list(dict.fromkeys(roundings))
     held, te = retainer_entries, TimeEntry
-    names = ["day", "entries", *(str(k) for k in range(len(rules)))]
-    stmt = (select(held.c.day, func.count(), *(func.sum(_rounded(te.duration_s, r)) for r in rules))
+    upload = func.coalesce(te.upload_id, 0)
+    keys = [held.c.day, upload] if by_upload else [held.c.day]
+    names = ["day", *(["upload"] if by_upload else []), "entries", *(str(k) for k in range(len(rules)))]
+    stmt = (select(*keys, func.count(), *(func.sum(_rounded(te.duration_s, r)) for r in rules))
             .join(te, te.id == held.c.entry_id)
             .where(held.c.retainer_id == retainer_id, te.status != "removed")
-            .group_by(held.c.day))
+            .group_by(*keys))
     if since is not None:
         stmt = stmt.where(held.c.day >= since)
     found = columns(session, stmt, names)
     # SQLite answers dates as ISO text, PostgreSQL as dates: numpy reads both as days.
-    return DayTotals(np.array([str(d) for d in found["day"]], dtype="datetime64[D]"),
-                     np.array(found["entries"], dtype=np.int64),
-                     {r: np.array(found[str(k)], dtype=np.int64) for k, r in enumerate(rules)})
+    totals = DayTotals(np.array([str(d) for d in found["day"]], dtype="datetime64[D]"),
+                       np.array(found["entries"], dtype=np.int64),
+                       {r: np.array(found[str(k)], dtype=np.int64) for k, r in enumerate(rules)})
+    return totals, np.array(found.get("upload", ()), dtype=np.int64)
 
 
 def schedule_roundings(terms: Terms, schedule: Sequence[tuple[dt.date, Terms]]) -> list[Rounding]:
@@ -110,10 +130,64 @@ def ledger_of_days(terms: Terms, totals: DayTotals, credits: Sequence[Credit] = 
     counts = np.zeros(len(periods), dtype=np.int64)
     np.add.at(counts, index[counted], totals.entries[counted])
     balances, current_index = period_balances(periods, period_terms, used.tolist(), counts.tolist(), credits, today)
-    empty = pd.DataFrame()
-    return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=empty,
-                  before_start=empty, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
-                  schedule=schedule)
+    return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index,
+                  entries=_no_entries(), before_start=_no_entries(),
+                  credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))), schedule=schedule,
+                  before_count=int(totals.entries[~counted].sum()))
+
+
+@functools.cache
+def _no_entries() -> pd.DataFrame:
+    """A ledger's entries when its reader asked for none: built once (3 ms of pandas) and shared,
+    as readers only select from it."""
+    return empty_entries().assign(day=pd.Series(dtype="datetime64[ns]"), period=pd.Series(dtype="int64"),
+                                  rounded_s=pd.Series(dtype="int64"))
+
+
+#: Which periods' entries a reader needs besides the figures (a ledger's indices of them).
+Pick = Callable[[Ledger], Iterable[int]]
+
+
+def no_periods(ledger: Ledger) -> range:
+    return range(0)
+
+
+def all_periods(ledger: Ledger) -> range:
+    return range(len(ledger.periods))
+
+
+def current_period(ledger: Ledger) -> list[int]:
+    return [ledger.current_index]
+
+
+def latest_periods(count: int) -> Pick:
+    """The fewest latest periods that hold ``count`` entries (all of them, if fewer)."""
+    def pick(ledger: Ledger) -> range:
+        first, held = len(ledger.periods), 0
+        while first > 0 and held < count:
+            first -= 1
+            held += ledger.periods[first].entry_count
+        return range(first, len(ledger.periods))
+    return pick
+
+
+def with_entries(session: Session, ledger: Ledger, retainer_id: int, indices: Iterable[int],
+                 text: bool = True) -> Ledger:
+    """``ledger`` holding the entries of the periods ``indices`` (as ``build_ledger`` lists them), read
+    by their stored days: a ranged read for each run of consecutive periods."""
+    wanted = sorted(set(indices))
+    if not wanted:
+        return ledger
+    spans: list[tuple[dt.date, dt.date | None]] = []
+    for i in wanted:
+        end = None if i == len(ledger.periods) - 1 else ledger.periods[i].period.end
+        if spans and spans[-1][1] == ledger.periods[i].period.start:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((ledger.periods[i].period.start, end))
+    periods = [b.period for b in ledger.periods]
+    frame = entries_on_days(session, retainer_id, spans, text)
+    return replace(ledger, entries=placed(frame, periods, [terms_for(ledger.schedule, p.start) for p in periods]))
 
 
 def held_durations(session: Session, retainer_id: int, entry_ids: Sequence[int]) -> tuple[list[dt.date], list[int]]:

@@ -14,6 +14,8 @@ at 30rem, so labels stay under 18 px).
 from __future__ import annotations
 
 import datetime as dt
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,8 @@ from hourtab.retainers.terms import HOUR
 if TYPE_CHECKING:  # matplotlib loads only when a chart is drawn (see hourtab.core.svgchart)
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
+    from matplotlib.lines import Line2D
 
 #: The font a language's chart words are measured with where DejaVu Sans lacks its glyphs
 #: (fonts-ipafont-gothic, in scripts/install.sh).
@@ -108,6 +112,14 @@ def _axes(fig: Figure, layout: Layout, period: Period, y_max_h: int, step: int, 
     return ax
 
 
+#: Figures kept, by everything they draw but the hours used (period, scale, available, language,
+#: layouts): a cold page after an import draws the same axes, pace and legend with a longer line,
+#: and building those was a third of a drawing. Redrawn, a kept figure gives the same bytes.
+FIGURES_KEPT = 32
+_FIGURES: OrderedDict[tuple, tuple[Figure, Axes, Line2D, Legend]] = OrderedDict()
+_FIGURES_LOCK = threading.Lock()
+
+
 def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
                 inline: bool = False, layouts: tuple[Layout, ...] = (WIDE, NARROW),
                 w: Writer | None = None) -> tuple[str, ...]:
@@ -121,10 +133,34 @@ def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int]
     top_s = max(available_s, total, HOUR)
     step = _nice_step(top_s / HOUR * 1.08)
     y_max_h = int(-(-top_s // (step * HOUR)) * step)
-    first = layouts[0]
+    title = _title(period, available_s, total, w)
+    key = (period, y_max_h, step, available_s, w.language, layouts)
+    with _FIGURES_LOCK:  # a kept figure is redrawn by one thread at a time
+        drawing = _FIGURES.pop(key, None) or _figure(period, available_s, y_max_h, step, layouts[0], w)
+        _FIGURES[key] = drawing
+        while len(_FIGURES) > FIGURES_KEPT:
+            _FIGURES.popitem(last=False)
+        fig, ax, used, legend = drawing
+        used.set_data(xs, ys)
+        out = []
+        for layout in layouts:
+            fig.set_size_inches(layout.width / 100, layout.height / 100)
+            ax.set_position(_place(layout))
+            ax.tick_params(labelsize=layout.font)
+            for text in legend.get_texts():
+                text.set_fontsize(layout.font)
+            out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
+                              title_id=f"burnup-title{layout.suffix}", inline=inline))
+    return tuple(out)
+
+
+def _figure(period: Period, available_s: int, y_max_h: int, step: int, first: Layout,
+            w: Writer) -> tuple[Figure, Axes, Line2D, Legend]:
+    """The chart's figure with the hours used left to set: its axes, lines and legend."""
     fig = new_figure(first.width, first.height)
     ax = _axes(fig, first, period, y_max_h, step, w)
-    ax.plot(xs, ys, color=USED, linewidth=2.5 * PX, label=w.gettext("hours used"), solid_joinstyle="miter")
+    (used,) = ax.plot([0.0], [0.0], color=USED, linewidth=2.5 * PX, label=w.gettext("hours used"),
+                      solid_joinstyle="miter")
     if available_s > 0:
         ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX,
                 dashes=(4, 8 / 3), label=w.gettext("even pace"))
@@ -139,17 +175,7 @@ def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int]
         # glyphs (and Latin ones). The browser still draws the words with the page's fonts.
         for text in [*legend.get_texts(), *ax.get_xticklabels()]:
             text.set_fontfamily(MEASURED_WITH[w.language])
-    title = _title(period, available_s, total, w)
-    out = []
-    for layout in layouts:
-        fig.set_size_inches(layout.width / 100, layout.height / 100)
-        ax.set_position(_place(layout))
-        ax.tick_params(labelsize=layout.font)
-        for text in legend.get_texts():
-            text.set_fontsize(layout.font)
-        out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
-                          title_id=f"burnup-title{layout.suffix}", inline=inline))
-    return tuple(out)
+    return fig, ax, used, legend
 
 
 def _title(period: Period, available_s: int, used_s: int, w: Writer) -> str:

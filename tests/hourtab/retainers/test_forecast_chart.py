@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import xml.etree.ElementTree as ET
 
+from hourtab.retainers import chart
 from hourtab.retainers.chart import WIDE, burnup_svgs
 from hourtab.retainers.forecast import forecast
 from hourtab.retainers.ledger import build_ledger
@@ -122,3 +123,19 @@ def test_the_phone_drawing_has_the_same_data_and_text_readable_at_its_width():
         assert {t.text for t in root.iter(f"{ns}text")} >= {"hours used", "even pace", "hours available", "1 Nov"}
     assert 'class="burnup narrow"' in narrow and 'id="burnup-title-narrow"' in narrow
     assert ET.fromstring(wide).find(f"{ns}title").text == ET.fromstring(narrow).find(f"{ns}title").text
+
+
+def test_a_kept_figure_redrawn_with_new_hours_gives_the_bytes_of_a_fresh_one():
+    # The page after an import redraws a kept figure with a longer line; a stale line, legend
+    # place or layout left from the drawing before would show here as different bytes.
+    period = build_ledger(NOV, frame([]), as_of=dt.datetime(2025, 11, 10, 12, tzinfo=dt.UTC)).current.period
+    before = {dt.date(2025, 11, d): HOUR for d in (1, 2, 3)}
+    after = {**before, dt.date(2025, 11, 9): 2 * HOUR, dt.date(2025, 11, 10): 3 * HOUR}
+    chart._FIGURES.clear()
+    fresh = burnup_svgs(period, 20 * HOUR, after, dt.date(2025, 11, 10), inline=True)
+    chart._FIGURES.clear()
+    burnup_svgs(period, 20 * HOUR, before, dt.date(2025, 11, 10), inline=True)
+    redrawn = burnup_svgs(period, 20 * HOUR, after, dt.date(2025, 11, 10), inline=True)
+    assert len(chart._FIGURES) == 1  # the second drawing reused the first one's figure
+    assert redrawn == fresh
+    assert fresh[0] != burnup_svgs(period, 20 * HOUR, before, dt.date(2025, 11, 10), inline=True)[0]

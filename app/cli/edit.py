@@ -142,7 +142,8 @@ def retainer_edit(retainer_id: int, email: str | None, name: str | None, client:
             with transaction(session):
                 _, preview = changes.apply(session, account.id, lambda: service.update_retainer(
                     session, account, retainer_id, name=name, client=client, terms=terms, rules=rules,
-                    effective_from=since, language=language), confirm=True if yes else None)
+                    effective_from=since, language=language), confirm=True if yes else None,
+                    moves=service.moves_entries(retainer, rules))
         except changes.NeedsConfirmation as e:
             _print(e.preview, as_json, False, retainer_id)
             raise changes.NeedsConfirmation(e.preview, hint=YES_HINT) from None

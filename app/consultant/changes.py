@@ -33,14 +33,18 @@ class Applied(Generic[T]):
     preview: changes.ChangePreview
 
 
-def run_change(change: Callable[[Session, Account], T], *, title: str, cancel: str) -> Applied[T] | tuple:
-    """Apply ``change(db, account)`` in one transaction, or answer its preview page (nothing kept)."""
+def run_change(change: Callable[[Session, Account], T], *, title: str, cancel: str,
+               moves: bool = True) -> Applied[T] | tuple:
+    """Apply ``change(db, account)`` in one transaction, or answer its preview page (nothing kept).
+
+    ``moves=False``: the change sends no entry elsewhere (``changes.apply`` then skips reading every
+    entry of the account twice to find where they went)."""
     db = get_db()
     try:
         with transaction(db):
             me = db.merge(account())
             result, preview = changes.apply(db, me.id, lambda: change(db, me),
-                                            confirm=request.form.get(CONFIRM_FIELD) or None)
+                                            confirm=request.form.get(CONFIRM_FIELD) or None, moves=moves)
     except changes.NeedsConfirmation as e:
         return preview_page(e, title, cancel)
     return Applied(result, preview)

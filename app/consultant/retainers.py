@@ -255,7 +255,8 @@ def retainer_edit(retainer_id: int) -> ResponseReturnValue:
                 rules=_rules(form), effective_from=_effective(form.effective_from.data), now=_now(),
                 language=form.language.data),
                 title=f"Save the changes to {retainer.name}?",
-                cancel=url_for("consultant.retainer_edit", retainer_id=retainer_id))
+                cancel=url_for("consultant.retainer_edit", retainer_id=retainer_id),
+                moves=service.moves_entries(retainer, _rules(form)))
         except InvalidInput as e:
             form.form_errors.append(str(e))
             error = e

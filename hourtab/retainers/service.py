@@ -269,7 +269,7 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
         retainer.client = _clean_name(client, "client")
     if language is not None:
         retainer.language = check_language(language)
-    new_rules = rules is not None and rules.to_json() != retainer.match_rules
+    new_rules = moves_entries(retainer, rules)
     moves = terms is not None and _moves_figures(retainer, terms)
     with watch_closed_periods(session, account.id, "rules" if new_rules else "terms", now=now,
                               terms_of=[retainer.id] if terms is not None else (),
@@ -291,6 +291,12 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
         if new_rules:  # where entries go is the rules' alone: new terms move none
             route_entries(session, account.id)
     return retainer
+
+
+def moves_entries(retainer: Retainer, rules: MatchRules | None) -> bool:
+    """Can an edit with these rules send entries elsewhere? Only new rules route: names, language and
+    terms move no entry, so ``changes.apply`` need not read the account's entries to find moves."""
+    return rules is not None and rules.to_json() != retainer.match_rules
 
 
 def _moves_figures(retainer: Retainer, terms: Terms) -> bool:

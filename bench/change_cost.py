@@ -167,13 +167,15 @@ class Setup:
             raise SystemExit(f"the sync failed: {done.error or done.result}")
 
     def edit(self, batch: int) -> None:
+        """A retainer's hours, through ``changes.apply`` as the edit form and ``hourtab retainer edit`` run it."""
         from hourtab.core.db import transaction
-        from hourtab.retainers import service
+        from hourtab.retainers import changes, service
 
         rid = self.retainers[batch % 10].id
+        terms = service.parse_terms(service.TermsInput(hours=str(40 + batch), start=self.start))
         with transaction(self.session):
-            service.update_retainer(self.session, self.account, rid, terms=service.parse_terms(
-                service.TermsInput(hours=str(40 + batch), start=self.start)))
+            changes.apply(self.session, self.account.id, lambda: service.update_retainer(
+                self.session, self.account, rid, terms=terms), confirm=True, moves=False)
 
     def close(self) -> None:
         self.session.close()

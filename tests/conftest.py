@@ -12,16 +12,19 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from flask import Flask
 from sqlalchemy.orm import Session
 
 from tests.helpers.browser import CHROMIUM
 from tests.helpers.databases import PG_ADMIN_URL, create_pg_database, drop_pg_database, pg_database, pg_url
 from tests.helpers.forms import signup
+from tests.helpers.mail import Sink, smtp_server
 from tests.helpers.servers import serve
+from tests.incidents.evidence.wandb.runs import ensure_runs
 
 #: The tests' trackers are local servers on loopback: the operator's switch that lets connections reach
 #: private and loopback addresses is on for the apps, CLIs and servers the tests start...
@@ -105,6 +108,12 @@ def empty_url(request, tmp_path) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def wandb_runs(tmp_path_factory) -> dict:
+    """Two real offline runs: ``plain …`` (system metrics sampled every 0.2 s) and ``watched``."""
+    return ensure_runs(tmp_path_factory.getbasetemp() / "wandb_runs")
+
+
 @pytest.fixture
 def db_session(database_url) -> Iterator[Session]:
     """A session on a fresh database, for domain service tests."""
@@ -120,16 +129,37 @@ def db_session(database_url) -> Iterator[Session]:
 
 
 @pytest.fixture
-def app(database_url, tmp_path):
-    from app import create_app
+def make_app(database_url, tmp_path) -> Iterator[Callable[..., Flask]]:
+    """``make_app(**config)``: an app on the test's database with its data under ``tmp_path``, TESTING on.
 
-    app = create_app({
-        "HOURTAB_DATA_DIR": str(tmp_path / "data"),
-        "HOURTAB_DATABASE_URL": database_url,
-        "TESTING": True,
-    })
-    yield app
-    app.extensions["hourtab.engine"].dispose()
+    ``config`` adds or overrides settings (``HOURTAB_DATABASE_URL``, ``HOURTAB_DATA_DIR`` included); every
+    engine made is disposed at teardown, so no connection outlives the test's database.
+    """
+    made: list[Flask] = []
+
+    def build(**config) -> Flask:
+        from app import create_app
+
+        app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
+                          "TESTING": True, **config})
+        made.append(app)
+        return app
+
+    yield build
+    for app in made:
+        app.extensions["hourtab.engine"].dispose()
+
+
+@pytest.fixture
+def app(make_app) -> Flask:
+    return make_app()
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Sink, str]]:
+    """A real SMTP server on loopback for the test: ``(sink, smtp://127.0.0.1:port)``."""
+    with smtp_server() as server:
+        yield server
 
 
 @pytest.fixture

@@ -6,6 +6,11 @@ import email
 import email.policy
 from collections.abc import Iterator
 from contextlib import contextmanager
+from html import unescape
+
+#: The public URL an app that mails puts in its links, and the sender it names.
+PUBLIC_URL = "https://hours.example.com"
+MAIL_FROM = "HourTab <alerts@hours.example.com>"
 
 
 class Sink:
@@ -49,3 +54,15 @@ def header_line(raw: bytes, name: str) -> bytes:
         if line.lower().startswith(name.lower().encode() + b":"):
             return line.split(b":", 1)[1].strip()
     raise KeyError(name)
+
+
+def mailing(smtp_url: str, public_url: str = PUBLIC_URL) -> dict[str, str]:
+    """The settings of an app that mails through ``smtp_url`` (for ``make_app(**mailing(url))``)."""
+    return {"HOURTAB_SMTP_URL": smtp_url, "HOURTAB_PUBLIC_URL": public_url, "HOURTAB_MAIL_FROM": MAIL_FROM}
+
+
+def alert_text(sink: Sink, subject: str) -> tuple[str, str]:
+    """The plain and HTML bodies of the consultant's one alert whose subject has ``subject``."""
+    found = [m for m in sink.to("consultant@example.com") if subject in m["Subject"]]
+    assert len(found) == 1
+    return found[0].get_body(("plain",)).get_content(), unescape(found[0].get_body(("html",)).get_content())

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, select, text
 
 from tests.helpers.consultant_forms import RETAINER_FORM as FORM
 from tests.helpers.forms import post_form, signup
-from tests.helpers.mail import header_line, smtp_server
+from tests.helpers.mail import header_line, mailing
 
 PUBLIC_URL = "https://stunden.bücher.example"      # an internationalised host name
 #: Control characters, a line break and a right-to-left override in one name.
@@ -28,20 +28,8 @@ CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @pytest.fixture
-def smtp():
-    with smtp_server() as server:
-        yield server
-
-
-@pytest.fixture
-def app(database_url, tmp_path, smtp):
-    from app import create_app
-
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "HOURTAB_SMTP_URL": smtp[1], "HOURTAB_PUBLIC_URL": PUBLIC_URL,
-                      "HOURTAB_MAIL_FROM": "HourTab <alerts@hours.example.com>", "TESTING": True})
-    yield app
-    app.extensions["hourtab.engine"].dispose()
+def app(make_app, smtp):
+    return make_app(**mailing(smtp[1], PUBLIC_URL))
 
 
 def _token(app) -> str:

@@ -65,23 +65,13 @@ def test_idna_domains_in_either_form_share_a_key():
     assert accounts.login_key("a@bücher.de") == accounts.login_key("a@xn--bcher-kva.de")
 
 
-def _limited_app(database_url, tmp_path, limit: int):
-    from app import create_app
-
-    return create_app({"HOURTAB_DATA_DIR": str(tmp_path / "d"), "HOURTAB_DATABASE_URL": database_url,
-                       "HOURTAB_LOGIN_LIMIT": str(limit), "TESTING": True})
-
-
 @pytest.fixture
-def limited_server(database_url, tmp_path):
+def limited_server(make_app, tmp_path):
     """A real HTTP server (threaded) on an app whose log-in limit is 5."""
-    app = _limited_app(database_url, tmp_path, 5)
+    app = make_app(HOURTAB_DATA_DIR=str(tmp_path / "d"), HOURTAB_LOGIN_LIMIT="5")
     signup(app.test_client(), email="victim@example.com")
-    try:
-        with serve(app) as base:
-            yield base
-    finally:
-        app.extensions["hourtab.engine"].dispose()
+    with serve(app) as base:
+        yield base
 
 
 def test_simultaneous_wrong_logins_evaluate_no_more_than_the_limit(limited_server):

@@ -97,24 +97,18 @@ def test_absolute_and_idle_lifetimes(app, logged_in, column, age):
     assert logged_in.get("/api/me").status_code == 401
 
 
-def test_lifetimes_are_configurable(database_url, tmp_path):
-    from app import create_app
+def test_lifetimes_are_configurable(make_app):
+    app = make_app(HOURTAB_SESSION_MAX_DAYS="1", HOURTAB_SESSION_IDLE_HOURS="2")
+    c = app.test_client()
+    signup(c)
+    assert c.get("/api/me").status_code == 200
+    with app.app_context():
+        from app.db import get_db
 
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "d"), "HOURTAB_DATABASE_URL": database_url,
-                      "HOURTAB_SESSION_MAX_DAYS": "1", "HOURTAB_SESSION_IDLE_HOURS": "2", "TESTING": True})
-    try:
-        c = app.test_client()
-        signup(c)
-        assert c.get("/api/me").status_code == 200
-        with app.app_context():
-            from app.db import get_db
-
-            db = get_db()
-            db.execute(update(LoginSession).values(last_seen_at=dt.datetime.now(dt.UTC) - dt.timedelta(hours=3)))
-            db.commit()
-        assert c.get("/api/me").status_code == 401
-    finally:
-        app.extensions["hourtab.engine"].dispose()
+        db = get_db()
+        db.execute(update(LoginSession).values(last_seen_at=dt.datetime.now(dt.UTC) - dt.timedelta(hours=3)))
+        db.commit()
+    assert c.get("/api/me").status_code == 401
 
 
 def test_sessions_are_stored_by_digest_not_by_cookie_value(app, logged_in):

@@ -17,7 +17,6 @@ from app.models import metadata
 from hourtab.core.db import transaction
 from hourtab.core.jobs import Job
 from hourtab.sync.models import Connection
-from tests.app.consultant.test_connections import Sink
 from tests.helpers.fake_trackers import Clockify, Toggl, serving
 from tests.helpers.forms import post_form
 from tests.helpers.servers import free_port
@@ -32,17 +31,6 @@ def forms(token: str) -> list[str]:
 
 
 @pytest.fixture
-def smtp():
-    from aiosmtpd.controller import Controller
-
-    sink = Sink()
-    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield sink, f"smtp://127.0.0.1:{controller.port}"
-    controller.stop()
-
-
-@pytest.fixture
 def env(database_url, tmp_path, smtp, monkeypatch):
     settings = {"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
                 "HOURTAB_SMTP_URL": smtp[1], "HOURTAB_PUBLIC_URL": "https://hours.example.com"}
@@ -52,12 +40,8 @@ def env(database_url, tmp_path, smtp, monkeypatch):
 
 
 @pytest.fixture
-def app(env):
-    from app import create_app
-
-    app = create_app({**env, "TESTING": True})
-    yield app
-    app.extensions["hourtab.engine"].dispose()
+def app(make_app, env):
+    return make_app(**env)
 
 
 def database_text(app, database_url: str) -> str:
@@ -138,7 +122,7 @@ def test_the_token_is_never_written_in_the_clear(app, env, logged_in, smtp, capl
         seen.append(logged_in.get(f"/imports/{upload_id}").get_data(as_text=True))
 
     logs = "\n".join(caplog.text.splitlines() + [r.getMessage() for r in caplog.records])
-    mails = [m.as_string() for m in sink.messages]
+    mails = [m.as_string() for _, m in sink.messages]
     corpus = {"logs": logs, "pages and CLI": "\n".join(seen), "e-mails": "\n".join(mails),
               "database": database_text(app, database_url)}
     # The corpus is the real thing: requests were logged, errors shown, e-mails sent, rows written.

@@ -4,8 +4,6 @@ e-mailed, pause, resume, remove; the schedule queues one sync per due connection
 from __future__ import annotations
 
 import datetime as dt
-import email
-import email.policy
 import re
 
 import pytest
@@ -16,39 +14,14 @@ from hourtab.core.jobs import Job
 from hourtab.sync.models import Connection, SyncedEntry
 from tests.helpers.fake_trackers import Clockify, Toggl, serving
 from tests.helpers.forms import csrf_token, post_form
+from tests.helpers.mail import PUBLIC_URL
 from tests.helpers.servers import free_port
 from tests.helpers.sync_runs import TOKEN, at, months
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.messages: list[email.message.EmailMessage] = []
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
-        self.messages.append(email.message_from_bytes(envelope.original_content, policy=email.policy.default))
-        return "250 OK"
-
-
 @pytest.fixture
-def smtp():
-    from aiosmtpd.controller import Controller
-
-    sink = Sink()
-    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield sink, f"smtp://127.0.0.1:{controller.port}"
-    controller.stop()
-
-
-@pytest.fixture
-def app(database_url, tmp_path, smtp):
-    from app import create_app
-
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "HOURTAB_SMTP_URL": smtp[1], "HOURTAB_PUBLIC_URL": "https://hours.example.com",
-                      "HOURTAB_SYNC_MINUTES": "5", "TESTING": True})
-    yield app
-    app.extensions["hourtab.engine"].dispose()
+def app(make_app, smtp):
+    return make_app(HOURTAB_SMTP_URL=smtp[1], HOURTAB_PUBLIC_URL=PUBLIC_URL, HOURTAB_SYNC_MINUTES="5")
 
 
 def toggl_with_entries() -> Toggl:
@@ -97,7 +70,7 @@ def test_connect_sync_now_refused_token_pause_resume_remove(app, logged_in, smtp
         post_form(logged_in, f"/account/connections/{connection_id}/sync", {}, page="/account/connections")
         page = logged_in.get("/account/connections").get_data(as_text=True)
         assert "Paused: Toggl Track refused the API token (HTTP 403)" in page
-        (mail,) = sink.messages
+        ((_, mail),) = sink.messages
         assert mail["To"] == "consultant@example.com" and "paused your Toggl Track connection" in mail["Subject"]
         assert "https://hours.example.com/account/connections" in mail.get_content()
         with session_of(app) as s:
@@ -166,12 +139,10 @@ def test_the_schedule_queues_each_due_connection_once_with_jitter(app, logged_in
             assert s.get(Connection, connection.id).last_result["new"] == 0
 
 
-def test_sync_now_while_one_is_queued_queues_nothing_more(database_url, tmp_path, logged_in):
-    from app import create_app
+def test_sync_now_while_one_is_queued_queues_nothing_more(make_app, tmp_path, logged_in):
     from app.jobs.sync import queue_sync
 
-    queued = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "q"), "HOURTAB_DATABASE_URL": database_url,
-                         "TESTING": True, "QUEUE_IMMEDIATE": False})
+    queued = make_app(HOURTAB_DATA_DIR=str(tmp_path / "q"), QUEUE_IMMEDIATE=False)
     fake = toggl_with_entries()
     with serving(toggl=fake) as trackers:
         connect(logged_in, trackers.url)
@@ -182,7 +153,6 @@ def test_sync_now_while_one_is_queued_queues_nothing_more(database_url, tmp_path
         first = queue_sync(queued, s, s.get(Connection, connection.id), "now")
         again = queue_sync(queued, s, s.get(Connection, connection.id), "now")
         assert first.id == again.id and first.status == "queued"
-    queued.extensions["hourtab.engine"].dispose()
 
 
 def test_an_unreachable_tracker_is_a_bad_gateway_with_the_reason(logged_in):

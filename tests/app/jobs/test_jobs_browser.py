@@ -35,18 +35,14 @@ class _Timed:
 
 
 @pytest.fixture
-def app(database_url, tmp_path):
-    from app import create_app
-
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "TESTING": True, "QUEUE_IMMEDIATE": False})
+def app(make_app):
+    app = make_app(QUEUE_IMMEDIATE=False)
     app.wsgi_app = _Timed(app.wsgi_app)
     consumer = app.extensions["hourtab.queue"].huey.create_consumer(
         workers=1, worker_type="thread", periodic=False, initial_delay=0.05, max_delay=0.2)
     consumer.start()
     yield app
     consumer.stop(graceful=True)
-    app.extensions["hourtab.engine"].dispose()
 
 
 @pytest.fixture(scope="session")

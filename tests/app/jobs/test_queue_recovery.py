@@ -65,13 +65,6 @@ def redis_server(tmp_path):
     server.stop()
 
 
-def _app(database_url, tmp_path, **config):
-    from app import create_app
-
-    return create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                       "HOURTAB_JOB_LEASE_S": str(LEASE_S), "TESTING": True, "QUEUE_IMMEDIATE": False, **config})
-
-
 def _counting_jobs(app, n: int, gate: threading.Event | None = None) -> list[str]:
     """``n`` jobs whose one effect is a row keyed by the job id (a second run would add another)."""
     from app.jobs.broker import start
@@ -113,12 +106,11 @@ def _assert_each_ran_once(app, ids: list[str]) -> None:
     assert sorted(effects) == sorted(ids)
 
 
-def test_jobs_queued_before_a_redis_restart_all_run_once_within_a_lease(database_url, tmp_path, redis_server,
-                                                                         caplog):
+def test_jobs_queued_before_a_redis_restart_all_run_once_within_a_lease(make_app, redis_server, caplog):
     from app.jobs.broker import start
     from app.jobs.worker import Worker
 
-    app = _app(database_url, tmp_path, HOURTAB_REDIS_URL=redis_server.url)
+    app = make_app(HOURTAB_JOB_LEASE_S=str(LEASE_S), QUEUE_IMMEDIATE=False, HOURTAB_REDIS_URL=redis_server.url)
     queue = app.extensions["hourtab.queue"]
     gate = threading.Event()
     ids = _counting_jobs(app, 5, gate)
@@ -150,7 +142,6 @@ def test_jobs_queued_before_a_redis_restart_all_run_once_within_a_lease(database
     assert "Traceback" not in caplog.text
     delays = [float(r.getMessage().rsplit("next in ", 1)[1].split()[0]) for r in lines]
     assert delays == sorted(delays) and delays[-1] > delays[0]  # backing off
-    app.extensions["hourtab.engine"].dispose()
 
 
 def _account(session) -> int:
@@ -163,10 +154,10 @@ def _unreachable(caplog) -> list[logging.LogRecord]:
     return [r for r in caplog.records if "queue broker unreachable" in r.getMessage()]
 
 
-def test_jobs_whose_sqlite_queue_messages_were_deleted_run_once_when_a_worker_starts(database_url, tmp_path):
+def test_jobs_whose_sqlite_queue_messages_were_deleted_run_once_when_a_worker_starts(make_app, tmp_path):
     from app.jobs.worker import Worker
 
-    app = _app(database_url, tmp_path)
+    app = make_app(HOURTAB_JOB_LEASE_S=str(LEASE_S), QUEUE_IMMEDIATE=False)
     queue = app.extensions["hourtab.queue"]
     ids = _counting_jobs(app, 5)
     for job_id in ids:
@@ -186,4 +177,3 @@ def test_jobs_whose_sqlite_queue_messages_were_deleted_run_once_when_a_worker_st
     print(f"all 5 done {took:.2f} s after the worker started (lease {LEASE_S:g} s)")
     assert took < 2 * LEASE_S, f"the jobs ran {took:.1f} s after the worker started (lease {LEASE_S:g} s)"
     _assert_each_ran_once(app, ids)
-    app.extensions["hourtab.engine"].dispose()

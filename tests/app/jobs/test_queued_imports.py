@@ -23,13 +23,8 @@ SMALL = DATA / "timetrackers/toggl/solidtime_toggl_time_entries_import_test_1.cs
 
 
 @pytest.fixture
-def queued(database_url, tmp_path):
-    from app import create_app
-
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "TESTING": True, "QUEUE_IMMEDIATE": False, "HOURTAB_CSV_QUEUE_ABOVE_KB": "8"})
-    yield app
-    app.extensions["hourtab.engine"].dispose()
+def queued(make_app):
+    return make_app(QUEUE_IMMEDIATE=False, HOURTAB_CSV_QUEUE_ABOVE_KB="8")
 
 
 @pytest.fixture

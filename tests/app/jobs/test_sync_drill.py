@@ -53,14 +53,11 @@ def _due(app, ids: list[int], at_: dt.datetime) -> None:
         s.execute(update(Connection).where(Connection.id.in_(ids)).values(next_sync_at=at_))
 
 
-def test_two_misbehaving_trackers_delay_no_other_account(database_url, tmp_path):
-    from app import create_app
+def test_two_misbehaving_trackers_delay_no_other_account(make_app):
     from app.jobs.worker import Worker
 
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "TESTING": True, "QUEUE_IMMEDIATE": False, "HOURTAB_JOB_LEASE_S": "1.5",
-                      "HOURTAB_SYNC_MINUTES": "0.05", "HOURTAB_SYNC_BUDGET_S": str(BUDGET_S),
-                      "HOURTAB_SYNC_REQUEST_S": "3", "HOURTAB_CSV_QUEUE_ABOVE_KB": "0.01"})
+    app = make_app(QUEUE_IMMEDIATE=False, HOURTAB_JOB_LEASE_S="1.5", HOURTAB_SYNC_MINUTES="0.05",
+                   HOURTAB_SYNC_BUDGET_S=str(BUDGET_S), HOURTAB_SYNC_REQUEST_S="3", HOURTAB_CSV_QUEUE_ABOVE_KB="0.01")
     drip, endless, healthy = Clockify(TOKEN), Kimai(TOKEN, endless=True), Toggl(TOKEN)
     day = months()[1]
     endless.add(at(day, 8), 600)
@@ -127,4 +124,3 @@ def test_two_misbehaving_trackers_delay_no_other_account(database_url, tmp_path)
     assert max(took for _, took in latencies) < 5, max(latencies)
     with app.extensions["hourtab.sessionmaker"]() as s:
         assert s.get(Connection, good).last_result["new"] == 3
-    app.extensions["hourtab.engine"].dispose()

@@ -18,14 +18,8 @@ from tests.helpers.sync_runs import TOKEN
 
 
 @pytest.fixture
-def app(database_url, tmp_path):
-    from app import create_app
-
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "HOURTAB_SYNC_CHECK_S": "3", "HOURTAB_SYNC_BUDGET_S": "30", "HOURTAB_SYNC_REQUEST_S": "10",
-                      "TESTING": True})
-    yield app
-    app.extensions["hourtab.engine"].dispose()
+def app(make_app):
+    return make_app(HOURTAB_SYNC_CHECK_S="3", HOURTAB_SYNC_BUDGET_S="30", HOURTAB_SYNC_REQUEST_S="10")
 
 
 def _connections(app) -> int:

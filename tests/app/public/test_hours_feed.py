@@ -7,7 +7,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from app import create_app
 from app.db import get_db
 from app.public.links import startup_warnings
 from hourtab.core import accounts
@@ -79,17 +78,15 @@ def test_links_use_the_requests_host_when_no_public_url_is_set(feed):
     assert not any("127.0.0.1" in link for link in links)
 
 
-def test_links_use_the_configured_public_url(feed, database_url, tmp_path):
+def test_links_use_the_configured_public_url(feed, make_app, tmp_path):
     _, token = feed
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "d"), "HOURTAB_DATABASE_URL": database_url,
-                      "HOURTAB_PUBLIC_URL": "https://hours.ada.example/", "TESTING": True})
+    app = make_app(HOURTAB_DATA_DIR=str(tmp_path / "d"), HOURTAB_PUBLIC_URL="https://hours.ada.example/")
     app.config["HOURS_CLOCK"] = lambda: NOW
     root, _ = _entries(app.test_client(), f"/h/{token}/feed.atom", base_url="http://10.0.0.5:8000")
     links = {link.get("href") for link in root.iter("{http://www.w3.org/2005/Atom}link")}
     assert f"https://hours.ada.example/h/{token}/feed.atom" in links
     assert not any("10.0.0.5" in link for link in links)
     assert startup_warnings(app) == []
-    app.extensions["hourtab.engine"].dispose()
 
 
 def test_start_up_warns_when_the_public_url_is_unset(app):

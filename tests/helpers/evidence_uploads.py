@@ -1,8 +1,9 @@
-"""Evidence sent through the upload form, what the app kept of it, and damaged ``.wandb`` files to send."""
+"""Evidence sent through the upload form (a run folder zipped, a damaged ``.wandb`` file), and what the app kept."""
 
 from __future__ import annotations
 
 import io
+import zipfile
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -26,6 +27,16 @@ def rewrite_wandb(src: Path, dst: Path, edit) -> Path:
     with open(dst, "wb") as f:
         write_records(f, (edit(r).SerializeToString() for r in records))
     return dst
+
+
+def zip_bytes(run_dir: Path) -> bytes:
+    """A run folder zipped as a browser user would: the folder itself at the archive's top."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for f in run_dir.rglob("*"):
+            if f.is_file():
+                z.write(f, f"{run_dir.name}/{f.relative_to(run_dir)}")
+    return buffer.getvalue()
 
 
 def upload(client, name: str, data: bytes, url: str = "/evidence"):

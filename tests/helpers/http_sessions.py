@@ -12,6 +12,19 @@ def token_of(html: str) -> str:
     return re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html).group(1)
 
 
+def csrf_of(session: requests.Session, url: str) -> str:
+    """The CSRF token of the form on the page at ``url``."""
+    return token_of(session.get(url).text)
+
+
+def healthy(url: str) -> bool:
+    """Whether the server at ``url`` answers its health check (False while it is starting or gone)."""
+    try:
+        return requests.get(f"{url}/healthz", timeout=1).ok
+    except requests.RequestException:
+        return False
+
+
 def logged_in_session(base: str, email: str, password: str) -> requests.Session:
     s = requests.Session()
     token = token_of(s.get(f"{base}/login", timeout=30).text)

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
+from tests.helpers.cli import assert_refused
 
 
 def leaf_commands(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -79,14 +80,6 @@ def env(tmp_path_factory, sqlite_template):
                                  input="correct horse battery\n")
     assert created.exit_code == 0, created.output
     return tmp, environ
-
-
-def assert_refused(result: click.testing.Result) -> None:
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
 
 
 def test_every_command_has_a_bad_input():

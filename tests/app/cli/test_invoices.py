@@ -18,7 +18,7 @@ from hourtab.core import accounts
 from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.timesheets.models import TimeEntry
-from tests.app.public.test_money import money_retainer
+from tests.helpers.money import money_retainer
 
 #: Where to keep the PDFs and the page image for a person to look at (unset: nowhere).
 KEEP = Path(os.environ["HOURTAB_KEEP_INVOICES"]) if os.environ.get("HOURTAB_KEEP_INVOICES") else None

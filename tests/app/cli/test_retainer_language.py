@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
 from app.cli import cli
-from tests.app.cli.test_cli_refusals import assert_refused
+from tests.helpers.cli import assert_refused
 
 CREATE = ["retainer", "create", "--account", "ada@example.com", "--name", "Support", "--client", "Acme",
           "--hours", "20", "--start", "2026-01-01", "--json"]

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def app(tmp_path, sqlite_template):
     from app import create_app
-    from tests.hourtab.retainers.test_edits import NOW
+    from tests.helpers.lavery_export import NOW
 
     path = tmp_path / "edits.db"
     shutil.copyfile(sqlite_template, path)
@@ -40,7 +40,7 @@ def _data(app) -> int:
     from hourtab.core.db import transaction
     from hourtab.imports.importer import import_file
     from hourtab.retainers import service
-    from tests.hourtab.retainers.test_edits import KATHY, LAVERY
+    from tests.helpers.lavery_export import KATHY, LAVERY
 
     with app.app_context():
         db = get_db()

@@ -38,38 +38,15 @@ from hourtab.retainers.revisions import closed
 from hourtab.statements import statement_html
 from hourtab.timesheets.models import TimeEntry
 from tests.factories import make_account
-from tests.hourtab.retainers.test_edits import KATHY, LAVERY, NOW
+from tests.helpers.lavery_export import HEADER, KATHY, LAVERY, LINES, NOW, alone_on_its_day, row_key
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
 VENKAT = "Seshan, Venkat"
-HEADER, *ROWS = LAVERY.read_bytes().decode().splitlines(keepends=True)
-
-
-def _key(row: str) -> tuple[str, ...]:
-    """(client, project, description, start date, duration) of an export row."""
-    f = next(csv.reader([row]))
-    return f[2], f[3], f[5], f[7], f[11]
-
-
-def _alone_on_its_day(month: str) -> str:
-    """The first Kathy row of ``month`` alone on its day, of a project other rows have too.
-
-    This export starts every entry at 09:00, so an entry's identity is its day and its place among
-    that day's rows: a re-export lacking a row of a busy day would pair the rest with the wrong
-    entries. A row alone on its day keeps every other row's identity, and its project keeps a
-    re-export covering it.
-    """
-    days = [_key(r)[3] for r in ROWS]
-    projects = [_key(r)[1] for r in ROWS]
-    return next(r for r in ROWS if _key(r)[0] == KATHY and _key(r)[3].startswith(month)
-                and days.count(_key(r)[3]) == 1 and projects.count(_key(r)[1]) > 1)
-
-
 #: Rows the second export lacks: the first stays flagged (to remove), the second is removed (to restore).
-FLAGGED, REMOVED = _alone_on_its_day("2019-03"), _alone_on_its_day("2019-05-0")
+FLAGGED, REMOVED = alone_on_its_day("2019-03"), alone_on_its_day("2019-05-0")
 #: A late row is written beside it, at 15:00: a re-export of this row alone then flags just that one.
-ANCHOR = _alone_on_its_day("2019-05-1")
+ANCHOR = alone_on_its_day("2019-05-1")
 
 
 class World:
@@ -94,7 +71,7 @@ class World:
         return lambda: service.update_retainer(self.db, self.me, retainer.id, terms=terms, now=NOW)
 
     def entry(self, row: str) -> int:
-        client, project, description, day, _ = _key(row)
+        client, project, description, day, _ = row_key(row)
         return self.db.scalar(select(TimeEntry.id).where(
             TimeEntry.account_id == self.me.id, TimeEntry.client == client, TimeEntry.project == project,
             TimeEntry.description == description, TimeEntry.local_date == dt.date.fromisoformat(day)))
@@ -146,7 +123,7 @@ def _setup(app) -> None:
                     service.TermsInput(hours="20" if client == KATHY else "10", start="2019-03-01", timezone=zone)))
             import_file(db, me, LAVERY.read_bytes(), LAVERY.name)
         with transaction(db):   # a re-export without two of the rows: one removed, one left flagged
-            upload = import_file(db, me, (HEADER + "".join(r for r in ROWS if r not in (FLAGGED, REMOVED))).encode(),
+            upload = import_file(db, me, (HEADER + "".join(r for r in LINES if r not in (FLAGGED, REMOVED))).encode(),
                                  "again.csv").upload_id
             removed = World(db).entry(REMOVED)
             removal.confirm_removal(db, me, upload_id=upload, entry_ids=[removed])

@@ -9,28 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from incidents.evidence.models import Evidence
-from tests.helpers.forms import csrf_token
-from tests.incidents.evidence.wandb.runs import ensure_runs
-
-
-@pytest.fixture(scope="session")
-def wandb_runs(tmp_path_factory):
-    return ensure_runs(tmp_path_factory.getbasetemp() / "wandb_runs")
-
-
-def _zip_bytes(run_dir) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as z:
-        for f in run_dir.rglob("*"):
-            if f.is_file():
-                z.write(f, f"{run_dir.name}/{f.relative_to(run_dir)}")
-    return buffer.getvalue()
-
-
-def _upload(client, name: str, data: bytes):
-    token = csrf_token(client, "/evidence")
-    return client.post("/evidence", data={"csrf_token": token, "file": (io.BytesIO(data), name)},
-                       content_type="multipart/form-data")
+from tests.helpers.evidence_uploads import upload, zip_bytes
 
 
 def _count(app) -> int:
@@ -43,7 +22,7 @@ def _count(app) -> int:
 @pytest.mark.torch
 def test_upload_list_and_detail_escape_names(app, logged_in, wandb_runs):
     run = wandb_runs["plain <script>alert(1)</script>"]
-    r = _upload(logged_in, "run <b>1</b>.zip", _zip_bytes(run["dir"]))
+    r = upload(logged_in, "run <b>1</b>.zip", zip_bytes(run["dir"]))
     assert r.status_code == 302, r.get_data(as_text=True)
     assert r.headers["Location"].startswith("/jobs/")               # parsed off the request, by the queue
     detail = logged_in.get(r.headers["Location"], follow_redirects=True).get_data(as_text=True)
@@ -55,7 +34,7 @@ def test_upload_list_and_detail_escape_names(app, logged_in, wandb_runs):
     assert "plain &lt;script&gt;" in listing and "run &lt;b&gt;1&lt;/b&gt;.zip" in listing
     assert "<script>alert" not in listing
     assert _count(app) == 1
-    again = _upload(logged_in, "again.zip", _zip_bytes(run["dir"]))       # same bytes: nothing new
+    again = upload(logged_in, "again.zip", zip_bytes(run["dir"]))       # same bytes: nothing new
     assert again.status_code == 302 and _count(app) == 1
 
 
@@ -64,18 +43,18 @@ def test_hostile_archive_is_refused_and_nothing_stored(app, logged_in, tmp_path)
     with zipfile.ZipFile(buffer, "w") as z:
         z.writestr("../../etc/cron.d/x", "boom")
     # The test queue runs jobs inline, so a refused upload is answered in the form like any bad input.
-    r = _upload(logged_in, "evil.zip", buffer.getvalue())
+    r = upload(logged_in, "evil.zip", buffer.getvalue())
     assert r.status_code == 400 and "outside the archive" in r.get_data(as_text=True)
-    r = _upload(logged_in, "sheet.csv", b"Date,Hours\n2024-01-01,3\n")
+    r = upload(logged_in, "sheet.csv", b"Date,Hours\n2024-01-01,3\n")
     assert r.status_code == 400 and "not a W&amp;B export" in r.get_data(as_text=True)
-    r = _upload(logged_in, "notes.txt", b"hello")                          # refused before queueing
+    r = upload(logged_in, "notes.txt", b"hello")                          # refused before queueing
     assert r.status_code == 400 and "is not a file HourTab reads" in r.get_data(as_text=True)
     assert _count(app) == 0
 
 
 @pytest.mark.torch
 def test_evidence_pages_need_login_and_ownership(app, logged_in, wandb_runs):
-    r = _upload(logged_in, "w.zip", _zip_bytes(wandb_runs["watched"]["dir"]))
+    r = upload(logged_in, "w.zip", zip_bytes(wandb_runs["watched"]["dir"]))
     url = logged_in.get(r.headers["Location"]).headers["Location"]         # the job → the stored run
     other = app.test_client()
     from tests.helpers.forms import signup

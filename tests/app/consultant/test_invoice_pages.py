@@ -8,8 +8,8 @@ import subprocess
 
 from app.db import get_db
 from hourtab.retainers import service
-from tests.app.public.test_money import money_retainer
 from tests.helpers.forms import post_form, signup
+from tests.helpers.money import money_retainer
 
 PROFILE = {"name": "Ada Consulting GmbH", "address": "Hauptstr. 1\r\n10115 Berlin", "tax_id": "DE123456789",
            "payment": "IBAN DE02 1203 0000 0000 2020 51", "tax_label": "", "tax_rate": ""}

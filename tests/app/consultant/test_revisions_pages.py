@@ -15,8 +15,9 @@ import re
 import xml.etree.ElementTree as ET
 
 from hourtab.retainers.presentation import format_hours
-from tests.app.consultant.test_routing_pages import _pdf_text, _retainers, _text, _upload
 from tests.helpers.changes import confirm_preview
+from tests.helpers.consultant_forms import make_retainers, upload_for_preview
+from tests.helpers.documents import html_words, pdf_words
 from tests.helpers.forms import post_form
 from tests.hourtab.retainers.multi_client import CLOCKIFY
 
@@ -27,7 +28,7 @@ DROPPED = '"28/01/2026","11:00:00","28/01/2026","19:00:00","08:00:00"'
 
 
 def _import(client, data: bytes, name: str, **fields) -> int:
-    preview, upload_id = _upload(client, data, name, **fields)
+    preview, upload_id = upload_for_preview(client, data, name, **fields)
     r = post_form(client, f"/imports/{upload_id}/confirm", fields, page=preview)
     assert r.status_code == 302, r.get_data(as_text=True)
     return upload_id
@@ -38,7 +39,7 @@ def _periods(client, token: str) -> dict[str, dict]:
 
 
 def test_removal_restore_and_late_import_mark_closed_periods_revised(app, logged_in, tmp_path):
-    (rid, token), = _retainers(app, [("Baykar Teknoloji", "UTC")]).values()
+    (rid, token), = make_retainers(app, [("Baykar Teknoloji", "UTC")]).values()
     public = app.test_client()
     _import(logged_in, CLOCKIFY.read_bytes(), CLOCKIFY.name, retainer=str(rid))
     january = _periods(public, token)["Jan 2026"]
@@ -62,9 +63,9 @@ def test_removal_restore_and_late_import_mark_closed_periods_revised(app, logged
     assert january["used_seconds"] == 31 * H
     assert {k: january["revised"][k] for k in ("revision", "reason", "was_used_hours", "used_hours", "on")} == {
         "revision": 1, "reason": "removal", "was_used_hours": "39", "used_hours": "31", "on": today.isoformat()}
-    page = _text(public.get(f"/h/{token}").get_data(as_text=True))
+    page = html_words(public.get(f"/h/{token}").get_data(as_text=True))
     assert f"Jan 2026 revised on {today:%a} {today.day} {today:%b} {today.year} (was 39 h)" in page
-    statement = _pdf_text(public.get(f"/h/{token}/statement/2026-01.pdf").data, tmp_path, "jan1.pdf")
+    statement = pdf_words(public.get(f"/h/{token}/statement/2026-01.pdf").data, tmp_path, "jan1.pdf")
     assert f"Revision 1 · revised on {today.isoformat()} (was 39 h used, 5 entries)" in statement
     assert "Hours used (after rounding, 4 entries) 31 h" in statement
 
@@ -76,15 +77,15 @@ def test_removal_restore_and_late_import_mark_closed_periods_revised(app, logged
     assert january["used_seconds"] == 39 * H
     assert [(r["revision"], r["reason"], r["was_used_seconds"], r["used_seconds"]) for r in january["revisions"]] == [
         (1, "removal", 39 * H, 31 * H), (2, "restore", 31 * H, 39 * H)]
-    assert "(was 31 h)" in _text(public.get(f"/h/{token}").get_data(as_text=True))
-    statement = _pdf_text(public.get(f"/h/{token}/statement/2026-01.pdf").data, tmp_path, "jan2.pdf")
+    assert "(was 31 h)" in html_words(public.get(f"/h/{token}").get_data(as_text=True))
+    statement = pdf_words(public.get(f"/h/{token}/statement/2026-01.pdf").data, tmp_path, "jan2.pdf")
     assert "Revision 2 · revised on" in statement and "revision 2," in statement
 
     # A late import into February (closed): an entry the export did not have before.
     late = b"\r\n".join([lines[0], lines[1].replace(b'"21/01/2026","11:00:00","21/01/2026"',
                                                     b'"10/02/2026","09:00:00","10/02/2026"')])
     feb_before = _periods(public, token)["Feb 2026"]["used_seconds"]
-    preview, upload_id = _upload(logged_in, late, "late.csv", date_order="dmy")  # one row: dmy cannot be told
+    preview, upload_id = upload_for_preview(logged_in, late, "late.csv", date_order="dmy")  # one row: dmy cannot be told
     assert 'id="revises-warning"' in (page := logged_in.get(preview).get_data(as_text=True))
     assert f"Feb 2026 {format_hours(feb_before)} h → {format_hours(feb_before + 7 * H)} h" in page
     refused = post_form(logged_in, f"/imports/{upload_id}/confirm", {"date_order": "dmy"}, page=preview)

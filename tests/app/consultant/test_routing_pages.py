@@ -13,8 +13,6 @@ import datetime as dt
 import io
 import json
 import re
-import subprocess
-from html import unescape
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -22,12 +20,10 @@ from click.testing import CliRunner
 
 from hourtab.core.db import transaction
 from hourtab.retainers import service
+from tests.helpers.consultant_forms import make_retainers, upload_for_preview
+from tests.helpers.documents import html_words, pdf_words
 from tests.helpers.forms import post_form
 from tests.hourtab.retainers.multi_client import CLOCKIFY, TOGGL, by_client, foreign_words
-
-
-def _text(html: str) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
 def _leaks(words: set[str], text: str) -> list[str]:
@@ -35,63 +31,30 @@ def _leaks(words: set[str], text: str) -> list[str]:
     return sorted(w for w in words if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", text))
 
 
-def _pdf_text(data: bytes, tmp_path, name: str) -> str:
-    path = tmp_path / name
-    path.write_bytes(data)
-    out = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True, check=True)
-    return " ".join(out.stdout.split())
-
-
-def _retainers(app, clients: list[tuple[str, str]], email: str = "consultant@example.com", start="2026-01-01",
-               hours: str = "40"):
-    """Retainers (client, zone) on the signed-up consultant's account, raised to the pro plan."""
-    from app.db import get_db
-    from hourtab.core.accounts import find_account
-
-    with app.app_context():
-        db = get_db()
-        with transaction(db):
-            account = find_account(db, email)
-            account.plan = "pro"
-            made = {c: service.create_retainer(db, account, f"{c} retainer", c, service.parse_terms(
-                service.TermsInput(hours=hours, start=start, timezone=zone))) for c, zone in clients}
-        return {c: (r.id, r.public_token) for c, r in made.items()}
-
-
-def _upload(client, data: bytes, name: str, **fields) -> tuple[str, int]:
-    from tests.helpers.forms import csrf_token
-
-    token = csrf_token(client, "/imports")
-    r = client.post("/imports", data={"csrf_token": token, "file": (io.BytesIO(data), name), **fields},
-                    content_type="multipart/form-data")
-    assert r.status_code == 302, r.get_data(as_text=True)
-    return r.headers["Location"], int(re.search(r"/imports/(\d+)/preview", r.headers["Location"]).group(1))
-
-
 def _row(html: str, retainer_id: int) -> str:
     found = re.search(rf'<tr data-retainer="{retainer_id}">(.*?)</tr>', html, re.S)
     assert found, f"no routing row for retainer {retainer_id}"
-    return _text(found.group(1))
+    return html_words(found.group(1))
 
 
 def _client_surfaces(client, token: str, months: list[str], tmp_path) -> dict[str, str]:
     """Everything the client can read: the page, the JSON, the CSV and each month's statement."""
-    out = {"page": _text(client.get(f"/h/{token}").get_data(as_text=True)),
+    out = {"page": html_words(client.get(f"/h/{token}").get_data(as_text=True)),
            "json": json.dumps(json.loads(client.get(f"/h/{token}.json").data), ensure_ascii=False),
            "csv": client.get(f"/h/{token}.csv").get_data(as_text=True)}
     for month in months:
         r = client.get(f"/h/{token}/statement/{month}.pdf")
         assert r.status_code == 200, month
-        out[month] = _pdf_text(r.data, tmp_path, f"{token}-{month}.pdf")
+        out[month] = pdf_words(r.data, tmp_path, f"{token}-{month}.pdf")
     return out
 
 
 def test_web_preview_for_one_retainer_shows_where_the_hours_go_and_the_client_sees_only_its_own(
         app, logged_in, tmp_path):
     rows = by_client(CLOCKIFY)
-    ids = _retainers(app, [("Baykar Teknoloji", "UTC"), ("Zenvo Automotive", "UTC")])
+    ids = make_retainers(app, [("Baykar Teknoloji", "UTC"), ("Zenvo Automotive", "UTC")])
     (baykar, baykar_token), (zenvo, zenvo_token) = ids["Baykar Teknoloji"], ids["Zenvo Automotive"]
-    preview, upload_id = _upload(logged_in, CLOCKIFY.read_bytes(), CLOCKIFY.name, retainer=str(baykar))
+    preview, upload_id = upload_for_preview(logged_in, CLOCKIFY.read_bytes(), CLOCKIFY.name, retainer=str(baykar))
     html = logged_in.get(preview).get_data(as_text=True)
     # The choice is kept on the upload, not carried in the preview's address.
     assert "?" not in preview and f'<option value="{baykar}" selected>' in html
@@ -99,7 +62,7 @@ def test_web_preview_for_one_retainer_shows_where_the_hours_go_and_the_client_se
     # Hours of January to March: today's balance is untouched, and nothing the client saw is revised.
     assert b.startswith("Baykar Teknoloji retainer") and " 20 " in f" {b} " and b.endswith("40 h → 40 h none")
     assert z.startswith("Zenvo Automotive retainer") and " 21 " in f" {z} "
-    unassigned = _text(re.search(r'id="routing-unassigned".*?</table>', html, re.S).group(0))
+    unassigned = html_words(re.search(r'id="routing-unassigned".*?</table>', html, re.S).group(0))
     assert "Matching no retainer: 1 entry" in unassigned and "BMC Power Ön Çalışmalar" in unassigned
     r = post_form(logged_in, f"/imports/{upload_id}/confirm", {"retainer": str(baykar)}, page=preview)
     assert r.status_code == 302
@@ -182,11 +145,11 @@ def test_the_client_sees_the_exporters_clock_on_its_own_retainers_clock(app, log
         db = get_db()
         with transaction(db):
             find_account(db, "consultant@example.com").timezone = "Europe/Istanbul"
-    ids = _retainers(app, [("Zenvo Automotive", "America/New_York")])
+    ids = make_retainers(app, [("Zenvo Automotive", "America/New_York")])
     rid, token = ids["Zenvo Automotive"]
-    preview, upload_id = _upload(logged_in, CLOCKIFY.read_bytes(), CLOCKIFY.name)
+    preview, upload_id = upload_for_preview(logged_in, CLOCKIFY.read_bytes(), CLOCKIFY.name)
     html = logged_in.get(preview).get_data(as_text=True)
-    zones = _text(re.search(r'id="timezone-line".*?</p>', html, re.S).group(0))
+    zones = html_words(re.search(r'id="timezone-line".*?</p>', html, re.S).group(0))
     assert "read as Europe/Istanbul time (your account's time zone)" in zones
     assert "Read in more than one time zone" not in html
     post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=preview)
@@ -209,11 +172,11 @@ def test_the_client_sees_the_exporters_clock_on_its_own_retainers_clock(app, log
 def over(app, logged_in):
     """A 10 h retainer of this month with 11 h imported through the pages."""
     today = dt.datetime.now(dt.UTC).date()
-    ids = _retainers(app, [("Client 1", "UTC")], start=today.replace(day=1).isoformat(), hours="10")
+    ids = make_retainers(app, [("Client 1", "UTC")], start=today.replace(day=1).isoformat(), hours="10")
     day = today.replace(day=1).isoformat()
     data = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,Duration,"
             f"Tags,Amount ()\nAda,ada@example.com,Client 1,P,,Long day,Yes,{day},08:00:00,{day},19:00:00,11:00:00,,\n")
-    preview, upload_id = _upload(logged_in, data.encode(), "over.csv")
+    preview, upload_id = upload_for_preview(logged_in, data.encode(), "over.csv")
     post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=preview)
     first = today.replace(day=1)
     reset = (first + dt.timedelta(days=32)).replace(day=1)
@@ -224,7 +187,7 @@ def test_over_the_allotment_the_headline_keeps_the_reset_date_everywhere(app, lo
     (rid, token), wanted = over
     public = app.test_client()
     page = public.get(f"/h/{token}").get_data(as_text=True)
-    assert wanted in _text(re.search(r'id="headline".*?</p>', page, re.S).group(0))
+    assert wanted in html_words(re.search(r'id="headline".*?</p>', page, re.S).group(0))
     assert json.loads(public.get(f"/h/{token}.json").data)["current"]["headline"] == wanted
-    assert wanted in _text(logged_in.get("/dashboard").get_data(as_text=True))
-    assert wanted in _text(logged_in.get(f"/retainers/{rid}").get_data(as_text=True))
+    assert wanted in html_words(logged_in.get("/dashboard").get_data(as_text=True))
+    assert wanted in html_words(logged_in.get(f"/retainers/{rid}").get_data(as_text=True))

@@ -25,7 +25,7 @@ from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.revisions import closed
 from tests.helpers.changes import confirm_preview
 from tests.helpers.forms import csrf_token, post_form
-from tests.hourtab.retainers.test_edits import KATHY, LAVERY, NOW, ROWS, SEAN
+from tests.helpers.lavery_export import KATHY, LAVERY, NOW, ROWS, SEAN
 
 #: The tests whose subject is not the database (the layout, the CLI's output) run on SQLite only.
 SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -197,14 +197,14 @@ def test_the_inbox_lists_unassigned_work_and_adds_a_client_through_the_preview(a
 @SQLITE_ONLY
 def test_cli_entries_remove_and_restore_preview_a_change_to_a_closed_period(app, logged_in, tmp_path):
     """A re-export lacks one of Kathy's March 2019 rows: removing it revises March, restoring it again."""
-    from tests.app.consultant.test_edit_undo_property import FLAGGED, HEADER
-    from tests.app.consultant.test_edit_undo_property import ROWS as LINES
+    from tests.helpers.lavery_export import HEADER, LINES, alone_on_its_day
 
+    flagged = alone_on_its_day("2019-03")
     rid = _setup(app)
     env = {"HOURTAB_DATABASE_URL": app.config["DATABASE_URL"], "HOURTAB_DATA_DIR": app.config["DATA_DIR"]}
     runner = CliRunner()
     again = tmp_path / "again.csv"
-    again.write_text(HEADER + "".join(r for r in LINES if r != FLAGGED))
+    again.write_text(HEADER + "".join(r for r in LINES if r != flagged))
     r = runner.invoke(cli, ["import", str(again), "--account", "consultant@example.com", "--json"], env=env)
     assert r.exit_code == 0 and json.loads(r.stdout)["missing"] == 1, r.output    # flagged; it still counts
     upload = str(json.loads(r.stdout)["upload_id"])

@@ -24,6 +24,7 @@ from sqlalchemy import create_engine, func, select, text
 from tests.helpers.big_run import big_run_zip
 from tests.helpers.databases import pg_database
 from tests.helpers.hours import toggl_csv
+from tests.helpers.http_sessions import csrf_of, healthy
 from tests.helpers.mail import Sink
 from tests.helpers.servers import free_port
 from tests.helpers.waiting import wait_until
@@ -117,19 +118,6 @@ def deployment(pg_url, s3_endpoint, smtp, tmp_path):
         client.delete(*keys)
 
 
-def _up(url: str) -> bool:
-    import requests
-
-    try:
-        return requests.get(f"{url}/healthz", timeout=1).ok
-    except requests.RequestException:
-        return False
-
-
-def _csrf(session, url: str) -> str:
-    return re.search(r'name="csrf_token"[^>]*value="([^"]+)"', session.get(url).text).group(1)
-
-
 def _job(session, base: str, job_id: str) -> dict:
     return session.get(f"{base}/jobs/{job_id}.json", timeout=5).json()
 
@@ -144,10 +132,10 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
     start("app-a", "serve", "--no-queue-worker", "--workers", "1", "--port", str(ports[0]))
     start("app-b", "serve", "--no-queue-worker", "--workers", "1", "--port", str(ports[1]))
     worker = start("worker-1", "worker", "--threads", "1")
-    wait_until(lambda: _up(a) and _up(b), 60, "both app processes")
+    wait_until(lambda: healthy(a) and healthy(b), 60, "both app processes")
 
     browser = requests.Session()                     # one consultant, whose cookie both hosts accept
-    r = browser.post(f"{a}/signup", data={"csrf_token": _csrf(browser, f"{a}/signup"),
+    r = browser.post(f"{a}/signup", data={"csrf_token": csrf_of(browser, f"{a}/signup"),
                                           "email": "consultant@example.com", "password": PASSWORD,
                                           "display_name": "Ada", "timezone": "UTC"})
     assert r.url.endswith("/dashboard")
@@ -168,7 +156,7 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
 
     # A run uploaded through A, parsed by the worker, shown by B; the worker dies mid-parse.
     with open(archive, "rb") as f:
-        r = browser.post(f"{a}/evidence", data={"csrf_token": _csrf(browser, f"{a}/evidence")},
+        r = browser.post(f"{a}/evidence", data={"csrf_token": csrf_of(browser, f"{a}/evidence")},
                          files={"file": ("big-run.zip", f)}, allow_redirects=False)
     job_id = r.headers["Location"].rsplit("/", 1)[1]
     wait_until(lambda: _job(browser, b, job_id)["phase"] == "Reading records", 60, "the worker to be parsing")
@@ -184,12 +172,12 @@ def test_two_apps_one_worker_and_workers_killed_mid_job(deployment, pg_url, requ
 
     # An import through B crosses 80 %; the worker dies while handing the alert to SMTP.
     csv = toggl_csv([("Client 1", "Triage", first.isoformat(), "00:00:00", "08:30:00")])
-    r = browser.post(f"{b}/imports", data={"csrf_token": _csrf(browser, f"{b}/imports")},
+    r = browser.post(f"{b}/imports", data={"csrf_token": csrf_of(browser, f"{b}/imports")},
                      files={"file": ("export.csv", csv)}, allow_redirects=False)
     preview = r.headers["Location"]
     upload_id = re.search(r"/imports/(\d+)/preview", preview).group(1)
     browser.post(f"{b}/imports/{upload_id}/confirm",
-                 data={"csrf_token": _csrf(browser, f"{b}{preview}")}).raise_for_status()
+                 data={"csrf_token": csrf_of(browser, f"{b}{preview}")}).raise_for_status()
     wait_until(lambda: sink.stalled, 30, "the alert to reach SMTP")
     os.killpg(worker.pid, signal.SIGKILL)
     start("worker-3", "worker", "--threads", "1")

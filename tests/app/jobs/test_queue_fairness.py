@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from tests.app.consultant.test_evidence import _upload, _zip_bytes, wandb_runs  # noqa: F401 - the fixture
+from tests.helpers.evidence_uploads import upload, zip_bytes
 from tests.helpers.forms import signup
 
 pytestmark = pytest.mark.slow
@@ -45,22 +45,19 @@ def test_a_100000_member_zip_is_refused_from_its_directory_in_under_a_second(req
 
 
 @pytest.mark.torch
-def test_another_accounts_upload_is_not_kept_behind_two_huge_archives(database_url, tmp_path, request,
-                                                                      wandb_runs):  # noqa: F811
-    from app import create_app
+def test_another_accounts_upload_is_not_kept_behind_two_huge_archives(make_app, request, wandb_runs):
     from app.jobs.worker import Worker
     from hourtab.core.jobs import Job
 
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "TESTING": True, "QUEUE_IMMEDIATE": False, "HOURTAB_JOB_LEASE_S": "3"})
+    app = make_app(QUEUE_IMMEDIATE=False, HOURTAB_JOB_LEASE_S="3")
     cache = request.config.cache.mkdir("hourtab-many-members")
     heavy, light = app.test_client(), app.test_client()
     signup(heavy, email="heavy@example.com")
     signup(light, email="light@example.com")
     for i in range(2):            # queued before the other account's, with one worker thread for all
-        assert _upload(heavy, f"huge-{i}.zip", many_members_zip(cache, i)).status_code == 302
+        assert upload(heavy, f"huge-{i}.zip", many_members_zip(cache, i)).status_code == 302
     run = next(iter(wandb_runs.values()))
-    assert _upload(light, "run.zip", _zip_bytes(run["dir"])).status_code == 302
+    assert upload(light, "run.zip", zip_bytes(run["dir"])).status_code == 302
 
     worker = Worker(app, threads=1)
     worker.start()
@@ -80,4 +77,3 @@ def test_another_accounts_upload_is_not_kept_behind_two_huge_archives(database_u
         assert (job.finished_at - job.started_at).total_seconds() < 1.0       # refused from its directory
     assert small.status == "done", small.error
     assert small.started_at < huge[1].started_at       # the other account went second, not third
-    app.extensions["hourtab.engine"].dispose()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.http_sessions import csrf_of, healthy
 from tests.helpers.servers import free_port
 from tests.helpers.waiting import wait_until
 
@@ -31,7 +32,6 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
 
     import requests
 
-    from tests.app.jobs.test_multihost import _csrf, _up
 
     db = tmp_path / "hourtab.db"
     shutil.copyfile(sqlite_template, db)
@@ -45,15 +45,15 @@ def test_serve_runs_queued_jobs_with_its_own_consumer(tmp_path, sqlite_template)
                                str(port), "--workers", "1"], env=env, cwd=tmp_path, stdout=log,
                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_until(lambda: _up(base), 60, "hourtab serve")
+        wait_until(lambda: healthy(base), 60, "hourtab serve")
         s = requests.Session()
-        s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
+        s.post(f"{base}/signup", data={"csrf_token": csrf_of(s, f"{base}/signup"), "email": "solo@example.com",
                                        "password": "a long enough password", "display_name": "Solo",
                                        "timezone": "UTC"})
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as z:
             z.writestr("../escape.txt", "refused by the worker, after the request returned")
-        r = s.post(f"{base}/evidence", data={"csrf_token": _csrf(s, f"{base}/evidence")},
+        r = s.post(f"{base}/evidence", data={"csrf_token": csrf_of(s, f"{base}/evidence")},
                    files={"file": ("bad.zip", buffer.getvalue())}, allow_redirects=False)
         job = r.headers["Location"]
         status = wait_until(lambda: (j := s.get(f"{base}{job}.json").json())["status"] == "failed" and j, 60,
@@ -109,11 +109,10 @@ def _bad_zip() -> bytes:
 def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlite_template):
     import requests
 
-    from tests.app.jobs.test_multihost import _csrf, _up
 
     server, base, log, db = _serve(tmp_path, sqlite_template, HOURTAB_JOB_LEASE_S="2")
     try:
-        wait_until(lambda: _up(base), 60, "hourtab serve")
+        wait_until(lambda: healthy(base), 60, "hourtab serve")
         health = lambda: requests.get(f"{base}/healthz", timeout=5).json()  # noqa: E731
         wait_until(lambda: health()["queue"]["consumers"] == 1, 60, "the consumer serve started")
         # The supervisor logs the pid once Popen returns, which can be after the child registered.
@@ -121,10 +120,10 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
         wait_until(started, 60, "the supervisor's log line")
         first = int(started().group(1))
         s = requests.Session()
-        s.post(f"{base}/signup", data={"csrf_token": _csrf(s, f"{base}/signup"), "email": "solo@example.com",
+        s.post(f"{base}/signup", data={"csrf_token": csrf_of(s, f"{base}/signup"), "email": "solo@example.com",
                                        "password": "a long enough password", "display_name": "Solo",
                                        "timezone": "UTC"})
-        form = _csrf(s, f"{base}/evidence")
+        form = csrf_of(s, f"{base}/evidence")
 
         os.kill(first, signal.SIGKILL)
         samples: list[dict] = []           # /healthz, polled from the kill until the job is done
@@ -164,10 +163,9 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
 
 
 def test_ctrl_c_stops_serve_and_its_consumer_promptly_without_tracebacks(tmp_path, sqlite_template):
-    from tests.app.jobs.test_multihost import _up
 
     server, base, log, _ = _serve(tmp_path, sqlite_template)
-    wait_until(lambda: _up(base), 60, "hourtab serve")
+    wait_until(lambda: healthy(base), 60, "hourtab serve")
     wait_until(lambda: "HourTab worker:" in log.read_text(), 60, "the consumer")
     consumer = int(re.search(r"queue consumer started \(pid (\d+)\)", log.read_text()).group(1))
     began = time.monotonic()
@@ -191,7 +189,6 @@ def _alive(pid: int) -> bool:
 
 
 def test_two_servers_on_one_host_share_no_control_socket(tmp_path, sqlite_template):
-    from tests.app.jobs.test_multihost import _up
 
     runtime, home = tmp_path / "run", tmp_path / "home"
     runtime.mkdir(mode=0o700)
@@ -200,11 +197,11 @@ def test_two_servers_on_one_host_share_no_control_socket(tmp_path, sqlite_templa
     a, url_a, _, _ = _serve(tmp_path, sqlite_template, "a", **shared)
     b, url_b, _, _ = _serve(tmp_path, sqlite_template, "b", **shared)
     try:
-        wait_until(lambda: _up(url_a) and _up(url_b), 90, "both servers")
+        wait_until(lambda: healthy(url_a) and healthy(url_b), 90, "both servers")
         sockets = [p for p in (*runtime.rglob("*"), *home.rglob("*")) if p.is_socket()]
         assert sockets == []
         _stop(b)
-        assert _up(url_a)                 # stopping one leaves the other untouched
+        assert healthy(url_a)                 # stopping one leaves the other untouched
     finally:
         _stop(a)
         _stop(b)

@@ -26,7 +26,8 @@ from hourtab.sync import service
 from hourtab.sync.models import Connection, SyncedEntry
 from hourtab.sync.token_box import TokenBox
 from hourtab.timesheets.models import TimeEntry
-from tests.app.consultant.test_routing_pages import _retainers, _text
+from tests.helpers.consultant_forms import make_retainers
+from tests.helpers.documents import html_words
 from tests.helpers.fake_trackers import Toggl, parse, serving
 from tests.helpers.sync_runs import TOKEN, ZONE, at, months, run_sync
 
@@ -67,7 +68,7 @@ def synced(app, logged_in):
     from hourtab.core.accounts import find_account
 
     previous, _ = months()
-    made = _retainers(app, [(ACME, ZONE.key), (GLOBEX, TOKYO.key)], start=previous.isoformat(), hours="200")
+    made = make_retainers(app, [(ACME, ZONE.key), (GLOBEX, TOKYO.key)], start=previous.isoformat(), hours="200")
     fake, ids = workspace()
     box = TokenBox.from_settings("", "a secret key for the tests")
     with serving(toggl=fake) as trackers, app.app_context():
@@ -113,7 +114,7 @@ def test_each_clients_entries_count_on_its_own_retainer_dated_in_its_zone(synced
     everything = descriptions(fake, ACME) | descriptions(fake, GLOBEX) | {"Internal tooling"}
     for client, (_, token) in synced["retainers"].items():
         mine = descriptions(fake, client)
-        page = _text(public.get(f"/h/{token}").get_data(as_text=True))
+        page = html_words(public.get(f"/h/{token}").get_data(as_text=True))
         csv_text = public.get(f"/h/{token}.csv").get_data(as_text=True)
         assert all(d in csv_text for d in mine)   # the page lists the open period's entries only
         assert [d for d in everything - mine if d in page or d in csv_text] == []   # no other client's work
@@ -128,7 +129,7 @@ def test_each_clients_entries_count_on_its_own_retainer_dated_in_its_zone(synced
                       .join(SyncedEntry, SyncedEntry.entry_id == TimeEntry.id)).all()
     zone_of = {d: ZONES[c].key for c in (ACME, GLOBEX) for d in descriptions(fake, c)} | {
         "Internal tooling": "Europe/Berlin"}
-    assert "Acme this month" in _text(public.get(f"/h/{synced['retainers'][ACME][1]}").get_data(as_text=True))
+    assert "Acme this month" in html_words(public.get(f"/h/{synced['retainers'][ACME][1]}").get_data(as_text=True))
     assert {d: z for d, _, _, z in rows} == zone_of
     assert all(day == start.astimezone(ZoneInfo(zone)).date() for _, start, day, zone in rows)
     late = entry_of(db, synced["connection"], synced["ids"]["late"])
@@ -153,7 +154,7 @@ def test_an_entry_deleted_in_the_tracker_marks_its_closed_period_revised(synced)
     assert {k: revised["revised"][k] for k in ("revision", "reason", "was_used_seconds", "used_seconds", "on")} == {
         "revision": 1, "reason": "sync", "was_used_seconds": was, "used_seconds": was - 2 * H,
         "on": today.isoformat()}
-    page = _text(public.get(f"/h/{token}").get_data(as_text=True))
+    page = html_words(public.get(f"/h/{token}").get_data(as_text=True))
     assert (f"{label(previous)} revised on {today:%a} {today.day} {today:%b} {today.year} "
             f"(was {format_hours(was)} h)") in page
     feed = ET.fromstring(public.get(f"/h/{token}/feed.atom").data)

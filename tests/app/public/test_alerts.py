@@ -7,59 +7,22 @@ e-mail; imports through the consultant's pages cross the thresholds; the queue r
 from __future__ import annotations
 
 import datetime as dt
-import io
 import re
 from html import unescape
 from urllib.parse import urlparse
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import update
 
-from tests.helpers.forms import csrf_token, post_form
-from tests.helpers.hours import toggl_csv
-from tests.helpers.mail import header_line, smtp_server
-
-
-@pytest.fixture
-def smtp():
-    with smtp_server() as server:
-        yield server
+from tests.helpers.consultant_forms import import_rows, small_retainer
+from tests.helpers.forms import post_form
+from tests.helpers.mail import header_line, mailing
 
 
 @pytest.fixture
-def app(database_url, tmp_path, smtp):
-    from app import create_app
-
-    app = create_app({"HOURTAB_DATA_DIR": str(tmp_path / "data"), "HOURTAB_DATABASE_URL": database_url,
-                      "HOURTAB_SMTP_URL": smtp[1], "HOURTAB_PUBLIC_URL": "https://hours.example.com",
-                      "HOURTAB_MAIL_FROM": "HourTab <alerts@hours.example.com>", "TESTING": True})
-    yield app
-    app.extensions["hourtab.engine"].dispose()
-
-
-def _retainer(app, start: dt.date):
-    from app.db import get_db
-    from hourtab.core.accounts import Account
-    from hourtab.core.db import transaction
-    from hourtab.retainers import service
-
-    with app.app_context():
-        db = get_db()
-        account = db.scalar(select(Account))
-        with transaction(db):
-            r = service.create_retainer(db, account, "ML platform retainer", "Client 1", service.parse_terms(
-                service.TermsInput(hours="10", start=start.isoformat(), timezone="UTC")))
-        return r.id, r.public_token
-
-
-def _import(client, rows) -> None:
-    token = csrf_token(client, "/imports")
-    r = client.post("/imports", data={"csrf_token": token, "file": (io.BytesIO(toggl_csv(rows)), "export.csv")},
-                    content_type="multipart/form-data")
-    preview = r.headers["Location"]
-    upload_id = int(re.search(r"/imports/(\d+)/preview", preview).group(1))
-    r = post_form(client, f"/imports/{upload_id}/confirm", {}, page=preview)
-    assert r.status_code == 302, r.get_data(as_text=True)
+def app(make_app, smtp):
+    """An app that mails to the test's SMTP server."""
+    return make_app(**mailing(smtp[1]))
 
 
 def _path(url: str) -> str:
@@ -83,7 +46,7 @@ def _subscribe(public, sink, token: str, address: str) -> str:
 
 def test_a_confirmation_sent_before_the_link_was_rotated_still_confirms(app, logged_in, smtp):
     sink, _ = smtp
-    retainer_id, token = _retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
+    retainer_id, token = small_retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
     public = app.test_client()
     assert public.post(f"/h/{token}/alerts", data={"email": "client@example.org"}).status_code == 200
     text = sink.to("client@example.org")[-1].get_body(("plain",)).get_content()
@@ -102,7 +65,7 @@ def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, s
     sink, _ = smtp
     _settings(logged_in, "Ada Lovelace", "hours@ada.example")
     today = dt.datetime.now(dt.UTC).date()
-    retainer_id, token = _retainer(app, today.replace(day=1))
+    retainer_id, token = small_retainer(app, today.replace(day=1))
     public = app.test_client()                                      # the client: no session, no login
     page = public.get(f"/h/{token}").get_data(as_text=True)
     assert 'action="/h/' in page and "<script" not in page
@@ -127,9 +90,9 @@ def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, s
     sink.messages.clear()
 
     day = today.replace(day=1).isoformat()
-    _import(logged_in, [("Client 1", "Training run triage", day, "00:00:00", "07:00:00")])     # 70 %
+    import_rows(logged_in, [("Client 1", "Training run triage", day, "00:00:00", "07:00:00")])     # 70 %
     assert sink.messages == []
-    _import(logged_in, [("Client 1", "Training run triage", day, "00:00:00", "07:00:00"),
+    import_rows(logged_in, [("Client 1", "Training run triage", day, "00:00:00", "07:00:00"),
                         ("Client 1", "Profiler capture", day, "07:00:00", "01:30:00")])       # 85 %
     (alert,) = sink.to("client@example.org")
     assert sink.to("pending@example.org") == []
@@ -153,12 +116,12 @@ def test_crossing_80_percent_mails_a_confirmed_subscriber_once(app, logged_in, s
         assert "8.5 of 10 h used" in body and unsubscribe in body
     assert copy["Subject"].startswith("[Copy] 80 %") and "List-Unsubscribe" not in copy
 
-    _import(logged_in, [("Client 1", "Write-up", day, "09:00:00", "00:30:00")])               # 90 %: no repeat
+    import_rows(logged_in, [("Client 1", "Write-up", day, "09:00:00", "00:30:00")])               # 90 %: no repeat
     assert len(sink.messages) == 2
 
     r = public.post(_path(unsubscribe), data={"List-Unsubscribe": "One-Click"})            # RFC 8058
     assert r.status_code == 200 and "Unsubscribed" in r.get_data(as_text=True)
-    _import(logged_in, [("Client 1", "Fix", day, "10:00:00", "01:30:00")])                    # 105 %
+    import_rows(logged_in, [("Client 1", "Fix", day, "10:00:00", "01:30:00")])                    # 105 %
     assert sink.to("client@example.org") == [alert]                  # gone: nothing more to them
     (over,) = [m for m in sink.to("consultant@example.com") if m is not copy]
     assert over["Subject"] == "[Copy] Over this period's hours · ML platform retainer"   # 100 % superseded
@@ -172,7 +135,7 @@ def test_a_closed_period_sends_its_statement_and_settings_choose_alerts(app, log
     today = dt.datetime.now(dt.UTC).date()
     first = today.replace(day=1)
     last_month = (first - dt.timedelta(days=1)).replace(day=1)
-    retainer_id, token = _retainer(app, last_month)
+    retainer_id, token = small_retainer(app, last_month)
     with app.app_context():                      # as if the retainer had existed since last month
         db = get_db()
         db.execute(update(Retainer).where(Retainer.id == retainer_id).values(
@@ -181,7 +144,7 @@ def test_a_closed_period_sends_its_statement_and_settings_choose_alerts(app, log
     r = post_form(logged_in, f"/retainers/{retainer_id}/alerts", {"alert": ["period_closed"], "copy": "1"},
                   page=f"/retainers/{retainer_id}")
     assert r.status_code == 302
-    _import(logged_in, [("Client 1", "Old work", last_month.isoformat(), "09:00:00", "09:30:00"),
+    import_rows(logged_in, [("Client 1", "Old work", last_month.isoformat(), "09:00:00", "09:30:00"),
                         ("Client 1", "New work", first.isoformat(), "09:00:00", "09:00:00")])   # 90 % now
     (closed,) = sink.to("consultant@example.com")           # no 80 % alert: not chosen
     assert "closed: statement attached" in closed["Subject"]
@@ -189,13 +152,13 @@ def test_a_closed_period_sends_its_statement_and_settings_choose_alerts(app, log
     assert pdf.get_content_type() == "application/pdf"
     assert pdf.get_filename() == f"statement-{last_month:%Y-%m}.pdf"
     assert pdf.get_content().startswith(b"%PDF")
-    _import(logged_in, [("Client 1", "More", first.isoformat(), "18:00:00", "00:30:00")])
+    import_rows(logged_in, [("Client 1", "More", first.isoformat(), "18:00:00", "00:30:00")])
     assert len(sink.messages) == 1
 
 
 def test_subscribing_is_rate_limited_and_sends_one_confirmation_per_request(app, logged_in, smtp):
     sink, _ = smtp
-    _, token = _retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
+    _, token = small_retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
     public = app.test_client()
     codes = [public.post(f"/h/{token}/alerts", data={"email": "someone@example.org"}).status_code
              for _ in range(6)]
@@ -211,7 +174,7 @@ def test_workers_check_for_closed_periods_without_an_import(app, logged_in, smtp
 
     sink, _ = smtp
     last_month = (dt.datetime.now(dt.UTC).date().replace(day=1) - dt.timedelta(days=1)).replace(day=1)
-    retainer_id, _ = _retainer(app, last_month)
+    retainer_id, _ = small_retainer(app, last_month)
     with app.app_context():
         db = get_db()
         db.execute(update(Retainer).where(Retainer.id == retainer_id).values(
@@ -233,13 +196,13 @@ def test_unsubscribe_links_already_sent_keep_working_after_the_public_link_is_ro
     sink, _ = smtp
     _settings(logged_in, "Ada Lovelace", "hours@ada.example")
     first = dt.datetime.now(dt.UTC).date().replace(day=1)
-    retainer_id, token = _retainer(app, first)
+    retainer_id, token = small_retainer(app, first)
     public = app.test_client()
     forget = _subscribe(public, sink, token, "early@example.org")     # from the confirmation e-mail
     for address in ("one-click@example.org", "stays@example.org"):
         _subscribe(public, sink, token, address)
     day = first.isoformat()
-    _import(logged_in, [("Client 1", "Triage", day, "00:00:00", "08:30:00")])                  # 85 %
+    import_rows(logged_in, [("Client 1", "Triage", day, "00:00:00", "08:30:00")])                  # 85 %
     _, alert = sink.to("one-click@example.org")                           # confirmation, then the alert
     assert alert["Subject"].startswith("80 %")
     one_click = alert["List-Unsubscribe"].strip("<>")
@@ -258,7 +221,7 @@ def test_unsubscribe_links_already_sent_keep_working_after_the_public_link_is_ro
     assert public.post(_path(one_click)).status_code == 404              # once only: the address is gone
 
     sink.messages.clear()
-    _import(logged_in, [("Client 1", "Fix", day, "09:00:00", "02:00:00")])                      # 105 %
+    import_rows(logged_in, [("Client 1", "Fix", day, "09:00:00", "02:00:00")])                      # 105 %
     assert sink.to("one-click@example.org") == [] and sink.to("early@example.org") == []
     (over,) = sink.to("stays@example.org")
     new_token = re.search(r"https://hours\.example\.com/h/([\w-]+)", over.get_body(("plain",)).get_content()).group(1)
@@ -268,7 +231,7 @@ def test_unsubscribe_links_already_sent_keep_working_after_the_public_link_is_ro
 
 def test_subscribe_text_lists_the_alerts_the_retainer_sends(app, logged_in, smtp):
     sink, _ = smtp
-    retainer_id, token = _retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
+    retainer_id, token = small_retainer(app, dt.datetime.now(dt.UTC).date().replace(day=1))
     public = app.test_client()
 
     def form_text() -> str:

@@ -11,39 +11,40 @@ import re
 import subprocess
 from html import unescape
 
-from tests.app.consultant.test_routing_pages import _retainers, _upload
-from tests.app.public.test_alerts import app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
+import pytest
+
+from tests.helpers.consultant_forms import make_retainers, upload_for_preview
 from tests.helpers.forms import post_form
+from tests.helpers.mail import alert_text, mailing
+
+
+@pytest.fixture
+def app(make_app, smtp):
+    """An app that mails to the test's SMTP server."""
+    return make_app(**mailing(smtp[1]))
 
 
 def _work_one_day(flask_app, logged_in, end: str, duration: str) -> dt.date:
     """A 10-hour monthly retainer and one day's work from 08:00 imported through the pages; its reset day."""
     first = dt.datetime.now(dt.UTC).date().replace(day=1)
-    _retainers(flask_app, [("Client 1", "UTC")], start=first.isoformat(), hours="10")
+    make_retainers(flask_app, [("Client 1", "UTC")], start=first.isoformat(), hours="10")
     day = first.isoformat()
     data = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,Duration,"
             f"Tags,Amount ()\nAda,ada@example.com,Client 1,P,,Long day,Yes,{day},08:00:00,{day},{end},{duration},,\n")
-    preview, upload_id = _upload(logged_in, data.encode(), "day.csv")
+    preview, upload_id = upload_for_preview(logged_in, data.encode(), "day.csv")
     post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=preview)
     return (first + dt.timedelta(days=32)).replace(day=1)
 
 
-def _alert_text(sink, subject: str) -> tuple[str, str]:
-    """The plain and HTML bodies of the one alert whose subject has ``subject``."""
-    found = [m for m in sink.to("consultant@example.com") if subject in m["Subject"]]
-    assert len(found) == 1
-    return found[0].get_body(("plain",)).get_content(), unescape(found[0].get_body(("html",)).get_content())
-
-
-def test_the_overage_alert_says_when_the_hours_reset(app, logged_in, smtp):  # noqa: F811
+def test_the_overage_alert_says_when_the_hours_reset(app, logged_in, smtp):
     sink, _ = smtp
     reset = _work_one_day(app, logged_in, "19:00:00", "11:00:00")
-    plain, html = _alert_text(sink, "Over this period's hours")
+    plain, html = alert_text(sink, "Over this period's hours")
     wanted = f"11 of 10 h · 1 h over · resets {reset.day} {reset:%b}"
     assert wanted in plain and wanted in html
 
 
-def test_the_alert_headline_is_in_the_consultants_unit_as_on_the_page(app, logged_in, smtp, tmp_path):  # noqa: F811
+def test_the_alert_headline_is_in_the_consultants_unit_as_on_the_page(app, logged_in, smtp, tmp_path):
     """A consultant who writes hours as h:mm gets h:mm in the alert e-mail, on the page and in the
     statement PDF alike; the JSON stays decimal for programs."""
     sink, _ = smtp
@@ -51,7 +52,7 @@ def test_the_alert_headline_is_in_the_consultants_unit_as_on_the_page(app, logge
                                                    "timezone": "UTC", "rounding_min": "0", "hours_unit": "hm"})
     assert r.status_code == 302, r.get_data(as_text=True)
     reset = _work_one_day(app, logged_in, "16:30:00", "08:30:00")
-    plain, html = _alert_text(sink, "80 % of this period's hours")
+    plain, html = alert_text(sink, "80 % of this period's hours")
     wanted = f"8:30 of 10:00 h used · 1:30 h left · resets {reset.day} {reset:%b}"
     assert wanted in plain and wanted in html
     with app.app_context():

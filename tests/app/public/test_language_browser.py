@@ -10,8 +10,8 @@ from hourtab.core.accounts import find_account
 from hourtab.core.db import transaction
 from hourtab.retainers import service
 from hourtab.retainers.models import Retainer
-from tests.app.public.test_money import NOW, money_retainer
 from tests.helpers.browser import AXE_TAGS, WIDE
+from tests.helpers.money import NOW, money_retainer
 
 pytestmark = pytest.mark.browser
 

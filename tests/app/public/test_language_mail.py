@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from urllib.parse import urlparse
 
 import pytest
 
@@ -12,10 +13,15 @@ from app.db import get_db
 from hourtab.core.accounts import find_account
 from hourtab.core.db import transaction
 from hourtab.retainers import service
-from tests.app.consultant.test_routing_pages import _upload
-from tests.app.public.test_alerts import _path, app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
-from tests.app.public.test_headline_mail import _alert_text
+from tests.helpers.consultant_forms import import_rows, small_retainer, upload_for_preview
 from tests.helpers.forms import post_form
+from tests.helpers.mail import alert_text, mailing
+
+
+@pytest.fixture
+def app(make_app, smtp):
+    """An app that mails to the test's SMTP server."""
+    return make_app(**mailing(smtp[1]))
 
 #: language → what its e-mails and subscription pages must say (written out, not read from catalogs).
 EXPECTED = {
@@ -34,7 +40,7 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("language", list(EXPECTED))
-def test_the_clients_e_mails_are_in_the_retainers_language(app, logged_in, smtp, language):  # noqa: F811
+def test_the_clients_e_mails_are_in_the_retainers_language(app, logged_in, smtp, language):
     expected = EXPECTED[language]
     sink, _ = smtp
     first = dt.datetime.now(dt.UTC).date().replace(day=1)
@@ -54,36 +60,35 @@ def test_the_clients_e_mails_are_in_the_retainers_language(app, logged_in, smtp,
     assert confirmation["Subject"] == expected["confirm_subject"]
     text = confirmation.get_body(("plain",)).get_content()
     confirm_url = re.search(re.escape(expected["confirm_link"]) + r"(\S+)", text).group(1)
-    assert expected["confirmed"] in public.post(_path(confirm_url)).get_data(as_text=True)
+    assert expected["confirmed"] in public.post(urlparse(confirm_url).path).get_data(as_text=True)
 
     day = first.isoformat()
     data = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,Duration,"
             f"Tags,Amount ()\nAda,ada@example.com,Client 1,P,,Long day,Yes,{day},08:00:00,{day},19:00:00,"
             "11:00:00,,\n")
-    preview, upload_id = _upload(logged_in, data.encode(), "day.csv")
+    preview, upload_id = upload_for_preview(logged_in, data.encode(), "day.csv")
     post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=preview)
     alert = [m for m in sink.to("client@example.org") if expected["subject"] in m["Subject"]]
     assert len(alert) == 1
-    plain, html = _alert_text(sink, expected["subject"])     # the consultant's copy says the same
+    plain, html = alert_text(sink, expected["subject"])     # the consultant's copy says the same
     for body in (plain, html, alert[0].get_body(("plain",)).get_content()):
         assert expected["headline"] in body
     assert expected["page"] in html and f'<html lang="{language}">' in html
     assert expected["amounts"] in plain
 
 
-def test_a_german_clients_period_closed_alert_names_the_month_in_german(app, logged_in, smtp, tmp_path):  # noqa: F811
+def test_a_german_clients_period_closed_alert_names_the_month_in_german(app, logged_in, smtp, tmp_path):
     import subprocess
 
     from babel.dates import format_skeleton
     from sqlalchemy import update
 
     from hourtab.retainers.models import Retainer
-    from tests.app.public.test_alerts import _import, _retainer
 
     sink, _ = smtp
     first = dt.datetime.now(dt.UTC).date().replace(day=1)
     last_month = (first - dt.timedelta(days=1)).replace(day=1)
-    retainer_id, _ = _retainer(app, last_month)
+    retainer_id, _ = small_retainer(app, last_month)
     with app.app_context():                      # as if the German client's retainer had existed since last month
         db = get_db()
         db.execute(update(Retainer).where(Retainer.id == retainer_id).values(
@@ -91,7 +96,7 @@ def test_a_german_clients_period_closed_alert_names_the_month_in_german(app, log
         db.commit()
     post_form(logged_in, f"/retainers/{retainer_id}/alerts", {"alert": ["period_closed"], "copy": "1"},
               page=f"/retainers/{retainer_id}")
-    _import(logged_in, [("Client 1", "Old work", last_month.isoformat(), "09:00:00", "09:30:00")])
+    import_rows(logged_in, [("Client 1", "Old work", last_month.isoformat(), "09:00:00", "09:30:00")])
     (closed,) = sink.to("consultant@example.com")
     month = format_skeleton("yMMM", last_month, locale="de")    # e.g. "Nov. 2026"
     assert f"{month} abgeschlossen: Abrechnung anbei" in closed["Subject"]

@@ -17,7 +17,7 @@ from hourtab.invoices.invoice_document import invoice_pdf
 from hourtab.invoices.service import invoice_view, issue_invoice, save_invoice_profile
 from hourtab.retainers import service
 from hourtab.retainers.models import Retainer
-from tests.app.public.test_money import NOW, money_retainer
+from tests.helpers.money import NOW, money_retainer
 
 #: language → (currency, what its page, statement, invoice and feed must say).
 EXPECTED = {

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from hourtab.core.db import transaction
 from hourtab.retainers import service
-from tests.app.consultant.test_routing_pages import _upload
-from tests.app.public.test_alerts import app, smtp  # noqa: F401 - the SMTP server and the app that mails to it
-from tests.app.public.test_headline_mail import _alert_text
+from tests.helpers.consultant_forms import upload_for_preview
 from tests.helpers.forms import post_form
+from tests.helpers.mail import alert_text, mailing
 
 
-def test_the_overage_alert_shows_the_amounts_used_and_to_bill(app, logged_in, smtp):  # noqa: F811
+@pytest.fixture
+def app(make_app, smtp):
+    """An app that mails to the test's SMTP server."""
+    return make_app(**mailing(smtp[1]))
+
+
+def test_the_overage_alert_shows_the_amounts_used_and_to_bill(app, logged_in, smtp):
     from app.db import get_db
     from hourtab.core.accounts import find_account
 
@@ -29,9 +36,9 @@ def test_the_overage_alert_shows_the_amounts_used_and_to_bill(app, logged_in, sm
     data = ("User,Email,Client,Project,Task,Description,Billable,Start date,Start time,End date,End time,Duration,"
             f"Tags,Amount ()\nAda,ada@example.com,Client 1,P,,Long day,Yes,{day},08:00:00,{day},19:00:00,"
             "11:00:00,,\n")
-    preview, upload_id = _upload(logged_in, data.encode(), "day.csv")
+    preview, upload_id = upload_for_preview(logged_in, data.encode(), "day.csv")
     post_form(logged_in, f"/imports/{upload_id}/confirm", {}, page=preview)
-    plain, html = _alert_text(sink, "Over this period's hours")
+    plain, html = alert_text(sink, "Over this period's hours")
     # 11 h at €150, none left, 1 h over at €160.50.
     wanted = "Fee: €1,500.00 · Used: €1,650.00 · Remaining: €0.00 · Overage to bill: €160.50"
     assert wanted in plain and wanted in html

@@ -18,6 +18,7 @@ from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected
 from hourtab.timesheets.models import ImportProfile, TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import save_profile
 from tests.factories import TOGGL_HEADER, make_account, toggl_row
+from tests.helpers.imported import snapshot
 from tests.helpers.timesheet_samples import sample
 
 FLORES = "toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
@@ -26,14 +27,6 @@ FLORES = "toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017
 def run(session, account, data: bytes, **kwargs):
     with transaction(session):
         return import_file(session, account, data, "export.csv", **kwargs)
-
-
-def snapshot(session):
-    """Everything the importer can write, to prove a refused import wrote nothing."""
-    entries = session.execute(select(TimeEntry.fingerprint, TimeEntry.duration_s, TimeEntry.status,
-                                     TimeEntry.description).order_by(TimeEntry.fingerprint)).all()
-    return (entries, session.scalar(select(func.count(Upload.id))),
-            session.scalar(select(func.count(TimeEntryChange.id))))
 
 
 def split_export(data: bytes, first: slice, second: slice) -> tuple[bytes, bytes]:

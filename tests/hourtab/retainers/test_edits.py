@@ -21,13 +21,8 @@ from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.repair import rejoin, repair_split_rules
 from hourtab.retainers.revisions import closed
 from tests.factories import make_account
-from tests.helpers.paths import DATA
+from tests.helpers.lavery_export import KATHY, LAVERY, NOW, ROWS, SEAN
 
-LAVERY = DATA / "timetrackers/toggl/jalavery_timetrackR_Toggl_time_entries_2019-03-02_to_2020-03-01.csv"
-KATHY, SEAN = "Panageas, Kathy", "Devlin, Sean"
-#: Rows of each client in the export (counted independently with the csv module in test_samples' way).
-ROWS = {KATHY: 78, SEAN: 37}
-NOW = dt.datetime(2020, 3, 10, 12, tzinfo=dt.UTC)  # March 2020 open; Mar 2019 to Feb 2020 closed
 #: Tests whose subject the other database cannot change (the web tests run the names on both).
 SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 

@@ -10,9 +10,9 @@ from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
 from hourtab.timesheets import read_timesheet
 from hourtab.timesheets.errors import TimesheetError
+from tests.helpers.imported import snapshot
 from tests.helpers.paths import DATA
 from tests.helpers.timesheet_samples import sample
-from tests.hourtab.imports.test_importer import snapshot
 
 SAMPLES = [
     "toggl/Vages_toggl-til-ubw_Toggl_time_entries_2018-10-08_to_2018-10-14.csv",

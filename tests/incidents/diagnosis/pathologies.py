@@ -92,3 +92,41 @@ def make_run(kind: str, wandb_dir: Path) -> Path:
                 loss = torch.nn.functional.cross_entropy(model(x), y)
             run.log({"loss": descend(optimizer, loss)})
     return run_folder(run)
+
+
+def _dice(pred, mask, eps: float = 1e-8) -> float:
+    inter = (pred * mask).sum()
+    return float((2 * inter + eps) / (pred.sum() + mask.sum() + eps))
+
+
+def collapsing_segmenter(root: Path) -> Path:
+    """A two-layer conv net whose hidden ReLUs never fire (bias -10): only the output bias learns, so
+    BCE on sparse masks drives it to "all background" — a constant prediction."""
+    import numpy as np
+    import torch
+    import wandb
+
+    from tests.incidents.wandb_runs import descend, run_folder, sdk_run
+
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(3)
+    images = torch.rand(48, 1, 16, 16, generator=gen)
+    masks = (images > 0.96).float()                       # about 4 % foreground, learnable from the pixel
+    val_x, val_y = images[-8:], masks[-8:]
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 1, 1))
+    with torch.no_grad():
+        model[0].bias.fill_(-10.0)
+        model[2].bias.zero_()
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    with sdk_run(root, "unet-collapse", {"lr": 0.05, "batch_size": 40}, project="verdicts") as run:
+        for step in range(60):
+            row = {}
+            if step % 5 == 0:
+                with torch.no_grad():
+                    pred = (torch.sigmoid(model(val_x)) >= 0.5).float()
+                row["val/dice"] = _dice(pred, val_y)
+                row["val/prediction"] = wandb.Image((pred[0, 0].numpy() * 255).astype(np.uint8))
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(images[:40]), masks[:40])
+            row["train/loss"] = descend(opt, loss)
+            run.log(row)
+    return run_folder(run)

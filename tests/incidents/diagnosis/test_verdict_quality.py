@@ -22,6 +22,7 @@ import pytest
 
 from incidents.diagnosis import diagnose
 from tests.incidents.diagnosis.gpu_host import add_gpu_host
+from tests.incidents.diagnosis.pathologies import collapsing_segmenter
 from tests.incidents.wandb_runs import closed_log, descend, load_run, offline_wandb, run_folder, sdk_run
 
 # The module-scoped training runs are made once per worker: one xdist group keeps these tests on one worker.
@@ -29,38 +30,6 @@ pytestmark = [pytest.mark.torch, pytest.mark.slow, pytest.mark.xdist_group("verd
 torch = pytest.importorskip("torch")
 wandb = pytest.importorskip("wandb")
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _dice(pred: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> float:
-    inter = (pred * mask).sum()
-    return float((2 * inter + eps) / (pred.sum() + mask.sum() + eps))
-
-
-def _collapsing_segmenter(root: Path) -> Path:
-    """A two-layer conv net whose hidden ReLUs never fire (bias -10): only the output bias learns, so
-    BCE on sparse masks drives it to "all background" — a constant prediction."""
-    torch.manual_seed(0)
-    gen = torch.Generator().manual_seed(3)
-    images = torch.rand(48, 1, 16, 16, generator=gen)
-    masks = (images > 0.96).float()                       # about 4 % foreground, learnable from the pixel
-    val_x, val_y = images[-8:], masks[-8:]
-    model = torch.nn.Sequential(torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 1, 1))
-    with torch.no_grad():
-        model[0].bias.fill_(-10.0)
-        model[2].bias.zero_()
-    opt = torch.optim.Adam(model.parameters(), lr=0.05)
-    with sdk_run(root, "unet-collapse", {"lr": 0.05, "batch_size": 40}, project="verdicts") as run:
-        for step in range(60):
-            row = {}
-            if step % 5 == 0:
-                with torch.no_grad():
-                    pred = (torch.sigmoid(model(val_x)) >= 0.5).float()
-                row["val/dice"] = _dice(pred, val_y)
-                row["val/prediction"] = wandb.Image((pred[0, 0].numpy() * 255).astype(np.uint8))
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(images[:40]), masks[:40])
-            row["train/loss"] = descend(opt, loss)
-            run.log(row)
-    return run_folder(run)
 
 
 def _hand_logged_histograms(root: Path) -> Path:
@@ -107,7 +76,7 @@ def runs(tmp_path_factory):
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("quality")
     with offline_wandb(root):
-        collapse = _collapsing_segmenter(root)
+        collapse = collapsing_segmenter(root)
         hand = _hand_logged_histograms(root)
         policy = _tiny_policy_on_gpu_host(root)
         add_gpu_host(policy, gpus=1, util=0.0, memory=1.0)

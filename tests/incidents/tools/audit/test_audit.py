@@ -3,37 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
 from incidents.tools.audit.models import KNOWN_MODELS
-
-DATA = Path(__file__).resolve().parents[3] / "data" / "audit"
-
-
-def script(tmp_path: Path, name: str) -> Path:
-    target = tmp_path / "train.py"
-    shutil.copyfile(DATA / f"{name}.py.txt", target)
-    return target
-
-
-def audit(*args: str, env: dict[str, str] | None = None):
-    return CliRunner().invoke(cli, ["audit", *args], env=env, catch_exceptions=False)
-
-
-def as_json(result) -> dict:
-    return json.loads(result.output)
-
-
-def by_rule(report: dict) -> dict[str, list[dict]]:
-    rules: dict[str, list[dict]] = {}
-    for finding in report["findings"]:
-        rules.setdefault(finding["rule"], []).append(finding)
-    return rules
+from tests.helpers.audit_cli import SCRIPTS, as_json, audit, by_rule, script
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +61,7 @@ def test_gradients_every_100_steps_is_not_flagged(tmp_path):
     assert watch["severity"] == "info" and watch["evidence"]["log_freq"] == 100
     assert watch["prediction"] is None  # a CUDA script, and the shipped calibration is CPU-only
     cpu = tmp_path / "cpu.py"
-    cpu.write_text((DATA / "tiny_cpu.py.txt").read_text().replace('log="all", log_freq=1', 'log="all", log_freq=100'))
+    cpu.write_text((SCRIPTS / "tiny_cpu.py.txt").read_text().replace('log="all", log_freq=1', 'log="all", log_freq=100'))
     (watch,) = as_json(audit(str(cpu), "--json"))["findings"]
     assert watch["severity"] == "info"
     assert watch["prediction"]["per_step_s"] == pytest.approx(watch["prediction"]["per_logging_step_s"] / 100)

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from tests.incidents.tools.audit.test_audit import DATA, script
+from tests.helpers.audit_cli import SCRIPTS, script
 
 
 @pytest.fixture(autouse=True)
@@ -56,7 +56,7 @@ def test_files_over_the_size_limit_are_refused_before_reading(tmp_path):
     assert refused(path) == ("Error: train.py: 18,874,368 bytes, over the audit's limit of 1,048,576 "
                              "(raise it with --max-bytes).")
     small = tmp_path / "ok.py"
-    small.write_text((DATA / "tiny_cpu.py.txt").read_text())
+    small.write_text((SCRIPTS / "tiny_cpu.py.txt").read_text())
     assert "over the audit's limit of 100" in refused(small, "--max-bytes", "100")
     raised = CliRunner().invoke(cli, ["audit", str(small), "--max-bytes", "100000", "--json"])
     assert raised.exit_code == 1 and json.loads(raised.output)["findings"]

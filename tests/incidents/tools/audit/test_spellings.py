@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.incidents.tools.audit.test_audit import DATA, as_json, audit, by_rule, script
+from tests.helpers.audit_cli import SCRIPTS, as_json, audit, by_rule, script
 
 #: Parameter counts of BertForSequenceClassification with 14 labels as transformers builds it
 #: (test_model_sizes_match_transformers builds them on the meta device).
@@ -71,7 +71,7 @@ def test_trainer_reporting_to_wandb_with_wandb_watch_set(tmp_path):
 
 def test_trainer_without_wandb_watch_logs_no_histograms(tmp_path):
     path = tmp_path / "train.py"
-    path.write_text((DATA / "trainer_report.py.txt").read_text().replace('os.environ["WANDB_WATCH"] = "all"\n', ""))
+    path.write_text((SCRIPTS / "trainer_report.py.txt").read_text().replace('os.environ["WANDB_WATCH"] = "all"\n', ""))
     (watch,) = as_json(audit(str(path), "--json"))["findings"]
     assert watch["severity"] == "info" and "logs no histograms" in watch["message"]
     assert "WANDB_WATCH is not set in the script" in watch["message"]
@@ -88,7 +88,7 @@ def test_constant_false_condition_is_info_and_names_it(tmp_path):
     assert "disabled by DEBUG = False (line 6)" in dead["message"] and dead["diff"] == ""
     assert live["severity"] == "info" and live["evidence"]["log_freq"] == 100
     flipped = tmp_path / "on.py"
-    flipped.write_text((DATA / "debug_disabled.py.txt").read_text().replace("DEBUG = False", "DEBUG = True"))
+    flipped.write_text((SCRIPTS / "debug_disabled.py.txt").read_text().replace("DEBUG = False", "DEBUG = True"))
     on, off = sorted(by_rule(as_json(audit(str(flipped), "--json")))["wandb_watch"], key=lambda f: f["line"])
     assert on["severity"] == "error" and "disabled by DEBUG = True (line 6) (else branch" in off["message"]
 
@@ -114,7 +114,7 @@ def test_undecidable_condition_keeps_its_severity_and_says_which(tmp_path):
 
 def test_unresolved_value_on_the_cpu_predicts_a_range(tmp_path):
     path = tmp_path / "train.py"
-    path.write_text((DATA / "tiny_cpu.py.txt").read_text().replace(
+    path.write_text((SCRIPTS / "tiny_cpu.py.txt").read_text().replace(
         'log_freq=1)', 'log_freq=settings.freq)').replace("import torch\n", "import torch\nsettings = load()\n"))
     (watch,) = as_json(audit(str(path), "--json"))["findings"]
     assert watch["prediction"] is None  # no single figure that could be read as the prediction

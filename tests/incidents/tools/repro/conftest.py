@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import offline_wandb
-from tests.helpers.repro_cli import TINY_ARGS, run_cli
+from tests.helpers.cli import TINY_ARGS, run_cli
 
 
 @pytest.fixture(scope="session")

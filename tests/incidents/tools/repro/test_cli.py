@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from tests.helpers.repro_cli import run_cli
+from tests.helpers.cli import run_cli
 
 
 def test_missing_torch_names_the_repro_extra(monkeypatch, tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.repro_cli import TINY_ARGS, run_cli
+from tests.helpers.cli import TINY_ARGS, run_cli
 
 # tiny_run (session-scoped, ~4 s of training) would be made on each worker: one xdist group makes it once.
 pytestmark = [pytest.mark.torch, pytest.mark.xdist_group("tiny_run")]

@@ -15,11 +15,11 @@ def test_the_collapsed_metric_of_a_collapsed_run_is_charted(tmp_path):
     torch = pytest.importorskip("torch")
     wandb = pytest.importorskip("wandb")
     # The same caused collapse the quality rule is tested on: dead ReLUs leave only a constant to learn.
-    from tests.incidents.diagnosis.test_verdict_quality import _collapsing_segmenter
+    from tests.incidents.diagnosis.pathologies import collapsing_segmenter
 
     torch.set_num_threads(1)
     with offline_wandb(tmp_path):
-        run = load_run(_collapsing_segmenter(tmp_path))
+        run = load_run(collapsing_segmenter(tmp_path))
         wandb.teardown()
     report = build_incident_report(ReportInput(title="Segmenter predicts background", runs=(RunInput("incident", run),)))
     collapse = next(f for f in report.fired if f.rule == "quality_collapse")

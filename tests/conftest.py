@@ -24,7 +24,7 @@ from tests.helpers.databases import PG_ADMIN_URL, create_pg_database, drop_pg_da
 from tests.helpers.forms import signup
 from tests.helpers.mail import Sink, smtp_server
 from tests.helpers.servers import serve
-from tests.incidents.evidence.wandb.runs import ensure_runs
+from tests.helpers.wandb_sample_runs import ensure_runs
 
 #: The tests' trackers are local servers on loopback: the operator's switch that lets connections reach
 #: private and loopback addresses is on for the apps, CLIs and servers the tests start...

@@ -37,6 +37,18 @@ def test_no_file_imports_a_conftest_or_a_test_module():
         "\n".join(offenders)
 
 
+def test_every_import_of_a_test_helper_names_a_module_that_exists():
+    """Imports inside functions run only with their test: a moved helper must not leave one behind."""
+    missing = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tests."):
+                where = ROOT.joinpath(*node.module.split("."))
+                if not (where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()):
+                    missing.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}")
+    assert missing == []
+
+
 def test_the_check_sees_an_import_inside_a_function(tmp_path):
     module = tmp_path / "test_example.py"
     module.write_text("def test_x():\n    from tests.app.public.test_alerts import _path\n")

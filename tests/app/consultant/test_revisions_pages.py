@@ -19,7 +19,7 @@ from tests.helpers.changes import confirm_preview
 from tests.helpers.consultant_forms import make_retainers, upload_for_preview
 from tests.helpers.documents import html_words, pdf_words
 from tests.helpers.forms import post_form
-from tests.hourtab.retainers.multi_client import CLOCKIFY
+from tests.helpers.multi_client import CLOCKIFY
 
 ATOM = {"a": "http://www.w3.org/2005/Atom"}
 H = 3600

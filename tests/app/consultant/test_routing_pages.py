@@ -23,7 +23,7 @@ from hourtab.retainers import service
 from tests.helpers.consultant_forms import make_retainers, upload_for_preview
 from tests.helpers.documents import html_words, pdf_words
 from tests.helpers.forms import post_form
-from tests.hourtab.retainers.multi_client import CLOCKIFY, TOGGL, by_client, foreign_words
+from tests.helpers.multi_client import CLOCKIFY, TOGGL, by_client, foreign_words
 
 
 def _leaks(words: set[str], text: str) -> list[str]:

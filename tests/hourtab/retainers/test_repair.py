@@ -21,7 +21,7 @@ from hourtab.retainers.models import PeriodRevision, Retainer, retainer_entries
 from hourtab.retainers.repair import rematch_old_assignments
 from hourtab.timesheets.models import TimeEntry
 from tests.factories import make_account
-from tests.hourtab.retainers.multi_client import CLOCKIFY, by_client
+from tests.helpers.multi_client import CLOCKIFY, by_client
 
 
 def _terms():

@@ -20,7 +20,7 @@ from hourtab.retainers import service
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import PeriodRevision
 from tests.factories import make_account
-from tests.hourtab.retainers.multi_client import CLOCKIFY, KIMAI14, TOGGL, TOGGL13, by_client
+from tests.helpers.multi_client import CLOCKIFY, KIMAI14, TOGGL, TOGGL13, by_client
 
 
 def _terms(start="2026-01-01", timezone="UTC", hours="40"):

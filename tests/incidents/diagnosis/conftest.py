@@ -11,8 +11,8 @@ KINDS = ("exploding", "nonfinite", "vanishing", "dead_layer", "static", "healthy
 def pathology_runs(tmp_path_factory):
     """``{kind: RunEvidence}`` for every pathology in ``pathologies.py``."""
     pytest.importorskip("torch")
-    from tests.incidents.diagnosis.pathologies import make_run
-    from tests.incidents.wandb_runs import load_run, offline_wandb
+    from tests.helpers.pathologies import make_run
+    from tests.helpers.wandb_runs import load_run, offline_wandb
 
     root = tmp_path_factory.mktemp("pathologies")
     with offline_wandb(root):

@@ -17,7 +17,7 @@ from incidents.diagnosis import RULES, diagnose
 from incidents.evidence import store
 from incidents.evidence.wandb import load_run
 from tests.factories import make_account
-from tests.incidents.diagnosis.corpus import Tally, archive, expected, judge
+from tests.helpers.corpus import Tally, archive, expected, judge
 
 TABLE = expected()
 

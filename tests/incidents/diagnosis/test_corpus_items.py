@@ -16,7 +16,7 @@ import pytest
 
 from incidents.diagnosis import diagnose, signals
 from incidents.evidence.wandb import load_run
-from tests.incidents.diagnosis.corpus import archive
+from tests.helpers.corpus import archive
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_evidence_stored_before_readers_recorded_logged_values_counts_only_infin
 def test_sdk_written_run_of_200_steps_and_one_val_loss_row_is_not_exploding(tmp_path):
     """The issue's own reproduction, written by the installed SDK."""
     pytest.importorskip("wandb")
-    from tests.incidents.wandb_runs import offline_wandb, run_folder, sdk_run
+    from tests.helpers.wandb_runs import offline_wandb, run_folder, sdk_run
 
     with offline_wandb(tmp_path):
         with sdk_run(tmp_path, "eval-tail", {"epochs": 1}) as run:

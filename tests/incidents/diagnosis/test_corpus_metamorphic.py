@@ -17,7 +17,7 @@ import pytest
 from incidents.diagnosis import diagnose
 from incidents.errors import InvalidEvidence
 from incidents.evidence.wandb import load_run
-from tests.incidents.diagnosis.corpus import Tally, archive, expected, judge
+from tests.helpers.corpus import Tally, archive, expected, judge
 from tests.incidents.diagnosis.corpus_transforms import TRANSFORMS
 
 TABLE = expected()

@@ -18,8 +18,8 @@ import pytest
 
 from incidents.diagnosis import RULES, diagnose
 from incidents.evidence.sample_data import REPRO_TINY
-from tests.incidents.diagnosis.gpu_host import add_gpu_host
-from tests.incidents.wandb_runs import descend, load_run, offline_wandb, run_folder, sdk_run
+from tests.helpers.gpu_host import add_gpu_host
+from tests.helpers.wandb_runs import descend, load_run, offline_wandb, run_folder, sdk_run
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")

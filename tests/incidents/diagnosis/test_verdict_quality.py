@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from incidents.diagnosis import diagnose
-from tests.incidents.diagnosis.gpu_host import add_gpu_host
-from tests.incidents.diagnosis.pathologies import collapsing_segmenter
-from tests.incidents.wandb_runs import closed_log, descend, load_run, offline_wandb, run_folder, sdk_run
+from tests.helpers.gpu_host import add_gpu_host
+from tests.helpers.pathologies import collapsing_segmenter
+from tests.helpers.wandb_runs import closed_log, descend, load_run, offline_wandb, run_folder, sdk_run
 
 # The module-scoped training runs are made once per worker: one xdist group keeps these tests on one worker.
 pytestmark = [pytest.mark.torch, pytest.mark.slow, pytest.mark.xdist_group("verdict_quality")]

@@ -94,7 +94,7 @@ def test_an_export_tells_a_logged_nan_from_an_empty_cell():
 
 def test_an_archive_packed_from_inside_its_folder_is_read(tmp_path):
     """``tar -C run-folder -czf run.tar.gz .`` writes the archive's root as "./" first."""
-    from tests.incidents.diagnosis.corpus import archive
+    from tests.helpers.corpus import archive
 
     with tarfile.open(archive("kobert-oom-0.15")) as t:
         t.extractall(tmp_path / "run", filter="data")

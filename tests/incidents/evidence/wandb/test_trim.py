@@ -13,7 +13,7 @@ from incidents.evidence.wandb import load_run
 from incidents.evidence.wandb.framing import iter_records
 from incidents.evidence.wandb.trim import TrimLimits, trim_run_folder
 from scripts.trim_wandb_run import main as trim_cli
-from tests.incidents.diagnosis.corpus import archive
+from tests.helpers.corpus import archive
 
 wandb = pytest.importorskip("wandb")
 
@@ -26,8 +26,8 @@ def _verdicts(run) -> dict[str, tuple[bool, str]]:
 def long_run(tmp_path_factory):
     """1,500 training steps of a falling loss, an evaluation row every 100 steps, then a loss that
     goes NaN for good; console lines and summary records as the SDK writes them."""
-    from tests.incidents.diagnosis.gpu_host import add_gpu_host
-    from tests.incidents.wandb_runs import offline_wandb, run_folder, sdk_run
+    from tests.helpers.gpu_host import add_gpu_host
+    from tests.helpers.wandb_runs import offline_wandb, run_folder, sdk_run
 
     root = tmp_path_factory.mktemp("long")
     rng = np.random.default_rng(0)

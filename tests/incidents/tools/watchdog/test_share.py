@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.incidents.wandb_runs import descend, load_run, offline_wandb, run_folder, sdk_run
+from tests.helpers.wandb_runs import descend, load_run, offline_wandb, run_folder, sdk_run
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 torch = pytest.importorskip("torch")
@@ -58,7 +58,7 @@ def _add_process_cpu(folder: Path, percent: float, logical_cpus: int = 4, sample
     import numpy as np
     from wandb.proto import wandb_internal_pb2 as pb
 
-    from tests.incidents.diagnosis.gpu_host import _rewrite
+    from tests.helpers.gpu_host import _rewrite
 
     stamps = load_run(folder).history["_timestamp"].dropna()
     env = pb.Record()
@@ -157,7 +157,7 @@ def test_a_process_using_a_whole_core_is_compared_by_wall_time(watched, tmp_path
 def test_a_gpu_run_gets_no_share_from_cpu_figures(watched, tmp_path):
     from incidents.tools.audit.cost import Calibration, load_calibration
     from incidents.tools.watchdog import observe
-    from tests.incidents.diagnosis.gpu_host import add_gpu_host
+    from tests.helpers.gpu_host import add_gpu_host
 
     cpu_only = load_calibration()
     assert cpu_only.devices() == ["cpu"]

@@ -245,7 +245,7 @@ def test_fastwatch_run_is_not_blamed_on_wandb_watch_costs(tmp_path):
     from incidents.tools import fastwatch
     from incidents.tools.audit.cost import load_calibration
     from incidents.tools.watchdog import observe
-    from tests.incidents.wandb_runs import offline_wandb
+    from tests.helpers.wandb_runs import offline_wandb
 
     with offline_wandb(tmp_path):
         import wandb

@@ -6,7 +6,7 @@ import pytest
 
 from incidents.writeups.report.build import build_incident_report
 from incidents.writeups.report.inputs import ReportInput, RunInput
-from tests.incidents.wandb_runs import load_run, offline_wandb
+from tests.helpers.wandb_runs import load_run, offline_wandb
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
@@ -15,7 +15,7 @@ def test_the_collapsed_metric_of_a_collapsed_run_is_charted(tmp_path):
     torch = pytest.importorskip("torch")
     wandb = pytest.importorskip("wandb")
     # The same caused collapse the quality rule is tested on: dead ReLUs leave only a constant to learn.
-    from tests.incidents.diagnosis.pathologies import collapsing_segmenter
+    from tests.helpers.pathologies import collapsing_segmenter
 
     torch.set_num_threads(1)
     with offline_wandb(tmp_path):

@@ -135,8 +135,8 @@ def test_hardware_reads_right():
 def test_apple_gpu_is_read_from_the_sdk_environment(tmp_path):
     import wandb
 
-    from tests.incidents.diagnosis.gpu_host import add_apple_host
-    from tests.incidents.wandb_runs import offline_wandb
+    from tests.helpers.gpu_host import add_apple_host
+    from tests.helpers.wandb_runs import offline_wandb
 
     with offline_wandb(tmp_path):
         run = wandb.init(project="verdicts", dir=str(tmp_path), mode="offline",

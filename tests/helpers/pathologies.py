@@ -77,7 +77,7 @@ def make_run(kind: str, wandb_dir: Path) -> Path:
     else:
         raise ValueError(kind)
 
-    from tests.incidents.wandb_runs import descend, run_folder, sdk_run
+    from tests.helpers.wandb_runs import descend, run_folder, sdk_run
 
     config = {"pathology": kind, "lr": optimizer.param_groups[0]["lr"]}
     with sdk_run(wandb_dir, f"{kind}-run", config) as run:
@@ -106,7 +106,7 @@ def collapsing_segmenter(root: Path) -> Path:
     import torch
     import wandb
 
-    from tests.incidents.wandb_runs import descend, run_folder, sdk_run
+    from tests.helpers.wandb_runs import descend, run_folder, sdk_run
 
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(3)

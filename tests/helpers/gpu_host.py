@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.incidents.wandb_runs import closed_log, load_run
+from tests.helpers.wandb_runs import closed_log, load_run
 
 A100 = ("NVIDIA A100-SXM4-40GB", 42949672960)
 

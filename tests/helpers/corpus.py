@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from incidents.diagnosis import RULES, signals
+from tests.helpers.paths import DATA
 
-RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
+RUNS = DATA / "runs"
 
 
 @dataclass(frozen=True)

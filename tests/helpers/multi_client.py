@@ -11,7 +11,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+from tests.helpers.paths import DATA
+
 CLOCKIFY = DATA / "timetrackers/clockify/metaplm_Clockify_Time_Report_Detailed_01_01_2026-31_12_2026.csv"
 TOGGL = DATA / "timetrackers/toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
 TOGGL13 = DATA / "exports/toggl_thirteen_clients.csv"

@@ -3,8 +3,9 @@
 A ledger sums entries by period, and periods are local dates in the retainer's zone. Keeping that
 day on ``retainer_entries`` (set when an entry is routed, refreshed when an entry's times change or
 the retainer's zone does) lets ``totals`` read a ledger's sums with one ``GROUP BY`` over an index,
-never the entries themselves. The day is the one ``ledger.build_ledger`` computes (its start in the
-zone; the tracker's date for an entry without a time).
+never the entries themselves. The day is the one the tests' from-scratch ledger
+(``tests.helpers.ledger_oracle``) computes (its start in the zone; the tracker's date for an entry
+without a time).
 """
 
 from __future__ import annotations

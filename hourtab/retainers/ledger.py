@@ -1,8 +1,10 @@
 """The hours ledger: per period, what was granted, used, carried, expired and over — exactly.
 
-Pure: terms, a frame of matched entries and a list of credits in; a ``Ledger`` out. All sums are
-integer seconds (``int64`` columns summed by pandas, Python ints after), never float hours, so the
-page, the CSV, the PDF and the JSON always agree to the second.
+Pure: each period's used seconds and entries, its terms and the credits in (``period_balances``);
+a ``Ledger`` out, its periods' entries placed and rounded by ``placed``. The sums come from the day
+totals (``hourtab.retainers.totals``); ``tests.helpers.ledger_oracle`` sums every entry instead, as
+the check. All sums are integer seconds, never float hours, so the page, the CSV, the PDF and the
+JSON always agree to the second.
 
 Balances are kept as *lots* so rollover caps and expiry are exact: unused allotment becomes a
 rollover lot stamped with the period it came from; top-ups are prepaid lots that never lapse.
@@ -21,7 +23,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 import pandas as pd
 
-from hourtab.retainers.periods import Period, index_of, local_date, periods_through
+from hourtab.retainers.periods import Period, index_of
 from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import HOUR, Overage, Rollover, Terms
 
@@ -105,14 +107,6 @@ def empty_entries() -> pd.DataFrame:
                          "duration_s": pd.Series(dtype="int64")})
 
 
-def _entry_days(entries: pd.DataFrame, terms: Terms) -> pd.Series:
-    """Each entry's local date in the retainer's zone; trackers without times give a date only."""
-    start = pd.to_datetime(entries["start_at"], utc=True)
-    local = start.dt.tz_convert(terms.timezone).dt.tz_localize(None).dt.normalize()
-    fallback = pd.to_datetime(entries["local_date"]).dt.normalize()
-    return local.fillna(fallback).astype("datetime64[ns]")
-
-
 def _entry_order(frame: pd.DataFrame) -> np.ndarray:
     """Positions that sort entries by day, then start (entries without a time last), then id.
 
@@ -165,49 +159,13 @@ def placed(frame: pd.DataFrame, periods: list[Period], period_terms: list[Terms]
     return frame.iloc[_entry_order(frame)]
 
 
-def build_ledger(terms: Terms, entries: pd.DataFrame, credits: Sequence[Credit] = (),
-                 as_of: dt.datetime | None = None,
-                 schedule: Sequence[tuple[dt.date, Terms]] = ()) -> Ledger:
-    """Compute every period from the start through the one containing ``as_of`` (or the last entry).
-
-    ``terms`` gives the period structure (start, kind, reset day, time zone); ``schedule`` the
-    terms versions, each applying from the period that starts on or after its date (default:
-    ``terms`` throughout). A period's allotment, rounding, rollover and overage are its version's.
-    """
-    as_of = as_of or dt.datetime.now(dt.UTC)
-    schedule = tuple(sorted(schedule, key=lambda v: v[0])) or ((terms.start, terms),)
-    today = local_date(as_of, terms.tz)
-    frame = entries.copy() if len(entries) else empty_entries()
-    frame["day"] = _entry_days(frame, terms) if len(frame) else pd.Series(dtype="datetime64[ns]")
-
-    last_day = max([today, *[c.on for c in credits]])
-    if len(frame):
-        last_day = max(last_day, frame["day"].max().date())
-    periods = periods_through(terms, last_day)
-    period_terms = [terms_for(schedule, p.start) for p in periods]
-    frame["period"] = _period_index(frame, periods)
-    before = frame[frame["period"] < 0].copy()
-    before["rounded_s"] = round_array(before["duration_s"].to_numpy(dtype=np.int64), period_terms[0].rounding)
-    frame = placed(frame, periods, period_terms)
-
-    # Exact int64 sums per period (no float weights, no groupby machinery for a few dozen bins).
-    index = frame["period"].to_numpy(dtype=np.int64)
-    used = np.zeros(len(periods), dtype=np.int64)
-    np.add.at(used, index, frame["rounded_s"].to_numpy(dtype=np.int64))
-    counts = np.bincount(index, minlength=len(periods))
-    balances, current_index = period_balances(periods, period_terms, [int(u) for u in used],
-                                              [int(c) for c in counts], credits, today)
-    return Ledger(terms=period_terms[current_index], periods=balances, current_index=current_index, entries=frame,
-                  before_start=before, credits=tuple(sorted(credits, key=lambda c: (c.on, c.id or 0))),
-                  schedule=schedule, before_count=len(before))
-
-
 def period_balances(periods: list[Period], period_terms: list[Terms], used: list[int], counts: list[int],
                     credits: Sequence[Credit], today: dt.date) -> tuple[list[PeriodBalance], int]:
     """Every period's balance from its used seconds and entry count: arithmetic over periods only.
 
-    The one computation of balances, whether the sums come from entries (``build_ledger``) or from
-    the stored day totals (``hourtab.retainers.totals``). Returns the balances and the current index.
+    The one computation of balances, whether the sums come from the stored day totals
+    (``hourtab.retainers.totals``) or, in the tests' check, from every entry. Returns the balances
+    and the current index.
     """
     topups, plus, minus = _credit_sums(periods, credits)
     current_index = min(max(index_of(periods, today), 0), len(periods) - 1)

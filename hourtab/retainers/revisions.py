@@ -22,15 +22,15 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import String, cast, func, insert, select
 from sqlalchemy.orm import Session
 
-from hourtab.retainers.counted_entries import entries_frame
-from hourtab.retainers.ledger import Credit, Ledger, build_ledger
+from hourtab.retainers.days import local_days
+from hourtab.retainers.ledger import Credit, Ledger
 from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms, retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through
-from hourtab.retainers.terms import Terms
-from hourtab.retainers.totals import DayTotals, day_totals, ledger_of_days, schedule_roundings
+from hourtab.retainers.terms import Rounding, Terms
+from hourtab.retainers.totals import DayTotals, day_totals, entry_totals, ledger_of_days, schedule_roundings
 from hourtab.timesheets.models import TimeEntry
 
 #: Retainer columns ``Retainer.terms()`` reads for hours (a revision is about hours, never money: the
@@ -175,14 +175,22 @@ def closed_figures(session: Session, retainer_id: int, now: dt.datetime, since: 
     if since is not None and since > terms.start:
         periods = periods_through(terms, since)
         first = periods[min(index_of(periods, since), len(periods) - 1)].start
-    credits = _credits(session, retainer_id)
-    if from_entries:
-        frame = entries_frame(session, retainer_id, text=False)
-        figures = closed(build_ledger(terms, frame, credits, as_of=now, schedule=schedule))
-    else:
-        days = day_totals(session, retainer_id, schedule_roundings(terms, schedule), since=first)
-        figures = closed(ledger_of_days(terms, days, credits, as_of=now, schedule=schedule))
+    roundings = schedule_roundings(terms, schedule)
+    days = (_summed_here(session, retainer_id, terms, roundings) if from_entries
+            else day_totals(session, retainer_id, roundings, since=first))
+    figures = closed(ledger_of_days(terms, days, _credits(session, retainer_id), as_of=now, schedule=schedule))
     return {start: f for start, f in figures.items() if first is None or start >= first}
+
+
+def _summed_here(session: Session, retainer_id: int, terms: Terms, roundings: list[Rounding]) -> DayTotals:
+    """The retainer's day totals summed here, each entry's day computed as routing stores it: for
+    the data migrations older than ``retainer_entries.day``, which have no stored days to group by."""
+    te, held = TimeEntry, retainer_entries
+    rows = session.execute(select(cast(te.start_at, String), cast(te.local_date, String), te.duration_s)
+                           .join(held, held.c.entry_id == te.id)
+                           .where(held.c.retainer_id == retainer_id, te.status != "removed")).all()
+    starts, dates, seconds = zip(*rows, strict=True) if rows else ((), (), ())
+    return entry_totals(local_days(starts, dates, terms.timezone) if rows else [], seconds, roundings)
 
 
 def _seen(session: Session, account_id: int, now: dt.datetime, since: dt.date | None,

@@ -4,7 +4,9 @@ The database sums a retainer's counted entries per local day (``days`` keeps tha
 assignment), rounding each entry in SQL by every rounding rule the retainer's terms versions use;
 each day then takes the sum under its own period's rule. What reaches Python is a row per day with
 entries, not a row per entry, so a ledger costs its days, and a change costs its own rows (routing
-stores their days). ``ledger.build_ledger`` over the entries stays as the check in the tests.
+stores their days). Every reader of figures reads them here: the pages, JSON, CSV, statements, feed,
+alerts, invoices, the import preview and the revision watch; those that list entries read only the
+periods they show (``with_entries``). ``build_ledger`` over every entry is the check, in the tests.
 """
 
 from __future__ import annotations
@@ -51,11 +53,17 @@ class DayTotals:
 
     def plus(self, days: Sequence[dt.date], seconds: Sequence[int], sign: int) -> DayTotals:
         """These totals with entries of ``seconds`` on ``days`` added (``sign`` 1) or taken out (-1)."""
-        durations = np.asarray(seconds, dtype=np.int64)
-        return DayTotals(np.concatenate([self.days, np.array(days, dtype="datetime64[D]")]),
-                         np.concatenate([self.entries, np.full(len(durations), sign, dtype=np.int64)]),
-                         {rule: np.concatenate([sums, sign * round_array(durations, rule)])
-                          for rule, sums in self.rounded_s.items()})
+        more = entry_totals(days, seconds, list(self.rounded_s), sign)
+        return DayTotals(np.concatenate([self.days, more.days]), np.concatenate([self.entries, more.entries]),
+                         {rule: np.concatenate([sums, more.rounded_s[rule]]) for rule, sums in self.rounded_s.items()})
+
+
+def entry_totals(days: Sequence[dt.date], seconds: Sequence[int], roundings: Sequence[Rounding],
+                 sign: int = 1) -> DayTotals:
+    """Entries of ``seconds`` on ``days`` as totals, one element an entry (``sign`` -1: taken out)."""
+    durations = np.asarray(seconds, dtype=np.int64)
+    return DayTotals(np.array(days, dtype="datetime64[D]"), np.full(len(durations), sign, dtype=np.int64),
+                     {rule: sign * round_array(durations, rule) for rule in dict.fromkeys(roundings)})
 
 
 def _rounded(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColumnExpression[int]:
@@ -111,7 +119,7 @@ def schedule_roundings(terms: Terms, schedule: Sequence[tuple[dt.date, Terms]]) 
 
 def ledger_of_days(terms: Terms, totals: DayTotals, credits: Sequence[Credit] = (),
                    as_of: dt.datetime | None = None, schedule: Sequence[tuple[dt.date, Terms]] = ()) -> Ledger:
-    """``build_ledger``'s periods from day totals (its ``entries`` frames are left empty)."""
+    """The ledger's periods from day totals (it holds no entries: see ``with_entries``)."""
     as_of = as_of or dt.datetime.now(dt.UTC)
     schedule = tuple(sorted(schedule, key=lambda v: v[0])) or ((terms.start, terms),)
     today = local_date(as_of, terms.tz)
@@ -173,7 +181,7 @@ def latest_periods(count: int) -> Pick:
 
 def with_entries(session: Session, ledger: Ledger, retainer_id: int, indices: Iterable[int],
                  text: bool = True) -> Ledger:
-    """``ledger`` holding the entries of the periods ``indices`` (as ``build_ledger`` lists them), read
+    """``ledger`` holding the entries of the periods ``indices`` (placed and rounded as a ledger lists them), read
     by their stored days: a ranged read for each run of consecutive periods."""
     wanted = sorted(set(indices))
     if not wanted:

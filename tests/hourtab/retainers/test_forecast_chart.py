@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 from hourtab.retainers import chart
 from hourtab.retainers.chart import WIDE, burnup_svgs
 from hourtab.retainers.forecast import forecast
-from hourtab.retainers.ledger import build_ledger
 from hourtab.retainers.presentation import format_hours, used_percent
 from hourtab.retainers.terms import HOUR, Terms
 from tests.helpers.ledger_frames import frame, on
+from tests.helpers.ledger_oracle import build_ledger
 
 NOV = Terms(allotment_s=20 * HOUR, start=dt.date(2025, 11, 1))
 

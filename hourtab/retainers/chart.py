@@ -16,8 +16,9 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from hourtab.core.i18n import Writer
 from hourtab.core.svgchart import PX, new_figure, to_svg
@@ -118,6 +119,10 @@ def _axes(fig: Figure, layout: Layout, period: Period, y_max_h: int, step: int, 
 FIGURES_KEPT = 32
 _FIGURES: OrderedDict[tuple, tuple[Figure, Axes, Line2D, Legend]] = OrderedDict()
 _FIGURES_LOCK = threading.Lock()
+T = TypeVar("T")
+#: Drawings kept, by all they draw: a change that leaves the period's hours as they were (a late
+#: entry in a closed period, a credit, a rename) renders the page again with the very same chart.
+_DRAWN: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
 
 
 def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
@@ -136,21 +141,32 @@ def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int]
     title = _title(period, available_s, total, w)
     key = (period, y_max_h, step, available_s, w.language, layouts)
     with _FIGURES_LOCK:  # a kept figure is redrawn by one thread at a time
-        drawing = _FIGURES.pop(key, None) or _figure(period, available_s, y_max_h, step, layouts[0], w)
-        _FIGURES[key] = drawing
-        while len(_FIGURES) > FIGURES_KEPT:
-            _FIGURES.popitem(last=False)
-        fig, ax, used, legend = drawing
-        used.set_data(xs, ys)
-        out = []
-        for layout in layouts:
-            fig.set_size_inches(layout.width / 100, layout.height / 100)
-            ax.set_position(_place(layout))
-            ax.tick_params(labelsize=layout.font)
-            for text in legend.get_texts():
-                text.set_fontsize(layout.font)
-            out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
-                              title_id=f"burnup-title{layout.suffix}", inline=inline))
+        return _kept(_DRAWN, (key, title, tuple(ys), last, inline), lambda: _draw(key, xs, ys, title, inline, w))
+
+
+def _kept(store: OrderedDict[tuple, T], key: tuple, make: Callable[[], T]) -> T:
+    """``store[key]``, made if missing; the least recently used beyond ``FIGURES_KEPT`` go."""
+    value = store.pop(key, None)
+    store[key] = make() if value is None else value
+    while len(store) > FIGURES_KEPT:
+        store.popitem(last=False)
+    return store[key]
+
+
+def _draw(key: tuple, xs: list[float], ys: list[float], title: str, inline: bool, w: Writer) -> tuple[str, ...]:
+    """Draw the kept figure of ``key`` (made if need be) with the hours used at ``xs``, ``ys``."""
+    period, y_max_h, step, available_s, _, layouts = key
+    fig, ax, used, legend = _kept(_FIGURES, key, lambda: _figure(period, available_s, y_max_h, step, layouts[0], w))
+    used.set_data(xs, ys)
+    out = []
+    for layout in layouts:
+        fig.set_size_inches(layout.width / 100, layout.height / 100)
+        ax.set_position(_place(layout))
+        ax.tick_params(labelsize=layout.font)
+        for text in legend.get_texts():
+            text.set_fontsize(layout.font)
+        out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
+                          title_id=f"burnup-title{layout.suffix}", inline=inline))
     return tuple(out)
 
 

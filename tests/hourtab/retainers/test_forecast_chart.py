@@ -132,8 +132,10 @@ def test_a_kept_figure_redrawn_with_new_hours_gives_the_bytes_of_a_fresh_one():
     before = {dt.date(2025, 11, d): HOUR for d in (1, 2, 3)}
     after = {**before, dt.date(2025, 11, 9): 2 * HOUR, dt.date(2025, 11, 10): 3 * HOUR}
     chart._FIGURES.clear()
+    chart._DRAWN.clear()
     fresh = burnup_svgs(period, 20 * HOUR, after, dt.date(2025, 11, 10), inline=True)
     chart._FIGURES.clear()
+    chart._DRAWN.clear()  # drawn again, not the drawing kept from the first call
     burnup_svgs(period, 20 * HOUR, before, dt.date(2025, 11, 10), inline=True)
     redrawn = burnup_svgs(period, 20 * HOUR, after, dt.date(2025, 11, 10), inline=True)
     assert len(chart._FIGURES) == 1  # the second drawing reused the first one's figure

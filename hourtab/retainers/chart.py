@@ -139,7 +139,8 @@ def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int]
     step = _nice_step(top_s / HOUR * 1.08)
     y_max_h = int(-(-top_s // (step * HOUR)) * step)
     title = _title(period, available_s, total, w)
-    key = (period, y_max_h, step, available_s, w.language, layouts)
+    # Nothing available draws no pace and no level: an overdrawn period's figure is one, however deep.
+    key = (period, y_max_h, step, max(available_s, 0), w.language, layouts)
     with _FIGURES_LOCK:  # a kept figure is redrawn by one thread at a time
         return _kept(_DRAWN, (key, title, tuple(ys), last, inline), lambda: _draw(key, xs, ys, title, inline, w))
 

@@ -141,3 +141,17 @@ def test_a_kept_figure_redrawn_with_new_hours_gives_the_bytes_of_a_fresh_one():
     assert len(chart._FIGURES) == 1  # the second drawing reused the first one's figure
     assert redrawn == fresh
     assert fresh[0] != burnup_svgs(period, 20 * HOUR, before, dt.date(2025, 11, 10), inline=True)[0]
+
+
+def test_overdrawn_periods_share_a_figure_and_draw_as_fresh_ones():
+    # Debt carried in changes with every late entry of a closed period; it draws no pace and no level.
+    period = build_ledger(NOV, frame([]), as_of=dt.datetime(2025, 11, 10, 12, tzinfo=dt.UTC)).current.period
+    daily = {dt.date(2025, 11, 2): 2 * HOUR}
+    chart._FIGURES.clear()
+    chart._DRAWN.clear()
+    fresh = burnup_svgs(period, -40 * HOUR, daily, dt.date(2025, 11, 10), inline=True)
+    chart._DRAWN.clear()
+    burnup_svgs(period, -30 * HOUR, daily, dt.date(2025, 11, 10), inline=True)
+    assert len(chart._FIGURES) == 1
+    assert burnup_svgs(period, -40 * HOUR, daily, dt.date(2025, 11, 10), inline=True) == fresh
+    assert "-40" in fresh[0] and "-40" not in burnup_svgs(period, -30 * HOUR, daily, dt.date(2025, 11, 10))[0]

@@ -80,6 +80,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("HOURTAB_QUEUE_NAME", "hourtab",
             "Name of the task queue (its key prefix in Redis); every app and worker host of one deployment "
             "uses the same."),
+    Setting("HOURTAB_WORKER_THREADS", "8",
+            "Jobs one worker process runs at once (`hourtab worker` and the consumer `hourtab serve` keeps; "
+            "`--threads` overrides it). Syncs mostly wait on trackers, so threads overlap their waits; each "
+            "thread may hold one job's memory (a large run's ingest) and a few database connections."),
     Setting("HOURTAB_JOB_LEASE_S", "60",
             "Seconds a worker holds a running job without renewing it; past that the job is queued again."),
     Setting("HOURTAB_SMTP_URL", "",
@@ -142,6 +146,18 @@ def _positive(env: Mapping[str, str], name: str) -> float:
     return value
 
 
+#: Most threads one worker process runs (each may hold a few database connections).
+MAX_WORKER_THREADS = 64
+
+
+def worker_threads(env: Mapping[str, str]) -> int:
+    value = _number(env, "HOURTAB_WORKER_THREADS", int)
+    if not 1 <= value <= MAX_WORKER_THREADS:
+        raise InvalidInput(f"HOURTAB_WORKER_THREADS must be a whole number from 1 to {MAX_WORKER_THREADS}, "
+                           f"not {env.get('HOURTAB_WORKER_THREADS')!r}.")
+    return int(value)
+
+
 def _database_url(env: Mapping[str, str], data_dir: Path) -> str:
     url = env.get("HOURTAB_DATABASE_URL") or env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'hourtab.db'}"
     try:
@@ -187,6 +203,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "ARCHIVE_MAX_MEMBERS": int(_number(env, "HOURTAB_ARCHIVE_MAX_MEMBERS", int)),
         "REDIS_URL": env["HOURTAB_REDIS_URL"],
         "QUEUE_NAME": env["HOURTAB_QUEUE_NAME"],
+        "WORKER_THREADS": worker_threads(env),
         "JOB_LEASE_S": _number(env, "HOURTAB_JOB_LEASE_S"),
         "SMTP_URL": env["HOURTAB_SMTP_URL"],
         "MAIL_FROM": env["HOURTAB_MAIL_FROM"],

@@ -14,9 +14,10 @@ from typing import Any
 
 from cachetools import TTLCache
 from flask import Flask, current_app
+from sqlalchemy.engine import make_url
 
 from hourtab.core.blobs import BlobStore, blob_store
-from hourtab.core.db import make_engine, make_sessionmaker
+from hourtab.core.db import make_engine, make_sessionmaker, normalize_url
 from hourtab.core.errors import LimitReached
 from hourtab.sync.limits import Limits
 from hourtab.sync.token_box import TokenBox
@@ -50,7 +51,7 @@ class PageCache:
 
 def init_app(app: Flask) -> None:
     cfg = app.config
-    engine = make_engine(cfg["DATABASE_URL"])
+    engine = make_engine(cfg["DATABASE_URL"], **pool_room(cfg["DATABASE_URL"], cfg["WORKER_THREADS"]))
     app.extensions["hourtab.engine"] = engine
     app.extensions["hourtab.sessionmaker"] = make_sessionmaker(engine)
     app.extensions["hourtab.blobs"] = blobs_from_settings(cfg)
@@ -58,6 +59,17 @@ def init_app(app: Flask) -> None:
     app.extensions["hourtab.closed_statements"] = PageCache(ttl=CLOSED_STATEMENT_TTL_S)
     app.extensions["hourtab.render_budget"] = RenderBudget()
     app.extensions["hourtab.tokens"] = token_box(cfg)
+
+
+def pool_room(url: str, threads: int) -> dict[str, int]:
+    """Pool sizes for ``threads`` jobs at once. A running job holds its session's connection while it
+    reads or writes, and briefly opens others (its lease's heartbeat, its progress, a sync's "was the
+    connection paused?"); SQLAlchemy's default (5 kept, 15 at most) would make 8 threads wait on the
+    pool. Kept connections are opened only when used, so web processes pay nothing for the room."""
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
+        return {}    # one connection per thread by design (SingletonThreadPool)
+    return {"pool_size": max(5, threads + 2), "max_overflow": max(10, 2 * threads)}
 
 
 class RenderBudget:

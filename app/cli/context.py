@@ -70,11 +70,12 @@ def cli_session() -> Iterator[CliContext]:
 
 
 @contextmanager
-def queue_app() -> Iterator[Flask]:
+def queue_app(settings: dict[str, str] | None = None) -> Iterator[Flask]:
     """The whole app, for the commands that hand work to the job queue or consume it: the queue's
-    job handlers live on the app. Building it migrates nothing."""
+    job handlers live on the app. Building it migrates nothing. ``settings`` (``HOURTAB_*``) stand in
+    for the environment's."""
     from app import create_app
 
-    app = create_app()
+    app = create_app(settings)
     with app.app_context():
         yield app

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from app.cli.context import queue_app
+from app.config import MAX_WORKER_THREADS
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -16,25 +17,27 @@ if TYPE_CHECKING:
 
 
 @click.command("worker")
-@click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 64),
-              help="Jobs run at once by this process.")
+@click.option("--threads", type=click.IntRange(1, MAX_WORKER_THREADS),
+              help="Jobs run at once by this process.  [default: HOURTAB_WORKER_THREADS]")
 @click.option("--check", is_flag=True,
               help="Do not consume: print the queue's state as JSON and exit 1 when jobs wait with no "
                    "consumer alive, or have waited longer than --max-wait (for monitoring).")
 @click.option("--max-wait", default=300.0, show_default=True, type=click.FloatRange(0),
               help="With --check: seconds the longest waiting job may have waited.")
 @click.option("--parent-pid", type=int, hidden=True, help="Leave when this process is gone (`serve` sets it).")
-def worker(threads: int, check: bool, max_wait: float, parent_pid: int | None) -> None:
+def worker(threads: int | None, check: bool, max_wait: float, parent_pid: int | None) -> None:
     """Run queue consumers until interrupted (one per worker host; `serve` runs one by default)."""
     from app.jobs.worker import run_worker
 
-    with queue_app() as app:
+    # Given on the command line, the thread count also sizes the database pool (``pool_room``).
+    with queue_app({"HOURTAB_WORKER_THREADS": str(threads)} if threads else None) as app:
         if check:
             _check(app, max_wait)
             return
         if app.extensions["hourtab.queue"].huey.immediate:
             raise click.UsageError("the queue runs jobs inline here (TESTING); there is nothing to consume")
         queue = app.config["REDIS_URL"] and "Redis" or "SQLite"
+        threads = app.config["WORKER_THREADS"]
         click.echo(f"HourTab worker: {threads} thread(s) on the {queue} queue")
         run_worker(app, threads, parent_pid=parent_pid)
 

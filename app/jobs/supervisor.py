@@ -42,7 +42,7 @@ os.register_at_fork(before=_spawning.acquire, after_in_parent=_spawning.release,
 
 
 class Supervisor:
-    def __init__(self, threads: int = 2, database_url: str | None = None, first_s: float = 1.0,
+    def __init__(self, threads: int | None = None, database_url: str | None = None, first_s: float = 1.0,
                  most_s: float = 60.0, healthy_s: float = 30.0) -> None:
         self.threads, self.database_url = threads, database_url
         self.first_s, self.most_s, self.healthy_s = first_s, most_s, healthy_s
@@ -70,8 +70,10 @@ class Supervisor:
         self._thread.join(timeout=timeout)
 
     def _spawn(self) -> subprocess.Popen:
-        command = [sys.executable, "-c", "from app.cli import main; main()", "worker",
-                   "--threads", str(self.threads), "--parent-pid", str(os.getpid())]
+        # Without a thread count the consumer reads HOURTAB_WORKER_THREADS, as `hourtab worker` does.
+        threads = ["--threads", str(self.threads)] if self.threads else []
+        command = [sys.executable, "-c", "from app.cli import main; main()", "worker", *threads,
+                   "--parent-pid", str(os.getpid())]
         with _spawning:
             return subprocess.Popen(command, start_new_session=True)
 

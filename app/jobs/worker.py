@@ -119,18 +119,20 @@ class _Consumer(Consumer):
 
 
 class Worker:
-    """One consumer process's threads: Huey's, plus the reaper."""
+    """One consumer process's threads: Huey's (``threads``, or the ``HOURTAB_WORKER_THREADS`` setting),
+    plus the reaper. Each job runs in a database session of its own (``JobRunner``)."""
 
-    def __init__(self, app: Flask, threads: int = 2) -> None:
+    def __init__(self, app: Flask, threads: int | None = None) -> None:
         queue = app.extensions["hourtab.queue"]
         if queue.huey.immediate:
             raise RuntimeError("the queue is in immediate mode; nothing to consume")
-        self.app, self.queue, self.threads = app, queue, threads
+        self.app, self.queue = app, queue
+        self.threads: int = threads or app.config["WORKER_THREADS"]
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.watch = BrokerWatch()
         self.stopping = threading.Event()
-        self.consumer = _Consumer(queue.huey, self.watch, workers=threads, worker_type="thread", periodic=False,
-                                  initial_delay=0.05, backoff=1.3, max_delay=0.5)
+        self.consumer = _Consumer(queue.huey, self.watch, workers=self.threads, worker_type="thread",
+                                  periodic=False, initial_delay=0.05, backoff=1.3, max_delay=0.5)
         self._reaper = threading.Thread(target=self._reap, daemon=True, name="hourtab-reaper")
 
     def run(self) -> None:
@@ -238,7 +240,7 @@ def queue_due_syncs(app: Flask) -> int:
     return queue_due(app)
 
 
-def run_worker(app: Flask, threads: int = 2, parent_pid: int | None = None) -> None:
+def run_worker(app: Flask, threads: int | None = None, parent_pid: int | None = None) -> None:
     """Consume jobs until SIGINT/SIGTERM (or until ``parent_pid`` is gone)."""
     if parent_pid:
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()

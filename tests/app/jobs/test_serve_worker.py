@@ -164,9 +164,10 @@ def test_a_killed_consumer_is_replaced_and_healthz_shows_the_gap(tmp_path, sqlit
 
 def test_ctrl_c_stops_serve_and_its_consumer_promptly_without_tracebacks(tmp_path, sqlite_template):
 
-    server, base, log, _ = _serve(tmp_path, sqlite_template)
+    server, base, log, _ = _serve(tmp_path, sqlite_template, HOURTAB_WORKER_THREADS="3")
     wait_until(lambda: healthy(base), 60, "hourtab serve")
     wait_until(lambda: "HourTab worker:" in log.read_text(), 60, "the consumer")
+    assert "HourTab worker: 3 thread(s)" in log.read_text()      # the setting, as `hourtab worker` reads it
     consumer = int(re.search(r"queue consumer started \(pid (\d+)\)", log.read_text()).group(1))
     began = time.monotonic()
     _stop(server, signal.SIGINT)            # what a terminal's Ctrl-C sends to the foreground group

@@ -11,14 +11,16 @@ What it does, all in one run on this machine:
    32 connections) one after the other;
 4. prints req/s, p50/p99 latency and errors for each, and the ratios page/static and 304/full.
 
-    python bench/public_page.py [--duration 20] [--connections 32] [--entries 21000]
+    python bench/public_page.py [--duration 20] [--connections 32] [--entries 21000] [--profile 40]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import datetime as dt
 import os
+import pstats
 import random
 import re
 import shutil
@@ -104,6 +106,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32, help="concurrent connections (default 32)")
     parser.add_argument("--entries", type=int, default=21_000, help="entries in the retainer (default 21000)")
     parser.add_argument("--rounds", type=int, default=5, help="cold-render rounds after an import (default 5)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print the N costliest calls of the cold renders (cProfile, cumulative) and stop")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk not found (apt-get install wrk)")
@@ -144,6 +148,7 @@ def main() -> None:
             print(f"setup: {count} entries imported and matched in {time.perf_counter() - t0:.1f} s")
 
         client = app.test_client()
+        profile = cProfile.Profile()
         cold = []
         for i in range(args.rounds):
             with app.app_context():
@@ -152,9 +157,13 @@ def main() -> None:
                     import_file(db, db.get(Account, account_id),
                                 toggl_export(3, today, seed=100 + i, client="Acme ML"), f"extra-{i}.csv")
             t = time.perf_counter()
-            r = client.get(f"/h/{token}")
+            r = profile.runcall(client.get, f"/h/{token}") if args.profile else client.get(f"/h/{token}")
             cold.append((time.perf_counter() - t) * 1000)
             assert r.status_code == 200, r.status_code
+        if args.profile:
+            print(f"cold render under cProfile: median {statistics.median(cold):.0f} ms, {args.rounds} rounds")
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(args.profile)
+            return
         full = client.get(f"/h/{token}")
         body, etag = full.data, full.headers["ETag"]
         warm, revalidated = [], []

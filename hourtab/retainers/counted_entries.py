@@ -1,13 +1,13 @@
 """A retainer's counted entries as DataFrames, read straight from the database.
 
-Below the service and the revision records, which both build on these reads.
+``entries_on_days`` reads the periods a reader lists (``totals.with_entries``); ``entries_frame``
+reads them all, for the tests' from-scratch ledger and the benchmarks.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 from sqlalchemy import String, cast, select
@@ -17,12 +17,10 @@ from hourtab.core.db import columns
 from hourtab.retainers.models import retainer_entries
 from hourtab.timesheets.models import TimeEntry
 
+#: The ledger's columns, then what the client reads of each entry (``user_name``: who did it, where
+#: the export names people).
 ENTRY_FRAME_COLUMNS = ["entry_id", "start_at", "local_date", "duration_s", "description", "project", "task",
                        "user_name"]
-#: What the client reads of each entry; ``user_name`` is who did it, where the export names people.
-TEXT_COLUMNS = ("description", "project", "task", "user_name")
-#: Ids per ``IN (...)`` list when reading entry text: well under every backend's parameter limit.
-TEXT_CHUNK = 500
 
 
 def entries_frame(session: Session, retainer_id: int, text: bool = True) -> pd.DataFrame:
@@ -68,36 +66,3 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
         # SQLite stores naive UTC text, PostgreSQL writes an offset: ISO8601 with utc=True reads both.
         start_at=pd.to_datetime(frame["start_at"].astype("str"), utc=True, format="ISO8601"),
         local_date=pd.to_datetime(frame["local_date"].astype("str"), format="%Y-%m-%d").astype("datetime64[us]"))
-
-
-def no_entries() -> pd.DataFrame:
-    """An empty ``entries_frame(text=False)``, typed as a read one is."""
-    return _typed(pd.DataFrame({n: () for n in ENTRY_FRAME_COLUMNS[:4]}))
-
-
-def held_frames(session: Session, account_id: int) -> dict[int, pd.DataFrame]:
-    """``entries_frame(text=False)`` of every retainer of the account that counts entries, in one read."""
-    te = TimeEntry
-    names = ["retainer_id", *ENTRY_FRAME_COLUMNS[:4]]
-    stmt = (select(retainer_entries.c.retainer_id, te.id, cast(te.start_at, String), cast(te.local_date, String),
-                   te.duration_s)
-            .join(retainer_entries, retainer_entries.c.entry_id == te.id)
-            .where(te.account_id == account_id, te.status != "removed"))
-    frame = pd.DataFrame(columns(session, stmt, names))
-    if not len(frame):
-        return {}
-    frame = _typed(frame).sort_values("entry_id", kind="stable")
-    return {int(typing.cast(int, rid)): part.drop(columns="retainer_id").reset_index(drop=True)
-            for rid, part in frame.groupby("retainer_id", sort=True)}
-
-
-def entry_text(session: Session, entry_ids: Iterable[int]) -> pd.DataFrame:
-    """Description, project, task and person of the given entries, indexed by ``entry_id``."""
-    te = TimeEntry
-    ids = [int(i) for i in entry_ids]
-    names = ["entry_id", *TEXT_COLUMNS]
-    chunks = [pd.DataFrame(columns(session, select(te.id, *(getattr(te, c) for c in TEXT_COLUMNS))
-                                   .where(te.id.in_(ids[k:k + TEXT_CHUNK])), names))
-              for k in range(0, len(ids), TEXT_CHUNK)]
-    frame = pd.concat(chunks) if chunks else pd.DataFrame(columns=names)
-    return frame.astype({"entry_id": "int64"}).set_index("entry_id")

@@ -138,13 +138,11 @@ def daily_used(ledger: Ledger, index: int, frame: pd.DataFrame | None = None) ->
 
 
 def build_report(info: RetainerInfo, ledger: Ledger, as_of: dt.datetime, updated_at: dt.datetime | None,
-                 current_entries: pd.DataFrame | None = None, revisions: dict | None = None) -> HoursReport:
-    """``current_entries``: the current period's rows of the ledger's frame with their text, when
-    the ledger was built without it (see ``service.hours_report``)."""
+                 revisions: dict | None = None) -> HoursReport:
+    """The report of ``ledger``, which holds the current period's entries with their text."""
     today = local_date(as_of, info.terms.tz)
     current = ledger.current
-    if current_entries is None:
-        current_entries = ledger.period_entries(ledger.current_index)
+    current_entries = ledger.period_entries(ledger.current_index)
     daily = daily_used(ledger, ledger.current_index, current_entries)
     lines = entry_lines(ledger, current_entries)
     groups: dict[dt.date, list[EntryLine]] = {}

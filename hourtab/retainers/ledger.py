@@ -27,9 +27,6 @@ from hourtab.retainers.periods import Period, index_of
 from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import HOUR, Overage, Rollover, Terms
 
-#: Columns the ledger reads from the entries frame; others (description, project…) pass through.
-ENTRY_COLUMNS = ("entry_id", "start_at", "local_date", "duration_s")
-
 
 @dataclass(frozen=True)
 class Credit:

@@ -22,13 +22,7 @@ from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import MAX_RATE, check_date, xml_safe
 from hourtab.retainers import plans
 from hourtab.retainers.assign import bump_page_version, route_entries
-from hourtab.retainers.counted_entries import (  # noqa: F401 - read through the service too
-    ENTRY_FRAME_COLUMNS,
-    TEXT_COLUMNS,
-    entries_frame,
-    entry_text,
-    held_frames,
-)
+from hourtab.retainers.counted_entries import entries_frame  # noqa: F401 - read through the service too
 from hourtab.retainers.currency import check_currency, parse_amount, stored
 from hourtab.retainers.days import rezone
 from hourtab.retainers.errors import PlanLimitReached

@@ -1,6 +1,7 @@
 """The import service: a file into ``time_entries``, idempotently, with the upload kept for audit.
 
-Classification against what the account already has (by fingerprint):
+Classification against what the account already has, by fingerprint (``classify``; ``writing``
+writes it):
 
 * **new**: fingerprint not stored yet; inserted with ``ON CONFLICT DO NOTHING`` on
   (account_id, fingerprint), so a concurrent import of an overlapping file cannot duplicate it;
@@ -21,40 +22,25 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
-from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
-from itertools import repeat
 from typing import Any, BinaryIO
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
-from sqlalchemy import func, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hourtab.core.accounts import Account
-from hourtab.core.db import columns, insert_new_rows, utcnow
+from hourtab.core.db import utcnow
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.staging import read_limited
-from hourtab.imports.coverage import coverage_of, covered_ids
-from hourtab.imports.diff import build_diff
+from hourtab.imports.classify import ImportPlan, plan_import, skipped_rows, upload_diff
 from hourtab.imports.removal import confirm_removal as confirm_removal  # kept importable from here
-from hourtab.imports.synced import synced_twins
+from hourtab.imports.writing import write_plan
 from hourtab.retainers import changes
 from hourtab.retainers.assign import entries_changed
-from hourtab.retainers.destinations import upload_destinations
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.revisions import watch_closed_periods
-from hourtab.timesheets.canonical import (
-    arrow_text,
-    integers,
-    iso_dates,
-    join_fields,
-    sha256_hex,
-    sqlite_datetimes,
-)
 from hourtab.timesheets.errors import (
     MAX_LISTED_ERRORS,
     CsvTooLarge,
@@ -62,17 +48,12 @@ from hourtab.timesheets.errors import (
     TimesheetError,
     UnknownRetainer,
 )
-from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload, time_entries, time_entry_changes
+from hourtab.timesheets.models import TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.parsed import BytesSource, Source
 from hourtab.timesheets.profiles import get_profile
 from hourtab.timesheets.reader import DEFAULT_MAX_BYTES
 from hourtab.timesheets.report import ReadReport
 from hourtab.timesheets.zone import upload_zone
-
-#: Fields whose difference makes a stored entry "changed" (identity fields are in the fingerprint).
-COMPARED = ("duration_s", "description", "client", "project", "task", "tags", "billable", "start_at", "end_at",
-            "local_date", "user_name", "timezone")
-
 
 #: What each upload status means, as the import history says it.
 UPLOAD_STATES = {"imported": "imported", "staged": "waiting for your confirmation",
@@ -215,228 +196,13 @@ def refuse_unless_allowed(report: ReadReport, skip_invalid: bool) -> None:
         raise TimesheetError("No valid time entries in the file; nothing to import.")
 
 
-# --- classification --------------------------------------------------------------------------------
-
-def _existing(session: Session, account: Account, frame: pd.DataFrame) -> pd.DataFrame:
-    """Stored entries on the file's dates (± a day, for time-zone edges): identity and digest only."""
-    first = frame["local_date"].min().date() - dt.timedelta(days=1)
-    last = frame["local_date"].max().date() + dt.timedelta(days=1)
-    te = TimeEntry
-    cols = ["id", "fingerprint", "content_hash", "status", "source_format", "user_name", "local_date"]
-    existing = pd.DataFrame(columns(session, select(*(getattr(te, c) for c in cols))
-                                    .where(te.account_id == account.id, te.local_date.between(first, last)), cols))
-    return existing.astype({"id": "int64", **{c: "str" for c in cols[1:-1]}}).assign(
-        local_date=pd.to_datetime(existing["local_date"]))
-
-
-def content_hashes(frame: pd.DataFrame) -> pd.Series:
-    """sha256 over the compared fields, in a fixed text form (times as UTC epoch seconds)."""
-    def epoch(col: str) -> pa.Array:
-        values = frame[col]
-        seconds = integers(values.dt.as_unit("s").array.asi8)
-        return pc.if_else(pa.array(values.notna().to_numpy()), seconds, "")
-
-    flags = frame["billable"].astype("object").map({True: "1", False: "0"}).fillna("")
-    text = join_fields([integers(frame["duration_s"].to_numpy()), *(arrow_text(frame[c]) for c in
-                 ("description", "client", "project", "task", "tags")), arrow_text(flags),
-                 epoch("start_at"), epoch("end_at"), iso_dates(frame["local_date"]),
-                 arrow_text(frame["user_name"]), arrow_text(frame["timezone"])])
-    return sha256_hex(text, frame.index)
-
-
-def _old_values(session: Session, ids: list[int]) -> dict[int, dict[str, Any]]:
-    """The full previous values of the (few) entries an import changes, for their history."""
-    found: dict[int, dict[str, Any]] = {}
-    for i in range(0, len(ids), 1000):
-        for entry in session.scalars(select(TimeEntry).where(TimeEntry.id.in_(ids[i:i + 1000]))):
-            found[entry.id] = {c: _json_safe(getattr(entry, c)) for c in (*COMPARED, "status")}
-    return found
-
-
-def _isin(values: pd.Series, candidates: pd.Series) -> np.ndarray:
-    """Hash-set membership through pyarrow (pandas' own isin on strings loops in Python)."""
-    if not len(values):
-        return np.zeros(0, bool)
-    found = pc.is_in(arrow_text(values.astype("str")), value_set=arrow_text(candidates.astype("str")))
-    return found.to_numpy(zero_copy_only=False)
-
-
-def _positions(values: pd.Series, candidates: pd.Series) -> np.ndarray:
-    """Where each value sits in ``candidates`` (unique), -1 where absent; one hash join in pyarrow."""
-    if not len(values):
-        return np.zeros(0, np.int64)
-    found = pc.index_in(arrow_text(values.astype("str")), value_set=arrow_text(candidates.astype("str")))
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-
-
-@dataclass
-class _Plan:
-    new: pd.DataFrame
-    changed_new: pd.DataFrame
-    changed_old: pd.DataFrame
-    unchanged: int
-    missing: pd.DataFrame
-    notes: list[str]
-    #: The file's rows, the stored entry each one is (-1: a new entry) and whether the import
-    #: writes it (new or changed), in the same order.
-    frame: pd.DataFrame
-    known_ids: np.ndarray
-    touched: np.ndarray
-    scope: str = ""
-    #: Rows that are entries the tracker's live sync already brought (``synced``): not added again.
-    adopted: int = 0
-
-
-def _plan(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport) -> _Plan:
-    frame = frame.assign(content_hash=content_hashes(frame))
-    existing = _existing(session, account, frame)
-    where = _positions(frame["fingerprint"], existing["fingerprint"])  # fingerprints are unique per account
-    known = where >= 0
-    twins = np.full(len(frame), -1, dtype=np.int64)
-    twins[~known] = synced_twins(session, account.id, report.format, frame.loc[~known])
-    adopted = twins >= 0
-    new = frame.loc[~known & ~adopted]
-    matched = frame.loc[known].reset_index(drop=True)
-    old = existing.iloc[where[known]].reset_index(drop=True)
-    differs = ((matched["content_hash"].to_numpy() != old["content_hash"].astype("str").to_numpy())
-               | (old["status"].to_numpy() != "active")) if len(matched) else np.zeros(0, bool)
-    notes: list[str] = []
-    scope = ""
-    if report.errors:
-        missing = existing.iloc[0:0]
-        notes.append("Entries missing from this file were not looked for, because some of its rows were skipped.")
-    else:
-        covers = coverage_of(frame, report.format)
-        candidates = existing.loc[(existing["status"] == "active") & (existing["source_format"] == report.format)
-                                  & (existing["local_date"] >= covers.first) & (existing["local_date"] <= covers.last)
-                                  & ~_isin(existing["fingerprint"], frame["fingerprint"])]
-        keep = covered_ids(session, account.id, [int(i) for i in candidates["id"]], covers)
-        missing = candidates.loc[candidates["id"].isin(keep)]
-        scope = covers.describe()
-    ids = existing["id"].to_numpy(dtype=np.int64)
-    known_ids = np.where(known, ids[np.maximum(where, 0)] if len(ids) else -1, twins)
-    touched = ~known & ~adopted
-    touched[np.flatnonzero(known)[differs]] = True
-    if adopted.any():
-        notes.append(f"{int(adopted.sum())} rows are entries the live sync of this tracker already brought; they "
-                     "were recognised and not added again (the tracker's API figures count).")
-    return _Plan(new=new, changed_new=matched.loc[differs], changed_old=old.loc[differs],
-                 unchanged=int((~differs).sum()), missing=missing, notes=notes, scope=scope, frame=frame,
-                 known_ids=known_ids, touched=touched, adopted=int(adopted.sum()))
-
-
-def _diff(session: Session, account: Account, plan: _Plan, report: ReadReport,
-          retainer_id: int | None) -> dict[str, Any]:
-    diff = build_diff(session, plan.new, plan.changed_new, [int(i) for i in plan.changed_old["id"]],
-                      [int(i) for i in plan.missing["id"]], report.timezone, plan.scope)
-    diff["adopted_count"] = plan.adopted
-    diff["routing"] = upload_destinations(session, account.id, plan.frame, plan.known_ids, retainer_id,
-                                          report.zones, touched=plan.touched)
-    return diff
-
-
-def preview_diff(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport,
-                 retainer_id: int | None) -> dict[str, Any]:
-    """What confirming would do, row by row (reads only)."""
-    if report.entries == 0:
-        return build_diff(session, frame, frame, [], [], report.timezone, "")
-    return _diff(session, account, _plan(session, account, frame, report), report, retainer_id)
-
-
 def _classify_only(session: Session, account: Account, frame: pd.DataFrame, report: ReadReport,
                    retainer_id: int | None) -> ImportResult:
-    plan = _plan(session, account, frame, report)
-    diff = _diff(session, account, plan, report, retainer_id)
+    plan = plan_import(session, account, frame, report)
+    diff = upload_diff(session, account, plan, report, retainer_id)
     return ImportResult(report=report, new=len(plan.new), unchanged=plan.unchanged, changed=len(plan.changed_new),
-                        missing=len(plan.missing), skipped=_skipped_rows(report), notes=plan.notes, adopted=plan.adopted,
+                        missing=len(plan.missing), skipped=skipped_rows(report), notes=plan.notes, adopted=plan.adopted,
                         diff=diff, routing=diff["routing"])
-
-
-def _skipped_rows(report: ReadReport) -> int:
-    return len({e.line for e in report.errors})
-
-
-# --- writing ---------------------------------------------------------------------------------------
-
-def _records(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> list[dict[str, Any]]:
-    """Plain Python values for the driver: aware datetimes or None, dates, bools or None."""
-    out = {
-        "fingerprint": frame["fingerprint"].tolist(),
-        "start_at": _records_times(frame["start_at"]),
-        "end_at": _records_times(frame["end_at"]),
-        "local_date": [d.date() for d in frame["local_date"]],
-        "timezone": frame["timezone"].tolist(),
-        "duration_s": frame["duration_s"].astype(int).tolist(),
-        "client": frame["client"].tolist(),
-        "project": frame["project"].tolist(),
-        "task": frame["task"].tolist(),
-        "description": frame["description"].tolist(),
-        "tags": frame["tags"].tolist(),
-        "billable": frame["billable"].astype("object").where(frame["billable"].notna(), None).tolist(),
-        "user_name": frame["user_name"].tolist(),
-        "source_format": frame["source_format"].tolist(),
-        "source_line": frame["line"].astype(int).tolist(),
-        "content_hash": frame["content_hash"].tolist(),
-    }
-    keys = list(out)
-    fixed = {"account_id": account_id, "upload_id": upload_id, "status": "active", "updated_at": now}
-    return [{**fixed, **dict(zip(keys, row, strict=True))} for row in zip(*out.values(), strict=True)]
-
-
-def _records_times(values: pd.Series) -> list[Any]:
-    py = values.dt.to_pydatetime()
-    mask = values.isna().to_numpy()
-    return [None if m else v for v, m in zip(py, mask, strict=True)]
-
-
-INSERT_COLUMNS = ("account_id", "upload_id", "status", "updated_at", "fingerprint", "content_hash", "start_at",
-                  "end_at", "local_date", "timezone", "duration_s", "client", "project", "task", "description",
-                  "tags", "billable", "user_name", "source_format", "source_line")
-
-
-def _driver_rows(frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime,
-                 dialect: str) -> Iterator[tuple]:
-    """New entries as driver-ready tuples in ``INSERT_COLUMNS`` order, converted a column at a time.
-
-    Times are UTC text as SQLAlchemy stores them in SQLite (``YYYY-MM-DD HH:MM:SS.ffffff``), with
-    ``+00`` on PostgreSQL so ``timestamptz`` reads them exactly; dates are ISO text. Converting per
-    value (Python datetimes through each type's bind hook) costs seconds per 100,000 entries.
-    """
-    offset = "+00" if dialect == "postgresql" else ""
-
-    def times(col: str) -> list:
-        text = sqlite_datetimes(frame[col])
-        return (pc.binary_join_element_wise(text, offset, "") if offset else text).to_pylist()
-
-    n = len(frame)
-    stamp = now.astimezone(dt.UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f") + offset
-    values = {
-        "account_id": repeat(account_id, n), "upload_id": repeat(upload_id, n), "status": repeat("active", n),
-        "updated_at": repeat(stamp, n), "start_at": times("start_at"), "end_at": times("end_at"),
-        "local_date": iso_dates(frame["local_date"]).to_pylist(),
-        "duration_s": frame["duration_s"].astype(int).tolist(), "source_line": frame["line"].astype(int).tolist(),
-        "billable": frame["billable"].astype("object").where(frame["billable"].notna(), None).tolist(),
-    }
-    return zip(*(values[c] if c in values else frame[c].tolist() for c in INSERT_COLUMNS), strict=True)
-
-
-def _insert_new(session: Session, frame: pd.DataFrame, account_id: int, upload_id: int, now: dt.datetime) -> None:
-    """Insert the new entries; a row another import stored meanwhile (same fingerprint) is skipped."""
-    rows = _driver_rows(frame, account_id, upload_id, now, session.get_bind().dialect.name)
-    insert_new_rows(session, time_entries, INSERT_COLUMNS, rows, conflict=("account_id", "fingerprint"),
-                    order_by="source_line")
-
-
-def _json_safe(value: Any) -> Any:
-    if value is None or (not isinstance(value, str | bool) and pd.isna(value)):
-        return None
-    if isinstance(value, pd.Timestamp | dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
 
 
 def merge_read_entries(session: Session, account: Account, upload: Upload, frame: pd.DataFrame, report: ReadReport,
@@ -446,8 +212,8 @@ def merge_read_entries(session: Session, account: Account, upload: Upload, frame
     ``confirmed``: unless ``True``, an import that would revise a closed period is rolled back and
     refused with its preview (``retainers.changes.NeedsConfirmation``).
     """
-    plan = _plan(session, account, frame, report)
-    upload.diff = _diff(session, account, plan, report, options.retainer_id)
+    plan = plan_import(session, account, frame, report)
+    upload.diff = upload_diff(session, account, plan, report, options.retainer_id)
     # A late import into a closed period revises it, visibly (retainers.revisions). Only the rows
     # it writes can change what counts where; an import that writes none needs no watching.
     since = _earliest(plan)
@@ -463,7 +229,7 @@ def merge_read_entries(session: Session, account: Account, upload: Upload, frame
     return result
 
 
-def _earliest(plan: _Plan) -> dt.date | None:
+def _earliest(plan: ImportPlan) -> dt.date | None:
     """The first day the import changes (a day early: a tracker's date can be the day before the
     retainer's), or ``None`` when it writes no entry."""
     days = [d for d in (plan.frame.loc[plan.touched, "local_date"].min(), plan.changed_old["local_date"].min())
@@ -471,37 +237,13 @@ def _earliest(plan: _Plan) -> dt.date | None:
     return min(days).date() - dt.timedelta(days=1) if days else None
 
 
-def _write(session: Session, account: Account, upload: Upload, plan: _Plan, report: ReadReport,
+def _write(session: Session, account: Account, upload: Upload, plan: ImportPlan, report: ReadReport,
            options: ImportOptions) -> ImportResult:
     now = utcnow()
-    if len(plan.new):
-        _insert_new(session, plan.new, account.id, upload.id, now)
-    inserted = session.scalar(select(func.count(TimeEntry.id)).where(TimeEntry.upload_id == upload.id)) or 0
+    inserted = write_plan(session, account.id, upload.id, plan, now)
     raced = len(plan.new) - inserted  # stored meanwhile by a concurrent import: not new for this one
 
-    changes: list[dict[str, Any]] = []
-    if len(plan.changed_new):
-        fresh = _records(plan.changed_new, account.id, upload.id, now)
-        ids = [int(i) for i in plan.changed_old["id"]]
-        previous = _old_values(session, ids)
-        updates = []
-        for row, entry_id in zip(fresh, ids, strict=True):
-            old = previous[entry_id]
-            changes.append({"account_id": account.id, "entry_id": entry_id, "upload_id": upload.id,
-                            "kind": "changed" if old["status"] == "active" else "reappeared",
-                            "old_values": old, "changed_at": now})
-            updates.append({"id": entry_id, **{k: row[k] for k in (*COMPARED, "source_line", "content_hash")},
-                            "status": "active", "updated_at": now})
-        session.execute(update(TimeEntry), updates)
-    if len(plan.missing):
-        ids = [int(i) for i in plan.missing["id"]]
-        session.execute(update(TimeEntry), [{"id": i, "status": "missing_upstream", "updated_at": now} for i in ids])
-        changes.extend({"account_id": account.id, "entry_id": i, "upload_id": upload.id, "kind": "missing_upstream",
-                        "old_values": {"status": "active"}, "changed_at": now} for i in ids)
-    if changes:
-        session.execute(time_entry_changes.insert(), changes)
-
-    skipped = _skipped_rows(report)
+    skipped = skipped_rows(report)
     upload.status = "imported"
     upload.imported_at = now
     upload.format = report.format
@@ -527,6 +269,7 @@ def _write(session: Session, account: Account, upload: Upload, plan: _Plan, repo
     return ImportResult(report=report, upload_id=upload.id, new=inserted, unchanged=plan.unchanged + raced,
                         changed=len(plan.changed_new), missing=len(plan.missing), skipped=skipped, adopted=plan.adopted,
                         notes=plan.notes)
+
 
 
 def upload_entries(session: Session, account: Account, upload_id: int, status: str | None = None,

@@ -28,11 +28,11 @@ from hourtab.core.errors import Conflict, NotFound
 from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.staging import stage_stream
 from hourtab.imports import importer
+from hourtab.imports.classify import preview_diff
 from hourtab.imports.importer import (
     ImportOptions,
     ImportResult,
     merge_read_entries,
-    preview_diff,
     read_for_account,
     refuse_unless_allowed,
     safe_name,

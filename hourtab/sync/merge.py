@@ -34,7 +34,7 @@ import pandas as pd
 from sqlalchemy import exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from hourtab.imports.importer import COMPARED
+from hourtab.imports.classify import COMPARED
 from hourtab.retainers.assign import entries_changed
 from hourtab.retainers.routing import active_routes
 from hourtab.sync import revisions

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from hourtab.imports.importer import content_hashes
+from hourtab.imports.classify import content_hashes
 from hourtab.retainers.routing import Route, row_zones
 from hourtab.timesheets.normalise import ENTRY_COLUMNS, normalise
 from hourtab.timesheets.spec import FormatSpec

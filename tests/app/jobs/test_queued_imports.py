@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from hourtab.core.accounts import find_account
-from hourtab.imports.importer import COMPARED
+from hourtab.imports.classify import COMPARED
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.helpers.consultant_forms import TOGGL, upload
 from tests.helpers.forms import post_form, signup

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from hourtab.core.db import transaction
-from hourtab.imports import importer
+from hourtab.imports import classify
 from hourtab.imports.importer import import_file
 from hourtab.sync import service
 from hourtab.timesheets.models import TimeEntry
@@ -142,7 +142,7 @@ def test_rows_imported_twice_before_are_repaired_by_the_next_sync(db_session, ac
         run_sync(db_session, connection.id, box)
         ledger = ledger_by_period(db_session, retainer)
         # As the importer did before it recognised such rows: every row new, every hour counted twice.
-        monkeypatch.setattr(importer, "synced_twins", lambda s, a, f, frame: np.full(len(frame), -1))
+        monkeypatch.setattr(classify, "synced_twins", lambda s, a, f, frame: np.full(len(frame), -1))
         with transaction(db_session):
             assert import_file(db_session, account, harvest_export(fake), "harvest.csv").new == len(fake.entries)
         assert ledger_by_period(db_session, retainer) == {k: 2 * v for k, v in ledger.items()}

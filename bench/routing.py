@@ -67,7 +67,7 @@ def run(url: str, data: bytes, retainers: int) -> None:
     from hourtab.core.accounts import Account
     from hourtab.core.db import make_engine, make_sessionmaker, transaction
     from hourtab.imports.importer import import_file
-    from hourtab.retainers import service
+    from hourtab.retainers import ledger_reads, service
     from hourtab.retainers.matching import MatchRules
 
     upgrade(url)
@@ -103,7 +103,7 @@ def run(url: str, data: bytes, retainers: int) -> None:
     zoned_acc, zoned = account("zoned", True)
     t_zoned = timed("import, rows read in their zones", lambda: import_file(session, zoned_acc, data, "z.csv",
                                                                            max_bytes=None))
-    ledger = timed("one ledger build (busiest retainer)", lambda: service.retainer_ledger(session, zoned[0]))
+    ledger = timed("one ledger build (busiest retainer)", lambda: ledger_reads.retainer_ledger(session, zoned[0]))
     rule = timed("rule change: route all, compare closed", lambda: service.update_retainer(
         session, zoned_acc, zoned[0].id, rules=MatchRules(clients=(CLIENTS[0], CLIENTS[-1]))))
     print(f"  CPU ratios: for one retainer {t_chosen / base:.2f}× baseline, zones {t_zoned / base:.2f}× baseline "

@@ -30,7 +30,7 @@ from hourtab.core.jobs import Job, get_job
 from hourtab.core.scoping import get_owned
 from hourtab.imports import uploads
 from hourtab.imports.importer import ImportOptions
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.exports import report_json
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets import profiles
@@ -76,7 +76,7 @@ def v1_retainers() -> ResponseReturnValue:
 def v1_ledger(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     retainer = service.get_retainer(db, api_account(), retainer_id)
-    report = service.hours_report(db, retainer, now())
+    report = ledger_reads.hours_report(db, retainer, now())
     return _no_store(jsonify({"retainer": retainer_json(retainer), "ledger": report_json(report)}))
 
 

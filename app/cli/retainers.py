@@ -11,7 +11,7 @@ from app.cli.context import cli_session
 from app.cli.edit import retainer_edit
 from hourtab.core import accounts
 from hourtab.core.db import transaction
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.exports import period_json
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.presentation import format_hours, headline
@@ -110,7 +110,7 @@ def ledger_command(retainer_id: int, as_json: bool) -> None:
     """Show a retainer's ledger: per period opening, allotment, top-ups, adjustments, used, closing…"""
     with cli_session() as cx:
         retainer = _by_id(cx.session, retainer_id)
-        ledger = service.retainer_ledger(cx.session, retainer, entries=no_periods)
+        ledger = ledger_reads.retainer_ledger(cx.session, retainer, entries=no_periods)
         if as_json:
             click.echo(json.dumps({
                 "id": retainer.id, "name": retainer.name, "client": retainer.client,

@@ -25,7 +25,7 @@ from app.public.hours import now
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput
 from hourtab.core.i18n import DEFAULT_LANGUAGE, LANGUAGES
-from hourtab.retainers import plans, service, versions
+from hourtab.retainers import credits, ledger_reads, plans, service, versions
 from hourtab.retainers.entry_names import entry_names
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.hours_report import entry_lines
@@ -153,7 +153,7 @@ def balances(db: Session, retainers: Iterable[Retainer]) -> list[dict]:
     rows = []
     unit = account().hours_unit
     for r in retainers:
-        ledger = service.retainer_ledger(db, r, _now(), entries=no_periods)
+        ledger = ledger_reads.retainer_ledger(db, r, _now(), entries=no_periods)
         rows.append({"retainer": r, "current": ledger.current, "headline": headline(ledger.current, unit),
                      "left": hours_formatter(unit)(ledger.current.closing_s), "url": public_url(r.public_token)})
     return rows
@@ -276,7 +276,7 @@ def retainer_detail(retainer_id: int) -> ResponseReturnValue:
     db = get_db()
     me = account()
     retainer = service.get_retainer(db, me, retainer_id)
-    ledger = service.retainer_ledger(db, retainer, _now(), entries=latest_periods(RECENT))
+    ledger = ledger_reads.retainer_ledger(db, retainer, _now(), entries=latest_periods(RECENT))
     recent = ledger.entries.tail(RECENT).iloc[::-1]
     unassigned = inbox_totals(db, me.id)
     credit_form = CreditForm()
@@ -369,7 +369,7 @@ def retainer_add_credit(retainer_id: int) -> ResponseReturnValue:
         raise InvalidInput("Give a date, the hours and a reason. " +
                            " ".join(e for errs in form.errors.values() for e in errs))
     with transaction(db):
-        service.add_credit(db, db.merge(account()), retainer_id, form.kind.data, form.on.data, form.hours.data,
+        credits.add_credit(db, db.merge(account()), retainer_id, form.kind.data, form.on.data, form.hours.data,
                            form.reason.data, amount=form.amount.data, currency=form.currency.data)
     flash("Saved; the client sees it with its reason.")
     return redirect(url_for("consultant.retainer_detail", retainer_id=retainer_id))
@@ -378,4 +378,4 @@ def retainer_add_credit(retainer_id: int) -> ResponseReturnValue:
 @bp.route("/retainers/<int:retainer_id>/credits/<int:credit_id>/delete", methods=["POST"])
 @login_required
 def retainer_delete_credit(retainer_id: int, credit_id: int) -> ResponseReturnValue:
-    return _action(retainer_id, lambda db, me, rid: service.delete_credit(db, me, rid, credit_id), "Removed.")
+    return _action(retainer_id, lambda db, me, rid: credits.delete_credit(db, me, rid, credit_id), "Removed.")

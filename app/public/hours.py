@@ -36,7 +36,7 @@ from hourtab.core import ratelimit
 from hourtab.core.db import transaction, utcnow
 from hourtab.core.errors import NotFound
 from hourtab.core.i18n import writer
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.calendar import retainer_calendar
 from hourtab.retainers.currency import format_money
 from hourtab.retainers.exports import entries_csv, report_json
@@ -146,7 +146,7 @@ def _retainer(stamp: Stamp) -> Retainer:
 
 def _report(stamp: Stamp, entries: Pick = no_periods) -> HoursReport:
     """The report behind every format; only the CSV and statements list older periods' entries."""
-    return service.hours_report(get_db(), _retainer(stamp), now(), entries=entries)
+    return ledger_reads.hours_report(get_db(), _retainer(stamp), now(), entries=entries)
 
 
 def _slug(text: str) -> str:

@@ -17,7 +17,7 @@ from hourtab.alerts.message import Attachment, Mail
 from hourtab.alerts.models import AlertEvent, AlertSubscription
 from hourtab.core.accounts import Account
 from hourtab.core.i18n import N_, Writer, writer
-from hourtab.retainers import service as retainers
+from hourtab.retainers import ledger_reads
 from hourtab.retainers.currency import format_money
 from hourtab.retainers.hours_report import RetainerInfo
 from hourtab.retainers.ledger import Ledger
@@ -106,9 +106,9 @@ def alert_draft(session: Session, event: AlertEvent, retainer: Retainer, public_
                 now: dt.datetime) -> Draft:
     """The e-mail for ``event``: the figures as of ``now``, the closed period's statement attached."""
     page_url = f"{public_url}/h/{retainer.public_token}"
-    info = retainers.retainer_info(session, retainer)
+    info = ledger_reads.retainer_info(session, retainer)
     statement = event.alert == "period_closed"
-    ledger = retainers.retainer_ledger(session, retainer, now,
+    ledger = ledger_reads.retainer_ledger(session, retainer, now,
                                        entries=month_periods(event.facts["month"]) if statement else no_periods)
     facts = event.facts
     # In the consultant's unit, as the page and the statement write the same figures.
@@ -162,7 +162,7 @@ def amounts_line(ledger: Ledger, event: AlertEvent, w: Writer | None = None) -> 
 def confirmation(session: Session, sub: AlertSubscription, retainer: Retainer, public_url: str,
                  alerts_when: str) -> Mail:
     """The double opt-in e-mail: nothing else is sent to the address until its link is used."""
-    info = retainers.retainer_info(session, retainer)
+    info = ledger_reads.retainer_info(session, retainer)
     title = writer(info.language).gettext("Confirm hour alerts for %(name)s") % {"name": info.name}
     return Mail(to=sub.email, subject=title, template="confirm", language=info.language,
                 context={"info": info, "subject": title, "alerts_when": alerts_when,

@@ -32,7 +32,7 @@ from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.i18n import N_, list_of, writer
 from hourtab.core.mail import send
 from hourtab.core.scoping import get_owned
-from hourtab.retainers import service as retainers
+from hourtab.retainers import ledger_reads
 from hourtab.retainers.assign import bump_page_version
 from hourtab.retainers.ledger import Ledger, PeriodBalance
 from hourtab.retainers.models import Retainer
@@ -208,7 +208,7 @@ def due_alerts(session: Session, account_id: int, now: dt.datetime) -> list[Aler
     for retainer in session.scalars(select(Retainer).where(Retainer.account_id == account_id,
                                                            Retainer.active.is_(True),
                                                            Retainer.public_token.is_not(None))):
-        events += due_events(session, retainer, retainers.retainer_ledger(session, retainer, now, entries=no_periods))
+        events += due_events(session, retainer, ledger_reads.retainer_ledger(session, retainer, now, entries=no_periods))
     return events
 
 

@@ -22,10 +22,11 @@ from hourtab.core.scoping import get_owned, select_owned
 from hourtab.core.values import xml_safe
 from hourtab.invoices.lines import InvoiceFigures, invoice_figures
 from hourtab.invoices.models import Invoice, InvoiceClient, InvoiceProfile
+from hourtab.retainers import ledger_reads
 from hourtab.retainers import service as retainers
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.periods import local_date
-from hourtab.retainers.revisions import Revision
+from hourtab.retainers.revisions import Revision, revisions_of
 from hourtab.retainers.totals import no_periods
 from hourtab.statements import month_status, parse_month
 
@@ -106,7 +107,7 @@ def list_invoices(session: Session, account: Account, retainer_id: int) -> list[
 
 def _latest_revision(session: Session, retainer: Retainer, starts: tuple) -> tuple[int, Revision | None]:
     """(highest revision number, that revision) over the periods starting on ``starts``; (0, None) unrevised."""
-    found = [revs[-1] for start, revs in retainers.revisions_of(session, retainer).items() if start in starts]
+    found = [revs[-1] for start, revs in revisions_of(session, retainer).items() if start in starts]
     latest = max(found, key=lambda r: (r.number, r.at), default=None)
     return (latest.number if latest else 0), latest
 
@@ -146,7 +147,7 @@ def issue_invoice(session: Session, account: Account, retainer_id: int, month: s
         raise InvalidInput("Set your invoicing details first (name, address, tax id, how to pay).")
     if month_status(session, retainer, month, local_date(now, retainer.terms().tz)) != "closed":
         raise InvalidInput(f"Only a closed month is invoiced, and {month} is not one of this retainer's.")
-    figures = invoice_figures(retainers.retainer_ledger(session, retainer, now, entries=no_periods), month,
+    figures = invoice_figures(ledger_reads.retainer_ledger(session, retainer, now, entries=no_periods), month,
                               profile.tax_label, profile.tax_rate)
     number = (session.scalar(select(func.max(Invoice.number)).where(Invoice.account_id == account.id)) or 0) + 1
     invoice = Invoice(account_id=account.id, retainer_id=retainer.id, number=number, month=month, issued_at=now,
@@ -178,7 +179,7 @@ def invoice_view(session: Session, account: Account, invoice_id: int, now: dt.da
     retainer = session.get(Retainer, invoice.retainer_id)
     if retainer is None:
         raise NotFound(f"Invoice {invoice_id} not found")
-    ledger = retainers.retainer_ledger(session, retainer, now or dt.datetime.now(dt.UTC), entries=no_periods)
+    ledger = ledger_reads.retainer_ledger(session, retainer, now or dt.datetime.now(dt.UTC), entries=no_periods)
     figures = invoice_figures(ledger, invoice.month, invoice.tax_label, invoice.tax_rate, retainer.language)
     number, latest = _latest_revision(session, retainer, figures.starts)
     return InvoiceView(invoice=invoice, retainer=retainer, issuer=Party(**invoice.parties["from"]),
@@ -190,7 +191,7 @@ def invoice_months(session: Session, account: Account, retainer_id: int,
                    now: dt.datetime | None = None) -> list[tuple[str, Invoice | None]]:
     """The retainer's closed statement months, newest first, each with its invoice if issued."""
     retainer = retainers.get_retainer(session, account, retainer_id)
-    ledger = retainers.retainer_ledger(session, retainer, now or dt.datetime.now(dt.UTC), entries=no_periods)
+    ledger = ledger_reads.retainer_ledger(session, retainer, now or dt.datetime.now(dt.UTC), entries=no_periods)
     open_months = {p.period.month_key for p in ledger.periods if p.is_open}
     months = sorted({p.period.month_key for p in ledger.periods} - open_months, reverse=True)
     issued = {i.month: i for i in list_invoices(session, account, retainer_id)}

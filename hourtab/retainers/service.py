@@ -1,4 +1,5 @@
-"""Retainer services: create within the plan's limit, change terms, public tokens, credits, matching.
+"""Retainer services: create within the plan's limit, change terms, public tokens, matching (credits in
+``credits``, reading the figures in ``ledger_reads``).
 
 Every function that writes takes the session first and never commits: callers wrap it in
 ``with transaction(session):`` so a refused change leaves nothing behind. Each change that alters
@@ -19,19 +20,17 @@ from hourtab.core.accounts import Account, lock_account
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.core.i18n import DEFAULT_LANGUAGE, check_language
 from hourtab.core.scoping import get_owned, select_owned
-from hourtab.core.values import MAX_RATE, check_date, xml_safe
+from hourtab.core.values import MAX_RATE, xml_safe
 from hourtab.retainers import plans
 from hourtab.retainers.assign import bump_page_version, route_entries
 from hourtab.retainers.counted_entries import entries_frame  # noqa: F401 - read through the service too
-from hourtab.retainers.currency import check_currency, parse_amount, stored
+from hourtab.retainers.currency import check_currency, parse_amount
 from hourtab.retainers.days import rezone
 from hourtab.retainers.errors import PlanLimitReached
-from hourtab.retainers.hours_report import HoursReport, RetainerInfo, build_report
-from hourtab.retainers.ledger import Credit, Ledger
 from hourtab.retainers.matching import MatchRules
-from hourtab.retainers.models import Retainer, RetainerCredit, retainer_entries
+from hourtab.retainers.models import Retainer, retainer_entries
 from hourtab.retainers.periods import local_date
-from hourtab.retainers.revisions import revisions_of, watch_closed_periods
+from hourtab.retainers.revisions import watch_closed_periods
 from hourtab.retainers.terms import (
     InvalidTerms,
     Overage,
@@ -43,17 +42,8 @@ from hourtab.retainers.terms import (
     choice,
     hours_to_seconds,
 )
-from hourtab.retainers.totals import (
-    Pick,
-    all_periods,
-    day_totals,
-    ledger_of_days,
-    no_periods,
-    schedule_roundings,
-    with_entries,
-)
 from hourtab.retainers.versions import add_version, schedule_change, terms_schedule
-from hourtab.timesheets.models import TimeEntry, Upload
+from hourtab.timesheets.models import TimeEntry
 
 #: 24 random bytes = 192 bits from ``secrets``; URL-safe base64 gives 32 characters.
 TOKEN_BYTES = 24
@@ -103,7 +93,8 @@ def _int(value: object, what: str) -> int | None:
     return number
 
 
-def _date(value: object) -> dt.date:
+def parse_date(value: object) -> dt.date:
+    """A date from a form or the CLI (ISO text; empty: today)."""
     if value is None or value == "":
         return dt.date.today()
     if isinstance(value, dt.date):
@@ -116,7 +107,7 @@ def _date(value: object) -> dt.date:
 
 def parse_terms(data: TermsInput) -> Terms:
     """Turn typed-in terms into ``Terms``; the reset day defaults to the start's day (or weekday)."""
-    start = _date(data.start)
+    start = parse_date(data.start)
     period = (data.period or "monthly").strip().lower()
     reset_day = _int(data.reset_day, "The reset day")
     if reset_day is None:
@@ -358,68 +349,6 @@ def by_token(session: Session, token: str) -> Retainer:
     return retainer
 
 
-def add_credit(session: Session, account: Account, retainer_id: int, kind: str, on: dt.date | str,
-               hours: str, reason: str, amount: str | None = None, currency: str | None = None) -> RetainerCredit:
-    """A top-up (positive hours) or an adjustment (signed); the client sees the reason.
-
-    A top-up may be bought for ``amount`` in ``currency`` (default: the retainer's currency).
-    """
-    retainer = get_retainer(session, account, retainer_id)
-    if kind not in ("topup", "adjustment"):
-        raise InvalidInput(f"Unknown kind {kind!r}; choose topup or adjustment.")
-    seconds = hours_to_seconds(hours, "hours")
-    if kind == "topup" and seconds <= 0:
-        raise InvalidInput("A top-up adds hours: give a positive number.")
-    if seconds == 0:
-        raise InvalidInput("An adjustment of zero hours changes nothing.")
-    reason = " ".join(xml_safe(reason).split())
-    if not reason:
-        raise InvalidInput("Give a reason: the client sees it next to the hours.")
-    if len(reason) > 500:
-        raise InvalidInput("The reason is too long (500 characters at most).")
-    on_date = on if isinstance(on, dt.date) else _date(on)
-    check_date(on_date, "the date")
-    price = _price(retainer, kind, amount, currency)
-    credit = RetainerCredit(account_id=account.id, retainer_id=retainer.id, kind=kind, on_date=on_date,
-                            seconds=seconds, reason=reason, amount=price[0], currency=price[1])
-    session.add(credit)
-    bump_page_version(retainer)
-    session.flush()
-    return credit
-
-
-def _price(retainer: Retainer, kind: str, amount: str | None, currency: str | None) -> tuple:
-    """(amount, currency) of a top-up bought in money, or (None, None)."""
-    if amount in (None, ""):
-        return None, None
-    if kind != "topup":
-        raise InvalidInput("Only a top-up is bought for an amount; an adjustment has none.")
-    if currency in (None, "") and retainer.currency is None:
-        raise InvalidInput("Give the top-up's currency (an ISO 4217 code such as EUR).")
-    code = check_currency(currency or retainer.currency)
-    if retainer.currency is not None and code != retainer.currency:
-        # A period bills in one currency: a top-up in another would be left out of what it bills.
-        raise InvalidInput(f"This retainer bills in {retainer.currency}; give the top-up's price in "
-                           f"{retainer.currency}, not {code}.")
-    return parse_amount(amount, code, "top-up amount"), code
-
-
-def delete_credit(session: Session, account: Account, retainer_id: int, credit_id: int) -> None:
-    retainer = get_retainer(session, account, retainer_id)
-    credit = get_owned(session, RetainerCredit, account.id, credit_id)
-    if credit.retainer_id != retainer.id:
-        raise NotFound(f"RetainerCredit {credit_id} not found")
-    session.delete(credit)
-    bump_page_version(retainer)
-    session.flush()
-
-
-def credits_of(session: Session, retainer: Retainer) -> list[Credit]:
-    rows = session.scalars(select(RetainerCredit).where(RetainerCredit.retainer_id == retainer.id)
-                           .order_by(RetainerCredit.on_date, RetainerCredit.id))
-    return [Credit(c.kind, c.on_date, c.seconds, c.reason, c.id, stored(c.amount, c.currency), c.currency) for c in rows]
-
-
 # --- matching entries -------------------------------------------------------------------------
 
 def match_entries(session: Session, account_id: int) -> dict[int, int]:
@@ -440,45 +369,3 @@ def unmatched_entries(session: Session, account: Account, limit: int = 200) -> t
     rows = session.scalars(select(TimeEntry).where(*cond)
                            .order_by(TimeEntry.local_date.desc(), TimeEntry.id.desc()).limit(limit))
     return total, list(rows)
-
-
-# --- reading the ledger -------------------------------------------------------------------------
-
-def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
-                    text: bool = True, entries: Pick = all_periods) -> Ledger:
-    """The retainer's ledger from its day totals, holding the entries of the periods ``entries``
-    picks (with description, project, task and person unless ``text`` is false)."""
-    terms, schedule = retainer.terms(), terms_schedule(session, retainer)
-    totals = day_totals(session, retainer.id, schedule_roundings(terms, schedule))
-    ledger = ledger_of_days(terms, totals, credits_of(session, retainer), as_of=as_of, schedule=schedule)
-    return with_entries(session, ledger, retainer.id, entries(ledger), text)
-
-
-def last_import_at(session: Session, account_id: int) -> dt.datetime | None:
-    return session.scalar(select(func.max(func.coalesce(Upload.imported_at, Upload.created_at))).where(
-        Upload.account_id == account_id, Upload.status == "imported"))
-
-
-def retainer_info(session: Session, retainer: Retainer, terms: Terms | None = None) -> RetainerInfo:
-    """Names and contact, with ``terms`` (the current period's) or the retainer's latest."""
-    account = session.get(Account, retainer.account_id)
-    return RetainerInfo(name=retainer.name, client=retainer.client,
-                        consultant_name=account.name_or_email if account else "",
-                        consultant_contact=(account.contact or account.email) if account else "",
-                        terms=terms or retainer.terms(),
-                        hours_unit=account.hours_unit if account else "decimal", language=retainer.language)
-
-
-def hours_report(session: Session, retainer: Retainer, as_of: dt.datetime | None = None,
-                 entries: Pick = no_periods) -> HoursReport:
-    """Everything the public page shows, computed from the database as of ``as_of`` (now).
-
-    The figures come from the day totals; the entries listed are the current period's (what the
-    page, the JSON and the feed show) and those of the periods ``entries`` picks besides (the CSV
-    lists them all, a statement its month's).
-    """
-    as_of = as_of or dt.datetime.now(dt.UTC)
-    ledger = retainer_ledger(session, retainer, as_of,
-                             entries=lambda ledger: {ledger.current_index, *entries(ledger)})
-    return build_report(retainer_info(session, retainer, ledger.terms), ledger, as_of,
-                        last_import_at(session, retainer.account_id), revisions=revisions_of(session, retainer))

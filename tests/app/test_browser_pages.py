@@ -53,7 +53,7 @@ def _data(app, tmp_path: Path) -> dict:
     from hourtab.core.blobs import blob_store
     from hourtab.core.db import transaction
     from hourtab.imports import importer, uploads
-    from hourtab.retainers import service
+    from hourtab.retainers import credits, service
     from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
     from incidents.writeups import service as incidents
 
@@ -69,7 +69,7 @@ def _data(app, tmp_path: Path) -> dict:
             retainer = service.create_retainer(db, me, "ML platform retainer", "Client 1", service.parse_terms(
                 service.TermsInput(hours="30", start="2017-08-01", timezone="Europe/Istanbul",
                                    rollover="all")))
-            service.add_credit(db, me, retainer.id, "topup", "2017-09-04", "5", "Prepaid block")
+            credits.add_credit(db, me, retainer.id, "topup", "2017-09-04", "5", "Prepaid block")
             other = service.create_retainer(db, me, "Support", "Client 2", service.parse_terms(
                 service.TermsInput(hours="10", start="2017-08-01", timezone="UTC")))
         with transaction(db):

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from app.demo import BERT_CLIENT, DEMO_FILES, SAMPLES, load_demo, shifted_export
 from hourtab.core.blobs import LocalBlobStore
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets.models import TimeEntry
 
@@ -35,7 +35,7 @@ def test_demo_retainers_cover_recent_months_only(db_session, tmp_path):
     retainers = db_session.scalars(select(Retainer).where(Retainer.name.in_(names))).all()
     assert len(retainers) == 2
     for retainer in retainers:
-        ledger = service.retainer_ledger(db_session, retainer)
+        ledger = ledger_reads.retainer_ledger(db_session, retainer)
         assert 1 <= len(ledger.periods) <= 3, [p.period.label for p in ledger.periods]
         assert sum(p.used_s for p in ledger.periods) > 0
     oldest = db_session.scalar(select(func.min(TimeEntry.local_date)))

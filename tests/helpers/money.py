@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from app.db import get_db
 from hourtab.core.accounts import find_account
 from hourtab.core.db import transaction
-from hourtab.retainers import service
+from hourtab.retainers import credits, service
 from hourtab.timesheets.models import TimeEntry, Upload
 from tests.factories import make_account
 
@@ -61,6 +61,6 @@ def money_retainer(app, currency: str, email: str = "ada@example.com") -> str:
             retainer = service.create_retainer(db, account, "Retainer", "Acme", service.parse_terms(
                 service.TermsInput(hours="20", start="2026-10-01", rollover="all", overage="bill",
                                    overage_rate=over, fee=fee, hourly_rate=rate, currency=currency)))
-            service.add_credit(db, account, retainer.id, "topup", dt.date(2026, 12, 2), "5", "Extra block",
+            credits.add_credit(db, account, retainer.id, "topup", dt.date(2026, 12, 2), "5", "Extra block",
                                amount=topup)
         return retainer.public_token

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from hourtab.core.db import make_sessionmaker, transaction
 from hourtab.core.jobrunner import JobRunner
 from hourtab.core.jobs import Job, create_job
+from hourtab.retainers import ledger_reads
 from hourtab.retainers import service as retainers
 from hourtab.sync import runner
 from hourtab.sync.models import Connection
@@ -42,7 +43,7 @@ def make_retainer(session, account, client: str):
 def ledger_by_period(session, retainer) -> dict[dt.date, int]:
     """Used seconds per period, as the ledger counts them (page, CSV and statements read the same)."""
     session.expire_all()
-    ledger = retainers.retainer_ledger(session, retainer)
+    ledger = ledger_reads.retainer_ledger(session, retainer)
     return {p.period.start: p.used_s for p in ledger.periods if p.used_s}
 
 

@@ -31,10 +31,10 @@ from hourtab.core.accounts import find_account
 from hourtab.core.db import transaction
 from hourtab.imports import removal
 from hourtab.imports.importer import import_file
-from hourtab.retainers import changes, service
+from hourtab.retainers import changes, ledger_reads, service
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
-from hourtab.retainers.revisions import closed
+from hourtab.retainers.revisions import closed, revisions_of
 from hourtab.statements import statement_html
 from hourtab.timesheets.models import TimeEntry
 from tests.factories import make_account
@@ -146,7 +146,7 @@ def figures(client, db, retainer: Retainer) -> dict[str, object]:
     for p in doc["periods"]:
         p.pop("revised"), p.pop("revisions")
     feed = client.get(f"/h/{token}/feed.atom").get_data(as_text=True)
-    report = service.hours_report(db, retainer, NOW)
+    report = ledger_reads.hours_report(db, retainer, NOW)
     statements = {p.period.month_key: re.sub(r'<p class="revised">.*?</p>|<meta[^>]*>| · revision \d+, [^<(]*', "",
                                              statement_html(report.info, report.ledger, p.period.month_key,
                                                             report.as_of, report.revisions))
@@ -157,8 +157,8 @@ def figures(client, db, retainer: Retainer) -> dict[str, object]:
 
 
 def last_revisions_state_the_figures(db, retainer: Retainer) -> None:
-    shown = closed(service.retainer_ledger(db, retainer, NOW))
-    for start, revisions in service.revisions_of(db, retainer).items():
+    shown = closed(ledger_reads.retainer_ledger(db, retainer, NOW))
+    for start, revisions in revisions_of(db, retainer).items():
         assert (revisions[-1].used_s, revisions[-1].entries) == shown.get(start, (0, 0)), (retainer.name, start)
 
 

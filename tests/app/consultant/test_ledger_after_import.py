@@ -54,11 +54,11 @@ def test_cli_import_then_ledger_counts_new_entries(database_url, tmp_path, monke
 def _ledger_entries(app, retainer_id: int) -> int:
     with app.app_context():
         from app.db import get_db
-        from hourtab.retainers import service
+        from hourtab.retainers import ledger_reads
         from hourtab.retainers.models import Retainer
 
         db = get_db()
-        return len(service.retainer_ledger(db, db.get(Retainer, retainer_id)).entries)
+        return len(ledger_reads.retainer_ledger(db, db.get(Retainer, retainer_id)).entries)
 
 
 def _web_import(client, data: bytes, name: str) -> None:

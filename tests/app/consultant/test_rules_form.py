@@ -20,7 +20,7 @@ from app.cli import cli
 from app.db import get_db
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.revisions import closed
 from tests.helpers.changes import confirm_preview
@@ -84,7 +84,7 @@ def _setup(app, email: str = "consultant@example.com") -> int:
 def _counted(app, rid: int) -> int:
     with app.app_context():
         db = get_db()
-        return len(service.retainer_ledger(db, db.get(Retainer, rid), NOW).entries)
+        return len(ledger_reads.retainer_ledger(db, db.get(Retainer, rid), NOW).entries)
 
 
 def _revisions(app) -> int:
@@ -96,7 +96,7 @@ def _closed(app, rid: int) -> dict:
     """Each closed period's (used seconds, entries), as the client's page states them."""
     with app.app_context():
         db = get_db()
-        return closed(service.retainer_ledger(db, db.get(Retainer, rid), NOW))
+        return closed(ledger_reads.retainer_ledger(db, db.get(Retainer, rid), NOW))
 
 
 def test_saving_the_terms_form_with_only_the_hours_changed_keeps_every_entry(app, logged_in):

@@ -15,7 +15,7 @@ import pytest
 
 from app.db import get_db
 from hourtab.core.db import transaction
-from hourtab.retainers import service
+from hourtab.retainers import credits
 from tests.helpers.hours import PEOPLE, setup_retainer, team_export, toggl_csv
 
 OCT_20 = dt.datetime(2017, 10, 20, 12, tzinfo=dt.UTC)     # August and September closed
@@ -27,13 +27,13 @@ def hours_app(app):
     return app
 
 
-def _setup(app, data: bytes, credits=(), **terms) -> str:
+def _setup(app, data: bytes, top_ups=(), **terms) -> str:
     with app.app_context():
         db = get_db()
         account, retainer = setup_retainer(db, data=data, hours=terms.pop("hours", "30"), **terms)
-        for on, hours, reason in credits:
+        for on, hours, reason in top_ups:
             with transaction(db):
-                service.add_credit(db, account, retainer.id, "topup", on, hours, reason)
+                credits.add_credit(db, account, retainer.id, "topup", on, hours, reason)
         return retainer.public_token
 
 
@@ -101,7 +101,7 @@ def _number(cell: str) -> float:
 
 def test_previous_periods_add_up_carried_in_plus_allotment_less_used_is_closing(hours_app):
     # 30 h a month, unused hours roll over, more is worked than that: September starts in debt.
-    token = _setup(hours_app, team_export(), rollover="all", credits=[("2017-09-04", "5", "Prepaid block")])
+    token = _setup(hours_app, team_export(), rollover="all", top_ups=[("2017-09-04", "5", "Prepaid block")])
     client = hours_app.test_client()
     html = client.get(f"/h/{token}").get_data(as_text=True)
     head, rows = _table(html, "periods")

@@ -16,7 +16,7 @@ from babel.numbers import format_currency
 
 from app.db import get_db
 from hourtab.core.db import transaction
-from hourtab.retainers import service
+from hourtab.retainers import credits, service
 from tests.factories import make_account
 from tests.helpers.money import ENTRIES, HOUR, PRICES, coins, money_retainer, worth
 
@@ -226,6 +226,6 @@ def test_a_top_up_priced_in_another_currency_than_the_retainer_bills_in_is_refus
         account = find_account(db, "ada@example.com")
         retainer = service.by_token(db, token)
         with pytest.raises(InvalidInput, match="bills in EUR"), transaction(db):
-            service.add_credit(db, account, retainer.id, "topup", dt.date(2026, 12, 3), "5", "Block",
+            credits.add_credit(db, account, retainer.id, "topup", dt.date(2026, 12, 3), "5", "Block",
                                amount="800", currency="USD")
-        assert [c.amount for c in service.credits_of(db, retainer)] == [Decimal("700.00")]
+        assert [c.amount for c in credits.credits_of(db, retainer)] == [Decimal("700.00")]

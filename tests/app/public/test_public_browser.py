@@ -7,7 +7,7 @@ import re
 import pytest
 
 from app.db import get_db
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.presentation import headline
 from tests.helpers.hours import AUG_20, setup_retainer
@@ -21,7 +21,7 @@ def test_public_page_in_chromium(app, live_server, page, tmp_path):
         db = get_db()
         _, retainer = setup_retainer(db, rounding="6")
         token, rid = retainer.public_token, retainer.id
-        expected = headline(service.retainer_ledger(db, db.get(Retainer, rid), AUG_20).current)
+        expected = headline(ledger_reads.retainer_ledger(db, db.get(Retainer, rid), AUG_20).current)
 
     requests: list[str] = []
     page.on("request", lambda req: requests.append(req.url))

@@ -13,7 +13,7 @@ import pytest
 from app.db import get_db
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.presentation import headline
 from tests.helpers.hours import AUG_20, toggl_csv
 from tests.helpers.hours import setup_retainer as _setup
@@ -44,7 +44,7 @@ def ledger_headline(app, retainer_id):
         db = get_db()
         from hourtab.retainers.models import Retainer
 
-        return headline(service.retainer_ledger(db, db.get(Retainer, retainer_id), AUG_20).current)
+        return headline(ledger_reads.retainer_ledger(db, db.get(Retainer, retainer_id), AUG_20).current)
 
 
 def test_page_headline_matches_ledger_and_is_private(hours_app):
@@ -179,7 +179,7 @@ def test_csv_lists_every_counted_entry(hours_app):
         from hourtab.retainers.models import Retainer
 
         db = get_db()
-        ledger = service.retainer_ledger(db, db.get(Retainer, rid), AUG_20)
+        ledger = ledger_reads.retainer_ledger(db, db.get(Retainer, rid), AUG_20)
     assert sum(int(r["rounded_seconds"]) for r in rows) == sum(p.used_s for p in ledger.periods)
 
 

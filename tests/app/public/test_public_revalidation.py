@@ -10,7 +10,7 @@ from app.db import get_db
 from hourtab.core.accounts import Account
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
-from hourtab.retainers import service
+from hourtab.retainers import credits, service
 from tests.helpers.hours import AUG_20, toggl_csv
 from tests.helpers.hours import setup_retainer as _setup
 
@@ -76,7 +76,7 @@ def test_top_up_in_another_account_keeps_this_etag(hours_app):
         db = get_db()
         other = db.get(Account, other_id)
         with transaction(db):
-            service.add_credit(db, other, service.list_retainers(db, other)[0].id, "topup", "2017-08-02", "10",
+            credits.add_credit(db, other, service.list_retainers(db, other)[0].id, "topup", "2017-08-02", "10",
                                "Prepaid block")
     assert client.get(f"/h/{token}", headers={"If-None-Match": mine.headers["ETag"]}).status_code == 304
 

@@ -15,11 +15,11 @@ from sqlalchemy import func, select, update
 
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
-from hourtab.retainers import changes, service
+from hourtab.retainers import changes, ledger_reads, service
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import PeriodRevision, Retainer
 from hourtab.retainers.repair import rejoin, repair_split_rules
-from hourtab.retainers.revisions import closed
+from hourtab.retainers.revisions import closed, revisions_of
 from tests.factories import make_account
 from tests.helpers.lavery_export import KATHY, LAVERY, NOW, ROWS, SEAN
 
@@ -39,13 +39,13 @@ def lavery(session) -> tuple:
 
 
 def figures(session, retainer) -> dict[dt.date, tuple[int, int]]:
-    return closed(service.retainer_ledger(session, retainer, NOW))
+    return closed(ledger_reads.retainer_ledger(session, retainer, NOW))
 
 
 def assert_last_revisions_state_the_figures(session, retainer) -> None:
     """Every revised closed period's last revision says what the period shows now (0 when it is none)."""
     shown = figures(session, retainer)
-    last = {start: revs[-1] for start, revs in service.revisions_of(session, retainer).items()}
+    last = {start: revs[-1] for start, revs in revisions_of(session, retainer).items()}
     assert last, "no revision to check"
     assert {s: (r.used_s, r.entries) for s, r in last.items()} == {s: shown.get(s, (0, 0)) for s in last}
 
@@ -65,7 +65,7 @@ def test_a_comma_in_a_name_is_part_of_the_name_and_two_such_clients_count_both(d
     edit(db_session, account, retainer, confirm=True, rules=MatchRules(clients=(KATHY, SEAN)))
     db_session.expire_all()
     assert MatchRules.from_json(db_session.get(Retainer, retainer.id).match_rules).clients == (KATHY, SEAN)
-    assert len(service.retainer_ledger(db_session, retainer, NOW).entries) == ROWS[KATHY] + ROWS[SEAN]
+    assert len(ledger_reads.retainer_ledger(db_session, retainer, NOW).entries) == ROWS[KATHY] + ROWS[SEAN]
 
 
 def test_an_edit_that_revises_closed_periods_changes_nothing_until_confirmed_and_revises_both_ways(db_session):
@@ -123,7 +123,7 @@ def test_hours_rounding_or_a_name_never_move_a_closed_period_and_rounding_is_ref
     assert db_session.scalar(select(func.count(PeriodRevision.id))) == 0
     with pytest.raises(service.InvalidTerms, match="closed and keeps the terms it closed with"):
         edit(db_session, account, retainer, terms=rounded, effective_from=dt.date(2019, 3, 1))
-    ledger = service.retainer_ledger(db_session, retainer, NOW)
+    ledger = ledger_reads.retainer_ledger(db_session, retainer, NOW)
     assert ledger.terms.rounding == rounded.rounding  # from the open period on
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import PeriodRevision
 from tests.factories import make_account
@@ -109,7 +109,7 @@ def test_rule_edits_route_every_entry_again_and_revise_closed_periods(db_session
     zenvo = _retainer(db_session, pro, "Zenvo Automotive")
     with transaction(db_session):
         import_file(db_session, pro, CLOCKIFY.read_bytes(), CLOCKIFY.name, retainer_id=baykar.id)
-    jan = service.retainer_ledger(db_session, baykar).periods[0]
+    jan = ledger_reads.retainer_ledger(db_session, baykar).periods[0]
     with transaction(db_session):
         service.update_retainer(db_session, pro, baykar.id, rules=MatchRules(clients=("BMC Power",)))
     # Released: the upload was imported "for" this retainer, and that no longer keeps them there.
@@ -167,7 +167,7 @@ def test_every_row_is_read_on_the_exporters_clock_whatever_retainer_it_counts_on
         assert shown == sorted(by_client(CLOCKIFY)[client].starts)
     # Istanbul's retainer counts each instant on Istanbul's day: a Tokyo morning is the evening before there.
     db_session.expire_all()
-    ledger = service.retainer_ledger(db_session, baykar)
+    ledger = ledger_reads.retainer_ledger(db_session, baykar)
     mine = stored[stored["client"] == "Baykar Teknoloji"]
     istanbul = sorted(s.astimezone(ZoneInfo("Europe/Istanbul")).date() for s in mine["start_at"])
     assert sorted(ledger.entries["day"].dt.date) == istanbul

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from hourtab.core.db import transaction
 from hourtab.core.errors import InvalidInput, NotFound
 from hourtab.imports.importer import import_file
-from hourtab.retainers import service
+from hourtab.retainers import credits, ledger_reads, service
 from hourtab.retainers.assign import route_entries
 from hourtab.retainers.errors import PlanLimitReached
 from hourtab.retainers.matching import MatchRules
@@ -108,11 +108,11 @@ def test_credits_need_reasons_and_sensible_hours(db_session):
                                        ("adjustment", "1", "  ", "reason"), ("gift", "1", "x", "Unknown kind"),
                                        ("topup", "lots", "x", "number of hours")]:
         with pytest.raises(InvalidInput, match=words):
-            service.add_credit(db_session, account, retainer.id, kind, "2017-08-02", hours, reason)
+            credits.add_credit(db_session, account, retainer.id, kind, "2017-08-02", hours, reason)
     db_session.rollback()
     with transaction(db_session):
-        service.add_credit(db_session, account, retainer.id, "topup", dt.date(2017, 8, 2), "10", "Prepaid block")
-    ledger = service.retainer_ledger(db_session, retainer, dt.datetime(2017, 8, 20, tzinfo=dt.UTC))
+        credits.add_credit(db_session, account, retainer.id, "topup", dt.date(2017, 8, 2), "10", "Prepaid block")
+    ledger = ledger_reads.retainer_ledger(db_session, retainer, dt.datetime(2017, 8, 20, tzinfo=dt.UTC))
     assert ledger.current.topups_s == 36000 and ledger.credits[0].reason == "Prepaid block"
 
 

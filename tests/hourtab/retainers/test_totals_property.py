@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
 from hourtab.imports.removal import confirm_removal, restore_removed
-from hourtab.retainers import service
+from hourtab.retainers import credits, ledger_reads, service
 from hourtab.retainers.revisions import ledger_now
 from hourtab.retainers.versions import terms_schedule
 from tests.factories import make_account, toggl_csv
@@ -77,9 +77,9 @@ def _same_ledgers(session, retainers) -> None:
     entries they list) against the ledger computed from scratch over every entry."""
     for retainer in retainers:
         from_entries = build_ledger(retainer.terms(), service.entries_frame(session, retainer.id, text=False),
-                                    service.credits_of(session, retainer), as_of=NOW,
+                                    credits.credits_of(session, retainer), as_of=NOW,
                                     schedule=terms_schedule(session, retainer))
-        shown = service.retainer_ledger(session, retainer, NOW, text=False)
+        shown = ledger_reads.retainer_ledger(session, retainer, NOW, text=False)
         for from_totals in (ledger_now(session, retainer.id, NOW), shown):
             assert from_totals.periods == from_entries.periods, retainer.name
             assert from_totals.current_index == from_entries.current_index

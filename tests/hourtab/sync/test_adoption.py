@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
+from hourtab.retainers import ledger_reads
 from hourtab.retainers import service as retainers
 from hourtab.sync import service
 from hourtab.timesheets.models import TimeEntry
@@ -35,7 +36,7 @@ def clock(text: str) -> int:
 
 def ledger(session, retainer) -> dict[dt.date, int]:
     session.expire_all()
-    return {p.period.start: p.used_s for p in retainers.retainer_ledger(session, retainer).periods if p.used_s}
+    return {p.period.start: p.used_s for p in ledger_reads.retainer_ledger(session, retainer).periods if p.used_s}
 
 
 def counted(session, account) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
-from hourtab.retainers import service
+from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.exports import entries_csv
 from hourtab.sync import service as sync
 from hourtab.sync.clients import parse_time
@@ -114,7 +114,7 @@ def test_real_export_is_read_at_the_instants_its_trackers_api_gives(db_session):
     mine = {p["id"] for p in fake.projects if p["client_id"] == fake.clients[0]["id"]}
     expected = [(parse_time(e["start"]).astimezone(NEW_YORK), e["duration"]) for e in api if e["project_id"] in mine]
     db_session.expire_all()
-    ledger = service.retainer_ledger(db_session, retainer, as_of=dt.datetime(2017, 9, 15, tzinfo=dt.UTC))
+    ledger = ledger_reads.retainer_ledger(db_session, retainer, as_of=dt.datetime(2017, 9, 15, tzinfo=dt.UTC))
     shown = [(r["date"], r["start"], int(r["duration_seconds"]))
              for r in csv.DictReader(io.StringIO(entries_csv(ledger)))]
     assert sorted(shown) == sorted((f"{s:%Y-%m-%d}", f"{s:%H:%M}", d) for s, d in expected)

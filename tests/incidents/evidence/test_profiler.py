@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from incidents.errors import EvidenceNotFound
-from incidents.evidence.profiler import InvalidProfile, inspect_profile
+from incidents.evidence.profile_inspection import InvalidProfile
+from incidents.evidence.profiler import inspect_profile
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profiles"
 REPRO = DATA / "repro"

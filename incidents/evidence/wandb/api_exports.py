@@ -28,7 +28,7 @@ from incidents.evidence.wandb.evidence import (
 from incidents.evidence.wandb.frames import histogram_frame, with_step_time
 from incidents.evidence.wandb.histograms import decode, is_histogram
 from incidents.evidence.wandb.nonfinite import from_table
-from incidents.evidence.wandb.records import histogram_kind
+from incidents.evidence.wandb.run_fold import histogram_kind
 
 #: An export split the evidence model's way: (history, system, histograms).
 Frames = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]

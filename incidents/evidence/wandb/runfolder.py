@@ -24,7 +24,8 @@ from incidents.evidence.wandb.ending import run_ending
 from incidents.evidence.wandb.evidence import RunEvidence, histogram_counts
 from incidents.evidence.wandb.facts import apple_gpu
 from incidents.evidence.wandb.nonfinite import from_rows
-from incidents.evidence.wandb.records import CONSOLE_TAIL, NoReadableRecord, read_wandb_file
+from incidents.evidence.wandb.records import NoReadableRecord, read_wandb_file
+from incidents.evidence.wandb.run_fold import CONSOLE_TAIL
 
 LEGACY_FILES = ("config.yaml", "wandb-metadata.json", "wandb-summary.json", "wandb-history.jsonl",
                 "wandb-events.jsonl")

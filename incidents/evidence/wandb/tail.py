@@ -6,7 +6,8 @@ from pathlib import Path
 
 from incidents.evidence.wandb.evidence import RunEvidence
 from incidents.evidence.wandb.framing import Cursor
-from incidents.evidence.wandb.records import DEFAULT_HISTOGRAM_LIMIT, NoReadableRecord, _Fold, fold_records
+from incidents.evidence.wandb.records import DEFAULT_HISTOGRAM_LIMIT, NoReadableRecord, fold_records
+from incidents.evidence.wandb.run_fold import RunFold
 
 
 class LogTail:
@@ -24,7 +25,7 @@ class LogTail:
 
     def _restart(self) -> None:
         self.cursor = Cursor()
-        self._fold = _Fold(self.histogram_limit)
+        self._fold = RunFold(self.histogram_limit)
         self._warnings: dict[str, None] = {}  # damage found on earlier reads, once each
 
     def read(self) -> RunEvidence:

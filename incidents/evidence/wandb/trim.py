@@ -38,7 +38,7 @@ from typing import Any
 from wandb.proto.wandb_internal_pb2 import HistoryItem, Record
 
 from incidents.evidence.wandb.framing import iter_records, write_records
-from incidents.evidence.wandb.records import CONSOLE_TAIL
+from incidents.evidence.wandb.run_fold import CONSOLE_TAIL
 
 #: Console records (``output`` before wandb 0.13).
 CONSOLE_KINDS = frozenset({"output_raw", "output"})

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from wandb.proto import wandb_internal_pb2 as pb
 
-from incidents.evidence.wandb import columns, load_run, records, views
+from incidents.evidence.wandb import columns, load_run, records, run_fold, views
 from incidents.evidence.wandb.columns import Columns
 from incidents.evidence.wandb.tail import LogTail
 from tests.incidents.evidence.wandb.shapes_run import STEPS, ensure_shapes_run
@@ -60,8 +60,8 @@ def block_sizes(request, monkeypatch):
 
 def test_history_is_what_was_logged_key_by_key(shapes, block_sizes, monkeypatch):
     taken = []
-    plain_row = records.fold_plain_row
-    monkeypatch.setattr(records, "fold_plain_row", lambda cols, body: taken.append(plain_row(cols, body))
+    plain_row = run_fold.fold_plain_row
+    monkeypatch.setattr(run_fold, "fold_plain_row", lambda cols, body: taken.append(plain_row(cols, body))
                         or taken[-1])
     run = load_run(shapes["file"])
     # plain numeric rows went through the protobuf views, the others (text, None, nested) item by item
@@ -91,7 +91,7 @@ def test_a_key_absent_from_a_row_is_missing_there_and_nowhere_else(shapes):
 
 def test_the_reader_tells_a_logged_nan_from_a_value_never_logged(shapes):
     """In the frame both read as NaN; the reader still knows which NaN the run logged."""
-    fold = records._Fold(records.DEFAULT_HISTOGRAM_LIMIT)
+    fold = run_fold.RunFold(records.DEFAULT_HISTOGRAM_LIMIT)
     warnings: list[str] = []
     records.fold_records(fold, shapes["file"], warnings)
     logged = {name: (rows, values) for name, rows, values in fold.history.logged_nonfinite()}

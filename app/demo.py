@@ -40,6 +40,7 @@ from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer
 from hourtab.timesheets.models import TimeEntry, Upload
 from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
+from incidents.writeups import billed_entries
 from incidents.writeups import service as incidents
 from incidents.writeups.models import Incident
 
@@ -285,7 +286,7 @@ def _load_incident(session: Session, account: Account, blobs: BlobStore, today: 
     incidents.attach_profile(session, incident, *incidents.read_profile(REPRO_TINY / "profile.json"))
     entry_ids = _import_sessions(session, account, retainer.client, today)
     for entry_id, (_, _, _, phase) in zip(entry_ids, SESSIONS, strict=False):
-        incidents.assign_entries(session, incident, [entry_id], phase)
+        billed_entries.assign_entries(session, incident, [entry_id], phase)
     incidents.update_incident(session, incident, incidents.Edits(
         sections={
             "summary": "Fine-tuning steps ran several times slower than expected. The cause was "

@@ -29,7 +29,7 @@ from hourtab.retainers.models import Retainer
 from hourtab.timesheets.models import TimeEntry
 from incidents.errors import InvalidEvidence
 from incidents.evidence import store
-from incidents.writeups import postmortem_edits, service
+from incidents.writeups import billed_entries, postmortem_edits, service
 from incidents.writeups.models import (
     ACTION_KINDS,
     INCIDENT_STATUSES,
@@ -135,10 +135,10 @@ def incident_entries(db: Session, incident: Incident) -> None:
     ids = form_ids("entry_id")
     if request.form.get("action") == "remove":
         for i in ids:
-            service.unassign_entry(db, incident, i)
+            billed_entries.unassign_entry(db, incident, i)
     else:
         phase = request.form.get("custom_phase", "").strip() or request.form.get("phase", "")
-        service.assign_entries(db, incident, ids, phase)
+        billed_entries.assign_entries(db, incident, ids, phase)
 
 
 @_edit("/text", saved="Saved.")

@@ -15,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 from sqlalchemy.orm import Session
 
 from hourtab.core.values import check_date, xml_safe
+from incidents.writeups.errors import InvalidIncident
 from incidents.writeups.models import (
     ACTION_KINDS,
     INCIDENT_STATUSES,
@@ -23,7 +24,6 @@ from incidents.writeups.models import (
     ActionItem,
     Incident,
 )
-from incidents.writeups.service import InvalidIncident
 
 #: Numeric(10, 2): the largest price the column holds.
 MAX_PRICE = Decimal("99999999.99")

@@ -21,7 +21,7 @@ from app.db import get_db
 from hourtab.core.db import transaction
 from incidents.evidence.sample_data import REPRO_TINY as REPRO
 from incidents.evidence.sample_data import repro_tiny_runs
-from incidents.writeups import service
+from incidents.writeups import billed_entries, service
 from tests.factories import offline_wandb
 from tests.helpers.hours import AUG_20, setup_retainer, toggl_csv
 
@@ -114,7 +114,7 @@ def _incident_with_entries(app, tmp_path):
             service.attach_profile(db, incident, *service.read_profile(REPRO / "profile.json"))
             entries = db.query(TimeEntry).order_by(TimeEntry.local_date).all()
             for entry, phase in zip(entries, ("investigation", "fix", "validation"), strict=True):
-                service.assign_entries(db, incident, [entry.id], phase)
+                billed_entries.assign_entries(db, incident, [entry.id], phase)
             service.refresh_generated(db, incident, blobs, "Ada")
         return retainer.public_token, incident.id, incident.slug, incident.log_entry
 

@@ -17,7 +17,7 @@ from hourtab.core.db import transaction
 from incidents.evidence import archives
 from incidents.evidence.models import Evidence
 from incidents.evidence.sample_data import REPRO_TINY, repro_tiny_runs
-from incidents.writeups import service
+from incidents.writeups import errors, service
 
 
 class CountingStore(LocalBlobStore):
@@ -113,7 +113,7 @@ def test_commit_keeps_blobs_and_a_later_rollback_leaves_them(db_session, account
 
 
 def test_unknown_role_is_refused_before_anything_is_stored(db_session, account, run_folders, tmp_path):
-    with pytest.raises(service.InvalidIncident, match="Role must be one of incident, baseline, fixed"):
+    with pytest.raises(errors.InvalidIncident, match="Role must be one of incident, baseline, fixed"):
         service.build_incident(db_session, account, "x", [("before", run_folders["baseline"])],
                                LocalBlobStore(tmp_path / "blobs"))
     assert not (tmp_path / "blobs").exists()

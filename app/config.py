@@ -84,6 +84,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Jobs one worker process runs at once (`hourtab worker` and the consumer `hourtab serve` keeps; "
             "`--threads` overrides it). Syncs mostly wait on trackers, so threads overlap their waits; each "
             "thread may hold one job's memory (a large run's ingest) and a few database connections."),
+    Setting("HOURTAB_WORKER_HEAVY_JOBS", "1",
+            "Memory-heavy jobs (a W&B run's ingest, an incident PDF's render) one worker process runs at once, "
+            "whatever its thread count; the others wait for a slot. Raise it where memory allows."),
     Setting("HOURTAB_JOB_LEASE_S", "60",
             "Seconds a worker holds a running job without renewing it; past that the job is queued again."),
     Setting("HOURTAB_SMTP_URL", "",
@@ -150,11 +153,11 @@ def _positive(env: Mapping[str, str], name: str) -> float:
 MAX_WORKER_THREADS = 64
 
 
-def worker_threads(env: Mapping[str, str]) -> int:
-    value = _number(env, "HOURTAB_WORKER_THREADS", int)
+def worker_threads(env: Mapping[str, str], name: str = "HOURTAB_WORKER_THREADS") -> int:
+    value = _number(env, name, int)
     if not 1 <= value <= MAX_WORKER_THREADS:
-        raise InvalidInput(f"HOURTAB_WORKER_THREADS must be a whole number from 1 to {MAX_WORKER_THREADS}, "
-                           f"not {env.get('HOURTAB_WORKER_THREADS')!r}.")
+        raise InvalidInput(f"{name} must be a whole number from 1 to {MAX_WORKER_THREADS}, "
+                           f"not {env.get(name)!r}.")
     return int(value)
 
 
@@ -204,6 +207,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
         "REDIS_URL": env["HOURTAB_REDIS_URL"],
         "QUEUE_NAME": env["HOURTAB_QUEUE_NAME"],
         "WORKER_THREADS": worker_threads(env),
+        "WORKER_HEAVY_JOBS": worker_threads(env, "HOURTAB_WORKER_HEAVY_JOBS"),
         "JOB_LEASE_S": _number(env, "HOURTAB_JOB_LEASE_S"),
         "SMTP_URL": env["HOURTAB_SMTP_URL"],
         "MAIL_FROM": env["HOURTAB_MAIL_FROM"],

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from app.jobs.broker import Queue
 from hourtab.core.accounts import Account
 from hourtab.core.blobs import BlobStore
+from hourtab.core.jobrunner import Slots
 from hourtab.core.jobs import Job, create_job
 from hourtab.imports.uploads import import_staged, read_staged, stage_and_import
 from incidents.evidence import store
@@ -29,12 +30,16 @@ if TYPE_CHECKING:
 def register(app: Flask, queue: Queue) -> None:
     blobs: BlobStore = app.extensions["hourtab.blobs"]
     cfg = app.config
+    # A large run's ingest or a long report's render holds its whole working set; the worker's other
+    # threads (mostly syncs waiting on trackers) must not multiply it.
+    heavy = Slots(cfg["WORKER_HEAVY_JOBS"])
 
     def evidence_ingest(session: Session, job: Job) -> dict[str, Any]:
         p = job.params
-        rows = store.ingest_stored_upload(session, job.account_id, blobs, p["key"], p["filename"], p["size"],
-                                          max_archive_bytes=cfg["ARCHIVE_MAX_BYTES"],
-                                          max_members=cfg["ARCHIVE_MAX_MEMBERS"], sha256=p.get("sha256"))
+        with heavy.held():
+            rows = store.ingest_stored_upload(session, job.account_id, blobs, p["key"], p["filename"], p["size"],
+                                              max_archive_bytes=cfg["ARCHIVE_MAX_BYTES"],
+                                              max_members=cfg["ARCHIVE_MAX_MEMBERS"], sha256=p.get("sha256"))
         return {"evidence_ids": [r.id for r in rows]}
 
     def csv_import(session: Session, job: Job) -> dict[str, Any]:
@@ -62,7 +67,8 @@ def register(app: Flask, queue: Queue) -> None:
         return {"upload_id": result.upload_id, "counts": result.counts()}
 
     def incident_pdf(session: Session, job: Job) -> dict[str, Any]:
-        incident = published.prerender(session, job.account_id, job.params["incident_id"], blobs)
+        with heavy.held():
+            incident = published.prerender(session, job.account_id, job.params["incident_id"], blobs)
         return {"incident_id": incident.id}
 
     queue.register("evidence_ingest", evidence_ingest, "Storing the run", 1800)

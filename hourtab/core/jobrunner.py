@@ -146,6 +146,36 @@ def _interrupt(thread_id: int, exc: type[BaseException]) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
+class Slots:
+    """At most ``limit`` holders at once among a worker's threads (the memory-heavy kinds of job).
+
+    A job waiting for a slot is still running under its time limit, and the limit's interrupt only
+    fires between Python instructions, never inside a blocked ``acquire``: so the wait is a loop of
+    short acquires, and a job that waits past its limit is stopped like any other.
+    """
+
+    def __init__(self, limit: int, poll_s: float = 0.25) -> None:
+        self._slots = threading.BoundedSemaphore(limit)
+        self._poll_s = poll_s
+        self._lock = threading.Lock()
+        self.waiting = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            self.waiting += 1
+        try:
+            while not self._slots.acquire(timeout=self._poll_s):
+                pass
+        finally:
+            with self._lock:
+                self.waiting -= 1
+        try:
+            yield
+        finally:
+            self._slots.release()
+
+
 class JobRunner:
     """Runs jobs: claims one, heartbeats its lease, enforces its time limit, commits its work."""
 

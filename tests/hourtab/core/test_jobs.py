@@ -13,7 +13,7 @@ from sqlalchemy import func, select, update
 from hourtab.core import accounts, progress
 from hourtab.core.db import make_engine, make_sessionmaker, utcnow
 from hourtab.core.errors import InvalidInput
-from hourtab.core.jobrunner import JobRunner, checkpoint
+from hourtab.core.jobrunner import JobRunner, Slots, checkpoint
 from hourtab.core.jobs import (
     MAX_ATTEMPTS,
     Job,
@@ -25,6 +25,7 @@ from hourtab.core.jobs import (
     retry_job,
 )
 from hourtab.core.ratelimit import RateEvent
+from tests.helpers.waiting import wait_until
 
 
 @pytest.fixture
@@ -243,6 +244,49 @@ def test_a_job_past_its_time_limit_is_failed_and_its_thread_freed(sessions, acco
         job = _get(sessions, job_id)
         assert job.status == "failed" and "1 s limit" in job.error and job.lease_until is None
     assert runner.run(_job(sessions, account_id, "forever")) == "failed"   # the runner still works
+
+
+def test_a_heavy_job_waits_for_the_slot_another_holds_then_runs(sessions, account_id):
+    heavy = Slots(1)
+    inside, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def big(session, job):
+        with heavy.held():
+            ran.append(job.id)
+            inside.set()
+            release.wait(30)
+        return {}
+
+    runner = JobRunner(sessions, {"big": big}, worker="w")
+    first, second = _job(sessions, account_id, "big"), _job(sessions, account_id, "big")
+    threads = [threading.Thread(target=runner.run, args=(first,))]
+    threads[0].start()
+    assert inside.wait(30)
+    threads.append(threading.Thread(target=runner.run, args=(second,)))
+    threads[1].start()
+    wait_until(lambda: heavy.waiting == 1, 30, "the second job at the slot")
+    assert ran == [first]               # ... and not past it while the first holds it
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert ran == [first, second] and _get(sessions, second).status == "done"
+
+
+def test_a_job_waiting_for_a_slot_is_still_stopped_at_its_time_limit(sessions, account_id):
+    heavy = Slots(1)
+
+    def big(session, job):
+        with heavy.held():
+            return {}
+
+    runner = JobRunner(sessions, {"big": big}, worker="w", time_limits={"big": 1.0})
+    with heavy.held():                  # another job holds the only slot throughout
+        job_id = _job(sessions, account_id, "big")
+        assert runner.run(job_id) == "failed"
+        assert heavy.waiting == 0       # the stopped job left the queue for the slot
+    assert "1 s limit" in _get(sessions, job_id).error
+    assert runner.run(_job(sessions, account_id, "big")) == "done"     # the slot was never taken by it
 
 
 def test_queue_health_counts_live_consumers_and_the_longest_wait(sessions, account_id):

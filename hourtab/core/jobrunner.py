@@ -164,16 +164,21 @@ class Slots:
     def held(self) -> Iterator[None]:
         with self._lock:
             self.waiting += 1
+        acquired = False
         try:
-            while not self._slots.acquire(timeout=self._poll_s):
-                pass
-        finally:
+            # The flag is set in the same step the acquire returns, so an interrupt that lands right
+            # after a successful acquire still releases the slot below instead of leaking it.
+            while not acquired:
+                acquired = self._slots.acquire(timeout=self._poll_s)
             with self._lock:
                 self.waiting -= 1
-        try:
             yield
         finally:
-            self._slots.release()
+            if acquired:
+                self._slots.release()
+            else:
+                with self._lock:
+                    self.waiting -= 1
 
 
 class JobRunner:

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.db import columns, insert_new_rows
 from hourtab.retainers.days import refresh_days, routed_rows
+from hourtab.retainers.kept_totals import held_days, recompute
 from hourtab.retainers.models import Retainer, retainer_entries
 from hourtab.retainers.routing import account_routes, settle
 from hourtab.timesheets.models import TimeEntry, Upload
@@ -95,8 +96,9 @@ def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | 
 
     The service for everything that brings or changes entries (imports, live tracker sync) and
     for every rule change. It never commits; closed periods it changes are recorded by the
-    caller's ``revisions.watch_closed_periods``. Returns what moved. ``store_days=False`` is for the
-    data migrations older than ``retainer_entries.day`` (the migration adding it fills it in).
+    caller's ``revisions.watch_closed_periods``; the day totals it changes are summed again here
+    (``kept_totals``). Returns what moved. ``store_days=False`` is for the data migrations older than
+    ``retainer_entries.day`` (the migrations adding the days and the kept totals fill them in).
     """
     ids = None if entry_ids is None else sorted({int(i) for i in entry_ids})
     routed = Routed()
@@ -113,9 +115,15 @@ def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | 
     current = frame["current"].astype("Int64")
     target, _ = settle(frame, routes, archived)
     moved = ~((target == current).fillna(False).astype(bool) | (target.isna() & current.isna()))
+    # The entries written (given) or moving: the day totals of the days they count on, before and
+    # after, are summed again (``kept_totals``); a migration older than the stored days has neither.
+    written = ids if ids is not None else frame.loc[moved, "id"].astype(int).tolist()
+    counted_on = held_days(session, written) if store_days else set()
     if ids is not None:  # entries given were written: their times, so their days, may have changed
         refresh_days(session, frame.loc[~moved & current.notna(), "id"].astype(int).tolist())
     if not moved.any():
+        if store_days:
+            recompute(session, account_id, counted_on | held_days(session, written))
         return routed
     leaving = frame.loc[moved & current.notna(), "id"].astype(int).tolist()
     for k in range(0, len(leaving), CHUNK):
@@ -129,6 +137,8 @@ def route_entries(session: Session, account_id: int, entry_ids: Iterable[int] | 
         # same retainer (the rules decide), so a clash is skipped, not an error.
         insert_new_rows(session, retainer_entries, ("entry_id", "retainer_id", "day")[:3 if store_days else 2], rows,
                         conflict=("entry_id",))
+    if store_days:
+        recompute(session, account_id, counted_on | held_days(session, written))
     routed.lost = _counts(current[moved & current.notna()])
     routed.gained = _counts(target[arriving])
     bump_page_versions(session, routed.retainer_ids)

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     Date,
@@ -37,6 +38,25 @@ retainer_entries = Table(
     #: The entry's local day in the retainer's zone (``days``): ledgers sum by it (``totals``).
     Column("day", Date, nullable=False),
     Index("ix_retainer_entries_retainer_id_day", "retainer_id", "day"),
+)
+
+#: A retainer's counted entries summed per local day, under each rounding rule it keeps
+#: (``retainer_total_rules``): kept in the transaction of every change by ``kept_totals``, so a
+#: ledger reads a row a day, never its entries.
+retainer_day_totals = Table(
+    "retainer_day_totals", Base.metadata,
+    Column("retainer_id", ForeignKey("retainers.id", ondelete="CASCADE"), primary_key=True),
+    Column("rule", String(24), primary_key=True),  # ``Rounding.key``
+    Column("day", Date, primary_key=True),
+    Column("entries", Integer, nullable=False),
+    Column("rounded_s", BigInteger, nullable=False),
+)
+
+#: The rounding rules whose day totals are kept for a retainer (every rule its terms use).
+retainer_total_rules = Table(
+    "retainer_total_rules", Base.metadata,
+    Column("retainer_id", ForeignKey("retainers.id", ondelete="CASCADE"), primary_key=True),
+    Column("rule", String(24), primary_key=True),
 )
 
 

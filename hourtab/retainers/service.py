@@ -27,6 +27,7 @@ from hourtab.retainers.counted_entries import entries_frame  # noqa: F401 - read
 from hourtab.retainers.currency import check_currency, parse_amount
 from hourtab.retainers.days import rezone
 from hourtab.retainers.errors import PlanLimitReached
+from hourtab.retainers.kept_totals import keep_rules, rebuild
 from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.models import Retainer, retainer_entries
 from hourtab.retainers.periods import local_date
@@ -220,6 +221,7 @@ def create_retainer(session: Session, account: Account, name: str, client: str, 
     session.add(retainer)
     session.flush()
     add_version(session, retainer, terms, terms.start, created_at=retainer.created_at)
+    keep_rules(session, account.id, retainer.id, [terms.rounding])
     # A newer retainer takes only what no older one's rules match, except entries sent to another
     # by default (no client, no project) that its rules do match: that revises the other's periods.
     with watch_closed_periods(session, account.id, "rules"):
@@ -266,9 +268,12 @@ def update_retainer(session: Session, account: Account, retainer_id: int, *, nam
             if rezoned:
                 session.flush()
                 rezone(session, retainer.id)
+                rebuild(session, account.id, retainer.id)
             schedule_change(session, retainer, terms, effective_from, today)
             session.flush()
-            _apply_terms(retainer, terms_schedule(session, retainer)[-1][1])
+            schedule = terms_schedule(session, retainer)
+            _apply_terms(retainer, schedule[-1][1])
+            keep_rules(session, account.id, retainer.id, [t.rounding for _, t in schedule])
         if rules is not None and new_rules:
             retainer.match_rules = rules.to_json()
         bump_page_version(retainer)

@@ -89,6 +89,11 @@ class Rounding:
         if not 0 <= self.minimum_min <= 240:
             raise InvalidTerms("The minimum per entry must be between 0 and 240 minutes.")
 
+    @property
+    def key(self) -> str:
+        """The rule as stored beside the day totals kept under it (``kept_totals``), e.g. ``15/up/0``."""
+        return f"{self.increment_min}/{self.mode.value}/{self.minimum_min}"
+
     def describe(self, w: Writer | None = None) -> str:
         """``each entry rounded up to 6 min``, in the words of ``w`` (default English)."""
         w = w or Writer()

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from hourtab.core.db import columns
 from hourtab.retainers.counted_entries import entries_on_days
 from hourtab.retainers.ledger import Credit, Ledger, empty_entries, period_balances, placed, terms_for
-from hourtab.retainers.models import retainer_entries
+from hourtab.retainers.models import retainer_day_totals, retainer_entries, retainer_total_rules
 from hourtab.retainers.periods import local_date, periods_through
 from hourtab.retainers.rounding import round_array
 from hourtab.retainers.terms import Rounding, RoundingMode, Terms
@@ -66,7 +66,7 @@ def entry_totals(days: Sequence[dt.date], seconds: Sequence[int], roundings: Seq
                      {rule: sign * round_array(durations, rule) for rule in dict.fromkeys(roundings)})
 
 
-def _rounded(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColumnExpression[int]:
+def rounded_in_sql(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColumnExpression[int]:
     """``rounding.round_array`` as a SQL expression over integer seconds (``//`` is integer division
     on both backends; it only ever divides positive durations, where truncating is flooring)."""
     step = rounding.increment_min * 60
@@ -82,8 +82,38 @@ def _rounded(duration: SQLColumnExpression[int], rounding: Rounding) -> SQLColum
 
 def day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding],
                since: dt.date | None = None) -> DayTotals:
-    """The retainer's counted entries summed per local day (from ``since`` on), under each rule."""
-    return _read_totals(session, retainer_id, roundings, since)[0]
+    """The retainer's counted entries summed per local day (from ``since`` on), under each rule: read
+    from the kept totals (``kept_totals``), or summed from the entries where a rule is not kept."""
+    kept = _kept_day_totals(session, retainer_id, list(dict.fromkeys(roundings)), since)
+    return kept if kept is not None else _read_totals(session, retainer_id, roundings, since)[0]
+
+
+def _kept_day_totals(session: Session, retainer_id: int, rules: list[Rounding],
+                     since: dt.date | None) -> DayTotals | None:
+    """``day_totals`` from ``retainer_day_totals``; ``None`` if a rule's totals are not kept."""
+    keys = [r.key for r in rules]
+    kept = set(session.scalars(select(retainer_total_rules.c.rule).where(
+        retainer_total_rules.c.retainer_id == retainer_id, retainer_total_rules.c.rule.in_(keys))))
+    if kept != set(keys):
+        return None
+    table = retainer_day_totals
+    stmt = (select(table.c.rule, table.c.day, table.c.entries, table.c.rounded_s)
+            .where(table.c.retainer_id == retainer_id, table.c.rule.in_(keys)).order_by(table.c.rule, table.c.day))
+    if since is not None:
+        stmt = stmt.where(table.c.day >= since)
+    found = columns(session, stmt, ["rule", "day", "entries", "rounded_s"])
+    rule_keys = np.array(found["rule"], dtype=object)
+    first = rule_keys == keys[0]
+    # Every kept rule has a row for each day with a counted entry (they are summed together).
+    days = np.array([str(d) for d in np.array(found["day"], dtype=object)[first]], dtype="datetime64[D]")
+    seconds = np.array(found["rounded_s"], dtype=np.int64)
+    return DayTotals(days, np.array(found["entries"], dtype=np.int64)[first],
+                     {rule: seconds[rule_keys == rule.key] for rule in rules})
+
+
+def summed_day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding]) -> DayTotals:
+    """``day_totals`` summed from the entries themselves, never the kept totals (what those are checked against)."""
+    return _read_totals(session, retainer_id, roundings, None)[0]
 
 
 def upload_day_totals(session: Session, retainer_id: int,
@@ -99,7 +129,7 @@ def _read_totals(session: Session, retainer_id: int, roundings: Sequence[Roundin
     upload = func.coalesce(te.upload_id, 0)
     keys = [held.c.day, upload] if by_upload else [held.c.day]
     names = ["day", *(["upload"] if by_upload else []), "entries", *(str(k) for k in range(len(rules)))]
-    stmt = (select(*keys, func.count(), *(func.sum(_rounded(te.duration_s, r)) for r in rules))
+    stmt = (select(*keys, func.count(), *(func.sum(rounded_in_sql(te.duration_s, r)) for r in rules))
             .join(te, te.id == held.c.entry_id)
             .where(held.c.retainer_id == retainer_id, te.status != "removed")
             .group_by(*keys))

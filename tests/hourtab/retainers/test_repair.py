@@ -17,6 +17,7 @@ from hourtab.core.db import UTCDateTime, transaction
 from hourtab.imports.importer import import_file
 from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.days import routed_rows
+from hourtab.retainers.kept_totals import rebuild
 from hourtab.retainers.models import PeriodRevision, Retainer, retainer_entries
 from hourtab.retainers.repair import rematch_old_assignments
 from hourtab.timesheets.models import TimeEntry
@@ -42,6 +43,8 @@ def test_repair_routes_old_assignments_by_the_rules_and_marks_the_periods_it_cha
         held = routed_rows(db_session, list(ids), [baykar.id] * len(ids))
         db_session.execute(insert(retainer_entries), [{"entry_id": e, "retainer_id": r, "day": dt.date.fromisoformat(d)}
                                                       for e, r, d in held])
+        for retainer in (baykar, zenvo):  # a database in that state kept its day totals in step with it
+            rebuild(db_session, account.id, retainer.id)
     before = ledger_reads.retainer_ledger(db_session, baykar)
     assert len(before.entries) == 42
     with transaction(db_session):

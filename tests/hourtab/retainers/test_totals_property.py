@@ -1,9 +1,10 @@
 """The ledger from day totals equals the ledger from the entries, to the second, after every change.
 
 Random sequences of imports (new entries, edited ones, ones missing from a later file), removals,
-restores and terms changes (rounding, time zone, hours) run through the real services on SQLite
-and PostgreSQL; after each step every retainer's ledger is read both ways and compared period by
-period. ``build_ledger`` over the entries (``tests.helpers.ledger_oracle``) is the from-scratch check
+restores, terms changes (rounding, time zone, hours) and match-rule changes (entries moving) run
+through the real services on SQLite and PostgreSQL; after each step every retainer's ledger is read both ways and compared period by
+period, and the day totals kept beside them are checked against the entries summed per day.
+``build_ledger`` over the entries (``tests.helpers.ledger_oracle``) is the from-scratch check
 and nothing else.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 
+import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +21,10 @@ from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
 from hourtab.imports.removal import confirm_removal, restore_removed
 from hourtab.retainers import credits, ledger_reads, service
+from hourtab.retainers.kept_totals import kept_rules
+from hourtab.retainers.matching import MatchRules
 from hourtab.retainers.revisions import ledger_now
+from hourtab.retainers.totals import day_totals, schedule_roundings, summed_day_totals
 from hourtab.retainers.versions import terms_schedule
 from tests.factories import make_account, toggl_csv
 from tests.helpers.ledger_oracle import build_ledger
@@ -39,6 +44,7 @@ step_st = st.one_of(
     st.tuples(st.just("remove"), st.none()),
     st.tuples(st.just("restore"), st.none()),
     st.tuples(st.just("terms"), st.tuples(st.sampled_from([0, 1]), terms_st)),
+    st.tuples(st.just("rules"), st.tuples(st.sampled_from([0, 1]), st.sets(st.sampled_from(CLIENTS), min_size=1))),
 )
 
 
@@ -70,6 +76,10 @@ def _step(session, account, retainers, uploads, kind, arg) -> None:
             service.update_retainer(session, account, retainers[which].id, now=NOW,
                                     terms=_terms(rounding, mode, minimum, zone, hours),
                                     effective_from=NOW.date() if from_now else None)
+        elif kind == "rules":  # entries move between the retainers, or to none
+            which, clients = arg
+            service.update_retainer(session, account, retainers[which].id, now=NOW,
+                                    rules=MatchRules(clients=tuple(sorted(clients))))
 
 
 def _same_ledgers(session, retainers) -> None:
@@ -86,6 +96,20 @@ def _same_ledgers(session, retainers) -> None:
         listed = ["entry_id", "period", "rounded_s", "day"]
         assert shown.entries[listed].reset_index(drop=True).equals(from_entries.entries[listed].reset_index(drop=True))
         assert shown.before_count == len(from_entries.before_start)
+        _kept_totals_are_the_entries_sums(session, retainer)
+
+
+def _kept_totals_are_the_entries_sums(session, retainer) -> None:
+    """The ledgers above were read from the kept day totals (every rule of the terms is kept), and
+    those equal the entries summed per day this very moment."""
+    rules = schedule_roundings(retainer.terms(), terms_schedule(session, retainer))
+    assert {r.key for r in rules} <= set(kept_rules(session, retainer.id))
+    kept, summed = day_totals(session, retainer.id, rules), summed_day_totals(session, retainer.id, rules)
+    order = np.argsort(summed.days, kind="stable")
+    assert kept.days.tolist() == summed.days[order].tolist()
+    assert kept.entries.tolist() == summed.entries[order].tolist()
+    for rule in rules:
+        assert kept.rounded_s[rule].tolist() == summed.rounded_s[rule][order].tolist(), rule
 
 
 # No shrinking: each example is a few database transactions, and the failing steps are printed as they are.

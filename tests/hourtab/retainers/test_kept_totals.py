@@ -1,0 +1,94 @@
+"""The day totals kept beside each retainer: read instead of the entries, filled in by their
+migration for existing retainers, and never trusted for a rule they do not keep."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from alembic import command
+from sqlalchemy import delete, func, select
+
+from app.migrate import alembic_config, upgrade
+from hourtab.core.db import make_engine, make_sessionmaker, transaction
+from hourtab.imports.importer import import_file
+from hourtab.retainers import ledger_reads, service
+from hourtab.retainers.kept_totals import kept_rules
+from hourtab.retainers.models import retainer_day_totals, retainer_total_rules
+from hourtab.retainers.terms import Rounding, RoundingMode
+from hourtab.retainers.totals import day_totals, summed_day_totals
+from tests.factories import make_account, toggl_csv
+
+NOW = dt.datetime(2026, 3, 20, 12, tzinfo=dt.UTC)
+ROWS = [("Acme", "Design", "2026-01-05", "09:00:00", "01:07:00"), ("Acme", "Review", "2026-01-05", "23:30:00", "00:20:00"),
+        ("Acme", "Build", "2026-02-11", "10:00:00", "02:00:01"), ("Globex", "Call", "2026-03-02", "08:00:00", "00:31:00")]
+
+
+def _setup(session, rounding: int = 0):
+    account = make_account(session, "kept@example.com", "pro")
+    with transaction(session):
+        acme = service.create_retainer(session, account, "Acme", "Acme", service.parse_terms(service.TermsInput(
+            hours="10", start="2026-01-01", timezone="Asia/Kolkata", rounding=rounding)))
+        import_file(session, account, toggl_csv(ROWS), "t.csv")
+    return account, acme
+
+
+def _as_dict(totals, rule) -> dict[str, tuple[int, int]]:
+    return {str(d): (int(n), int(s)) for d, n, s in zip(totals.days, totals.entries, totals.rounded_s[rule],
+                                                         strict=True)}
+
+
+def test_the_ledger_reads_a_row_a_day_kept_under_the_terms_rule(db_session):
+    account, acme = _setup(db_session, rounding=15)
+    rule = Rounding(15, RoundingMode.UP, 0)
+    assert set(kept_rules(db_session, acme.id)) == {rule.key}
+    rows = db_session.execute(select(retainer_day_totals.c.day, retainer_day_totals.c.entries,
+                                     retainer_day_totals.c.rounded_s)
+                              .where(retainer_day_totals.c.retainer_id == acme.id)
+                              .order_by(retainer_day_totals.c.day)).all()
+    # 23:30 UTC on 5 January is the 6th in Kolkata; each entry rounded up to 15 minutes, then summed.
+    assert [(str(d), n, s) for d, n, s in rows] == [("2026-01-05", 1, 75 * 60), ("2026-01-06", 1, 30 * 60),
+                                                    ("2026-02-11", 1, 135 * 60)]
+    ledger = ledger_reads.retainer_ledger(db_session, acme, NOW)
+    assert [p.used_s for p in ledger.periods] == [105 * 60, 135 * 60, 0]
+
+
+def test_a_rule_not_kept_is_summed_from_the_entries_not_read_as_nothing(db_session):
+    account, acme = _setup(db_session)
+    kept_ledger = ledger_reads.retainer_ledger(db_session, acme, NOW)
+    with transaction(db_session):  # as if the rule had never been kept
+        db_session.execute(delete(retainer_total_rules).where(retainer_total_rules.c.retainer_id == acme.id))
+        db_session.execute(delete(retainer_day_totals).where(retainer_day_totals.c.retainer_id == acme.id))
+    assert ledger_reads.retainer_ledger(db_session, acme, NOW).periods == kept_ledger.periods
+    assert sum(p.used_s for p in kept_ledger.periods) == (67 + 20 + 120) * 60 + 1
+
+
+def test_a_new_rounding_is_summed_over_the_whole_history_when_the_terms_take_it(db_session):
+    account, acme = _setup(db_session)
+    with transaction(db_session):
+        service.update_retainer(db_session, account, acme.id, now=NOW, terms=service.parse_terms(service.TermsInput(
+            hours="10", start="2026-01-01", timezone="Asia/Kolkata", rounding=30)), effective_from=NOW.date())
+    rules = [Rounding(0, RoundingMode.UP, 0), Rounding(30, RoundingMode.UP, 0)]
+    assert set(kept_rules(db_session, acme.id)) == {r.key for r in rules}
+    kept, summed = day_totals(db_session, acme.id, rules), summed_day_totals(db_session, acme.id, rules)
+    assert _as_dict(kept, rules[1]) == _as_dict(summed, rules[1]) == {
+        "2026-01-05": (1, 90 * 60), "2026-01-06": (1, 30 * 60), "2026-02-11": (1, 150 * 60)}
+
+
+def test_the_migration_fills_in_the_totals_of_existing_retainers(database_url):
+    engine = make_engine(database_url)
+    session = make_sessionmaker(engine)()
+    try:
+        account, acme = _setup(session, rounding=6)
+        rule = Rounding(6, RoundingMode.UP, 0)
+        before = _as_dict(day_totals(session, acme.id, [rule]), rule)
+        session.close()
+        command.downgrade(alembic_config(database_url), "0021t")  # the schema before kept totals
+        upgrade(database_url)
+        session = make_sessionmaker(engine)()
+        assert set(kept_rules(session, acme.id)) == {rule.key}
+        assert _as_dict(day_totals(session, acme.id, [rule]), rule) == before
+        assert _as_dict(summed_day_totals(session, acme.id, [rule]), rule) == before
+        assert session.scalar(select(func.count()).select_from(retainer_day_totals)) == 3
+    finally:
+        session.close()
+        engine.dispose()

@@ -13,6 +13,7 @@ Reads only.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,11 @@ from hourtab.timesheets.normalise import hms
 MAX_DEFAULTED = 50
 
 
-def _retainers(session: Session, account_id: int) -> dict[int, tuple[str, str, bool]]:
-    rows = session.execute(select(Retainer.id, Retainer.name, Retainer.client, Retainer.active)
+def _retainers(session: Session, account_id: int) -> dict[int, tuple[str, str, bool, str]]:
+    """(name, client, active, time zone) of each of the account's retainers."""
+    rows = session.execute(select(Retainer.id, Retainer.name, Retainer.client, Retainer.active, Retainer.timezone)
                            .where(Retainer.account_id == account_id)).all()
-    return {int(i): (name, client, bool(active)) for i, name, client, active in rows}
+    return {int(i): (name, client, bool(active), zone) for i, name, client, active, zone in rows}
 
 
 def file_targets(session: Session, account_id: int, frame: pd.DataFrame, known_ids: np.ndarray,
@@ -61,28 +63,36 @@ def file_targets(session: Session, account_id: int, frame: pd.DataFrame, known_i
     return target, by_default, current
 
 
-def _balances(session: Session, retainer_id: int, rows: pd.DataFrame, replaced: list[int], now: dt.datetime,
-              seen: bool) -> dict[str, Any]:
-    """The current period's balance before and after, and the closed periods that would change.
+def _balances(session: Session, changing: pd.DataFrame, target: pd.Series, involved: list[int],
+              zones: dict[int, str], replaced: list[int], now: dt.datetime, seen: set[int]) -> dict[int, dict[str, Any]]:
+    """Per involved retainer: the current period's balance before and after, and the closed periods that would change.
 
-    ``rows``: the file's rows that arrive here (new, changed, or moving from elsewhere);
-    ``replaced``: the stored ids those rows, and rows leaving, were; ``seen``: a period of the
-    retainer was revised before (its figures were seen even if it counts nothing now). Both
-    ledgers come from the day totals; "after" takes out what leaves and adds what arrives.
+    ``changing``: the file's rows the import writes (new or changed), ``target`` where each goes;
+    ``replaced``: the stored ids those rows, and rows leaving, were; ``seen``: retainers a period of
+    which was revised before (their figures were seen even if they count nothing now). Both
+    ledgers come from the day totals, read for all retainers at once; "after" takes out what
+    leaves and adds what arrives.
     """
-    leaving_days, leaving_s = held_durations(session, retainer_id, replaced)
-    if not len(rows) and not leaving_days:  # nothing arrives, nothing leaves
-        before, _, counted = ledgers_now(session, retainer_id, now)
-        return _summary(before, before, seen or counted > 0)
-    zone = session.scalar(select(Retainer.timezone).where(Retainer.id == retainer_id)) or "UTC"
-    arriving_days = local_days(rows["start_at"], rows["local_date"], zone)
-    arriving_s = rows["duration_s"].astype("int64").tolist()
+    leaving = held_durations(session, replaced)
+    # Each row's local day in each zone involved (one zone, as a rule): computed once a zone.
+    days_in = {zone: dict(zip(changing.index, local_days(changing["start_at"], changing["local_date"], zone),
+                              strict=True))
+               for zone in {zones[rid] for rid in involved}} if len(changing) else {}
+    changes: dict[int, Callable[[DayTotals], DayTotals]] = {}
+    for rid in involved:
+        mine = changing.index[(target.loc[changing.index] == rid).fillna(False).astype(bool)]
+        if len(mine) or rid in leaving:
+            changes[rid] = _change(leaving.get(rid, ([], [])), [days_in[zones[rid]][i] for i in mine],
+                                   changing.loc[mine, "duration_s"].astype("int64").tolist())
+    ledgers = ledgers_now(session, involved, now, changes)
+    return {rid: _summary(before, after, rid in seen or counted > 0) for rid, (before, after, counted) in ledgers.items()}
 
+
+def _change(leaving: tuple[list[dt.date], list[int]], days: list[dt.date],
+            seconds: list[int]) -> Callable[[DayTotals], DayTotals]:
     def change(totals: DayTotals) -> DayTotals:
-        return totals.plus(leaving_days, leaving_s, -1).plus(arriving_days, arriving_s, 1)
-
-    before, after, counted = ledgers_now(session, retainer_id, now, change)
-    return _summary(before, after, seen or counted > 0)
+        return totals.plus(*leaving, -1).plus(days, seconds, 1)
+    return change
 
 
 def _summary(before: Ledger, after: Ledger, held_before: bool) -> dict[str, Any]:
@@ -119,15 +129,17 @@ def upload_destinations(session: Session, account_id: int, frame: pd.DataFrame, 
     involved = sorted({int(t) for t in target.dropna()} | {int(c) for c in current.dropna()})
     seen = revised_retainers(session, account_id) if involved else set()
     replaced = known[changing & (known >= 0)].tolist()
+    balances = _balances(session, rows.loc[changing], target, involved, {rid: info[rid][3] for rid in involved},
+                         replaced, now, seen)
     out: list[dict[str, Any]] = []
     for rid in involved:
         mine = (target == rid).fillna(False).astype(bool)
-        name, client, active = info[rid]
+        name, client, active, _ = info[rid]
         seconds = int(rows.loc[mine, "duration_s"].sum())
         out.append({"id": rid, "name": name, "client": client, "archived": not active,
                     "entries": int(mine.sum()), "seconds": seconds, "hours": format_hours(seconds),
                     "default_entries": int((mine & by_default).sum()),
-                    **_balances(session, rid, rows.loc[mine & changing], replaced, now, rid in seen)})
+                    **balances[rid]})
     nowhere = target.isna()
     groups = (rows.loc[nowhere].groupby(["client", "project"], sort=True)["duration_s"].agg(["sum", "count"])
               .reset_index())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import calendar
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
@@ -58,15 +59,19 @@ def _add_months(year: int, month: int, n: int) -> tuple[int, int]:
 
 def next_reset(terms: Terms, after: dt.date) -> dt.date:
     """The first reset date strictly after ``after``."""
-    if terms.period is PeriodKind.WEEKLY:
-        ahead = (terms.reset_day - after.isoweekday()) % 7 or 7
+    return _next_reset(terms.start, terms.period, terms.reset_day, after)
+
+
+def _next_reset(first: dt.date, kind: PeriodKind, reset_day: int, after: dt.date) -> dt.date:
+    if kind is PeriodKind.WEEKLY:
+        ahead = (reset_day - after.isoweekday()) % 7 or 7
         return after + dt.timedelta(days=ahead)
-    step = 1 if terms.period is PeriodKind.MONTHLY else 3
+    step = 1 if kind is PeriodKind.MONTHLY else 3
     # Quarterly resets fall in the start month and every third month from it.
-    offset = ((after.year * 12 + after.month - 1) - (terms.start.year * 12 + terms.start.month - 1)) % step
+    offset = ((after.year * 12 + after.month - 1) - (first.year * 12 + first.month - 1)) % step
     year, month = _add_months(after.year, after.month, -offset)
     while True:
-        candidate = _clamped(year, month, terms.reset_day)
+        candidate = _clamped(year, month, reset_day)
         if candidate > after:
             return candidate
         year, month = _add_months(year, month, step)
@@ -74,13 +79,20 @@ def next_reset(terms: Terms, after: dt.date) -> dt.date:
 
 def periods_through(terms: Terms, last_day: dt.date) -> list[Period]:
     """Every period from the start up to the one containing ``last_day`` (at least one)."""
+    return list(_periods(terms.start, terms.period, terms.reset_day, last_day))
+
+
+@functools.lru_cache(maxsize=4096)
+def _periods(start: dt.date, kind: PeriodKind, reset_day: int, last_day: dt.date) -> tuple[Period, ...]:
+    """``periods_through`` for a period structure: kept, as every ledger, preview and watch of a
+    retainer walks the same years of resets (a few dozen ``next_reset`` calls each) again and again."""
+    first = start
     periods: list[Period] = []
-    start = terms.start
     while True:
-        end = next_reset(terms, start)
+        end = _next_reset(first, kind, reset_day, start)
         periods.append(Period(len(periods), start, end))
         if end > last_day:
-            return periods
+            return tuple(periods)
         start = end
 
 

@@ -18,7 +18,7 @@ Reads name their columns (see ``assign``), so the data migration can run this co
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -26,20 +26,13 @@ from sqlalchemy import String, cast, func, insert, select
 from sqlalchemy.orm import Session
 
 from hourtab.retainers.days import local_days
-from hourtab.retainers.ledger import Credit, Ledger
-from hourtab.retainers.models import PeriodRevision, Retainer, RetainerCredit, RetainerTerms, retainer_entries
+from hourtab.retainers.ledger import Ledger
+from hourtab.retainers.ledger_inputs import ledger_inputs
+from hourtab.retainers.models import PeriodRevision, Retainer, retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through
 from hourtab.retainers.terms import Rounding, Terms
-from hourtab.retainers.totals import DayTotals, day_totals, entry_totals, ledger_of_days, schedule_roundings
+from hourtab.retainers.totals import DayTotals, day_totals, day_totals_of, entry_totals
 from hourtab.timesheets.models import TimeEntry
-
-#: Retainer columns ``Retainer.terms()`` reads for hours (a revision is about hours, never money: the
-#: money columns are left out, so this runs inside migrations older than them).
-TERMS_COLUMNS = ("id", "account_id", "timezone", "allotment_s", "start_date", "period", "reset_day", "rollover",
-                 "rollover_cap_s", "rollover_expiry_periods", "overage", "overage_rate", "rounding_min",
-                 "rounding_mode", "minimum_min")
-VERSION_COLUMNS = ("effective_from", "allotment_s", "rollover", "rollover_cap_s", "rollover_expiry_periods",
-                   "overage", "overage_rate", "rounding_min", "rounding_mode", "minimum_min", "created_at")
 
 #: ``{period start: (used seconds, entries)}`` of one retainer's closed periods.
 Figures = dict[dt.date, tuple[int, int]]
@@ -59,55 +52,33 @@ class Revision:
     reason: str
 
 
-def _retainer(session: Session, retainer_id: int) -> Retainer:
-    """A detached ``Retainer`` carrying only its terms columns (enough for ``terms()``)."""
-    row = session.execute(select(*(getattr(Retainer, c) for c in TERMS_COLUMNS))
-                          .where(Retainer.id == retainer_id)).one()
-    return Retainer(**dict(zip(TERMS_COLUMNS, row, strict=True)))
-
-
-def _schedule(session: Session, retainer: Retainer) -> list[tuple[dt.date, Terms]]:
-    base = retainer.terms()
-    rows = session.execute(select(*(getattr(RetainerTerms, c) for c in VERSION_COLUMNS))
-                           .where(RetainerTerms.retainer_id == retainer.id)
-                           .order_by(RetainerTerms.effective_from)).all()
-    versions = [RetainerTerms(**dict(zip(VERSION_COLUMNS, r, strict=True))) for r in rows]
-    return [(v.effective_from, v.terms(base)) for v in versions] or [(base.start, base)]
-
-
-def _credits(session: Session, retainer_id: int) -> list[Credit]:
-    rows = session.execute(select(RetainerCredit.kind, RetainerCredit.on_date, RetainerCredit.seconds,
-                                  RetainerCredit.reason, RetainerCredit.id)
-                           .where(RetainerCredit.retainer_id == retainer_id)).all()
-    return [Credit(*r) for r in rows]
-
-
 def ledger_now(session: Session, retainer_id: int, now: dt.datetime) -> Ledger:
     """The retainer's ledger as of ``now``, from its day totals."""
-    return ledgers_now(session, retainer_id, now)[0]
+    inputs = ledger_inputs(session, [retainer_id])[retainer_id]
+    return inputs.ledger(day_totals(session, retainer_id, inputs.roundings), now)
 
 
-def ledgers_now(session: Session, retainer_id: int, now: dt.datetime,
-                what_if: Callable[[DayTotals], DayTotals] | None = None) -> tuple[Ledger, Ledger, int]:
-    """The retainer's ledger as of ``now``; the same with its totals changed by ``what_if`` (a
-    preview's entries); and how many entries it counts. The totals are read once."""
-    retainer = _retainer(session, retainer_id)
-    terms, schedule = retainer.terms(), _schedule(session, retainer)
-    totals = day_totals(session, retainer_id, schedule_roundings(terms, schedule))
-    credits = _credits(session, retainer_id)
-    ledger = ledger_of_days(terms, totals, credits, as_of=now, schedule=schedule)
-    after = ledger if what_if is None else ledger_of_days(terms, what_if(totals), credits, as_of=now,
-                                                          schedule=schedule)
-    return ledger, after, totals.count
+def ledgers_now(session: Session, retainer_ids: Iterable[int], now: dt.datetime,
+                what_if: Mapping[int, Callable[[DayTotals], DayTotals]] | None = None) -> dict[int, tuple[Ledger, Ledger, int]]:
+    """Per retainer: its ledger as of ``now``; the same with its totals changed by ``what_if[id]`` (a
+    preview's entries; the same ledger where none); and how many entries it counts. The inputs and
+    totals of all of them are read at once."""
+    inputs = ledger_inputs(session, retainer_ids)
+    totals = day_totals_of(session, {rid: (i.roundings, None) for rid, i in inputs.items()})
+    out = {}
+    for rid, i in inputs.items():
+        ledger = i.ledger(totals[rid], now)
+        change = (what_if or {}).get(rid)
+        out[rid] = (ledger, ledger if change is None else i.ledger(change(totals[rid]), now), totals[rid].count)
+    return out
 
 
 def closed(ledger: Ledger) -> Figures:
     return {p.period.start: (p.used_s, p.entry_count) for p in ledger.periods if not p.is_open}
 
 
-def _reaches_closed(session: Session, retainer_id: int, now: dt.datetime, since: dt.date) -> bool:
-    """Can a change to entries dated ``since`` or later touch a closed period of this retainer?"""
-    terms = _retainer(session, retainer_id).terms()
+def _reaches_closed(terms: Terms, now: dt.datetime, since: dt.date) -> bool:
+    """Can a change to entries dated ``since`` or later touch a closed period of a retainer with these terms?"""
     today = local_date(now, terms.tz)
     periods = periods_through(terms, today)
     return since < periods[max(index_of(periods, today), 0)].start
@@ -162,24 +133,33 @@ def counting_retainers(session: Session, account_id: int) -> set[int]:
     return set(session.scalars(select(Retainer.id).where(Retainer.account_id == account_id, counts)))
 
 
-def closed_figures(session: Session, retainer_id: int, now: dt.datetime, since: dt.date | None = None,
-                   from_entries: bool = False) -> Figures:
-    """The retainer's closed periods' figures, from its day totals; with ``since``, only the periods
-    from the one containing it (a change dated ``since`` or later cannot move the earlier ones).
+def closed_figures_of(session: Session, reads: Mapping[int, dt.date | None], now: dt.datetime,
+                      from_entries: bool = False) -> dict[int, Figures]:
+    """Each retainer's closed periods' figures, from its day totals, ``{retainer_id: since}``; with a
+    ``since``, only the periods from the one containing it (a change dated ``since`` or later cannot
+    move the earlier ones). A deleted retainer is left out.
 
     ``from_entries``: for the data migrations older than ``retainer_entries.day``, which have no totals.
     """
-    retainer = _retainer(session, retainer_id)
-    terms, schedule = retainer.terms(), _schedule(session, retainer)
-    first = None
-    if since is not None and since > terms.start:
-        periods = periods_through(terms, since)
-        first = periods[min(index_of(periods, since), len(periods) - 1)].start
-    roundings = schedule_roundings(terms, schedule)
-    days = (_summed_here(session, retainer_id, terms, roundings) if from_entries
-            else day_totals(session, retainer_id, roundings, since=first))
-    figures = closed(ledger_of_days(terms, days, _credits(session, retainer_id), as_of=now, schedule=schedule))
-    return {start: f for start, f in figures.items() if first is None or start >= first}
+    inputs = ledger_inputs(session, reads)
+    firsts = {rid: _first_period(i.terms, reads[rid]) for rid, i in inputs.items()}
+    if from_entries:
+        totals = {rid: _summed_here(session, rid, i.terms, i.roundings) for rid, i in inputs.items()}
+    else:
+        totals = day_totals_of(session, {rid: (i.roundings, firsts[rid]) for rid, i in inputs.items()})
+    out = {}
+    for rid, i in inputs.items():
+        first = firsts[rid]
+        out[rid] = {start: f for start, f in closed(i.ledger(totals[rid], now)).items() if first is None or start >= first}
+    return out
+
+
+def _first_period(terms: Terms, since: dt.date | None) -> dt.date | None:
+    """The start of the period containing ``since`` (``None``: from the retainer's start)."""
+    if since is None or since <= terms.start:
+        return None
+    periods = periods_through(terms, since)
+    return periods[min(index_of(periods, since), len(periods) - 1)].start
 
 
 def _summed_here(session: Session, retainer_id: int, terms: Terms, roundings: list[Rounding]) -> DayTotals:
@@ -207,9 +187,11 @@ def _seen(session: Session, account_id: int, now: dt.datetime, since: dt.date | 
     if only is not None:
         seen &= only
     if since is not None:
-        seen = {rid for rid in seen if rid in terms_of or _reaches_closed(session, rid, now, since)}
+        terms = {rid: i.terms for rid, i in ledger_inputs(session, seen - terms_of).items()}
+        seen = {rid for rid in seen if rid in terms_of or _reaches_closed(terms[rid], now, since)}
     reads = {rid: None if rid in terms_of else since for rid in sorted(seen)}
-    return {rid: (day, closed_figures(session, rid, now, day, from_entries)) for rid, day in reads.items()}
+    figures = closed_figures_of(session, reads, now, from_entries)
+    return {rid: (reads[rid], figures[rid]) for rid in figures}
 
 
 def _changed_periods(was: Figures, now: Figures, revised_before: set[dt.date]) -> list[tuple[dt.date, tuple, tuple]]:
@@ -258,11 +240,11 @@ def watch_closed_periods(session: Session, account_id: int, reason: str, *, sinc
     if not before:
         return
     session.flush()
-    for rid, (day, was) in before.items():
-        if session.scalar(select(Retainer.id).where(Retainer.id == rid)) is None:
+    after = closed_figures_of(session, {rid: day for rid, (day, _) in before.items()}, now, from_entries)
+    for rid, (_, was) in before.items():
+        if rid not in after:
             continue  # deleted by the change itself
-        changed = _changed_periods(was, closed_figures(session, rid, now, day, from_entries),
-                                   _revised_starts(session, rid))
+        changed = _changed_periods(was, after[rid], _revised_starts(session, rid))
         for start, old, new in changed:
             record_revision(session, account_id=account_id, retainer_id=rid, period_start=start, was=old,
                             now=new, reason=reason, at=now, upload_id=upload_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -84,31 +84,52 @@ def day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding]
                since: dt.date | None = None) -> DayTotals:
     """The retainer's counted entries summed per local day (from ``since`` on), under each rule: read
     from the kept totals (``kept_totals``), or summed from the entries where a rule is not kept."""
-    kept = _kept_day_totals(session, retainer_id, list(dict.fromkeys(roundings)), since)
-    return kept if kept is not None else _read_totals(session, retainer_id, roundings, since)[0]
+    return day_totals_of(session, {retainer_id: (roundings, since)})[retainer_id]
 
 
-def _kept_day_totals(session: Session, retainer_id: int, rules: list[Rounding],
-                     since: dt.date | None) -> DayTotals | None:
-    """``day_totals`` from ``retainer_day_totals``; ``None`` if a rule's totals are not kept."""
-    keys = [r.key for r in rules]
-    kept = set(session.scalars(select(retainer_total_rules.c.rule).where(
-        retainer_total_rules.c.retainer_id == retainer_id, retainer_total_rules.c.rule.in_(keys))))
-    if kept != set(keys):
-        return None
+def day_totals_of(session: Session,
+                  wanted: Mapping[int, tuple[Sequence[Rounding], dt.date | None]]) -> dict[int, DayTotals]:
+    """``day_totals`` of several retainers, ``{retainer_id: (rules, since)}``: two queries for all
+    those whose rules are kept."""
+    rules = {rid: list(dict.fromkeys(roundings)) for rid, (roundings, _) in wanted.items()}
+    keys = sorted({r.key for wanted_rules in rules.values() for r in wanted_rules})
+    kept: dict[int, set[str]] = {}
+    for rid, key in session.execute(select(retainer_total_rules.c.retainer_id, retainer_total_rules.c.rule).where(
+            retainer_total_rules.c.retainer_id.in_(list(wanted)), retainer_total_rules.c.rule.in_(keys))):
+        kept.setdefault(int(rid), set()).add(key)
+    readable = [rid for rid in wanted if {r.key for r in rules[rid]} <= kept.get(rid, set())]
+    out = _kept_rows(session, {rid: (rules[rid], wanted[rid][1]) for rid in readable})
+    for rid in set(wanted) - set(readable):  # a rule not kept (yet): summed from the entries
+        out[rid] = _read_totals(session, rid, rules[rid], wanted[rid][1])[0]
+    return out
+
+
+def _kept_rows(session: Session, wanted: dict[int, tuple[list[Rounding], dt.date | None]]) -> dict[int, DayTotals]:
+    if not wanted:
+        return {}
     table = retainer_day_totals
-    stmt = (select(table.c.rule, table.c.day, table.c.entries, table.c.rounded_s)
-            .where(table.c.retainer_id == retainer_id, table.c.rule.in_(keys)).order_by(table.c.rule, table.c.day))
-    if since is not None:
-        stmt = stmt.where(table.c.day >= since)
-    found = columns(session, stmt, ["rule", "day", "entries", "rounded_s"])
+    keys = sorted({r.key for rules, _ in wanted.values() for r in rules})
+    stmt = (select(table.c.retainer_id, table.c.rule, table.c.day, table.c.entries, table.c.rounded_s)
+            .where(table.c.retainer_id.in_(list(wanted)), table.c.rule.in_(keys))
+            .order_by(table.c.retainer_id, table.c.rule, table.c.day))
+    dates = [since for _, since in wanted.values()]
+    if None not in dates:
+        stmt = stmt.where(table.c.day >= min(d for d in dates if d is not None))
+    found = columns(session, stmt, ["retainer_id", "rule", "day", "entries", "rounded_s"])
+    ids = np.array(found["retainer_id"], dtype=np.int64)
     rule_keys = np.array(found["rule"], dtype=object)
-    first = rule_keys == keys[0]
-    # Every kept rule has a row for each day with a counted entry (they are summed together).
-    days = np.array([str(d) for d in np.array(found["day"], dtype=object)[first]], dtype="datetime64[D]")
-    seconds = np.array(found["rounded_s"], dtype=np.int64)
-    return DayTotals(days, np.array(found["entries"], dtype=np.int64)[first],
-                     {rule: seconds[rule_keys == rule.key] for rule in rules})
+    # SQLite answers dates as ISO text, PostgreSQL as dates: numpy reads both as days.
+    days = np.array([str(d) for d in found["day"]], dtype="datetime64[D]")
+    entries, seconds = np.array(found["entries"], dtype=np.int64), np.array(found["rounded_s"], dtype=np.int64)
+    out = {}
+    for rid, (rules, since) in wanted.items():
+        mine = ids == rid
+        if since is not None:
+            mine &= days >= np.datetime64(since, "D")
+        # Every kept rule has a row for each day with a counted entry (they are summed together).
+        first = mine & (rule_keys == rules[0].key)
+        out[rid] = DayTotals(days[first], entries[first], {r: seconds[mine & (rule_keys == r.key)] for r in rules})
+    return out
 
 
 def summed_day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding]) -> DayTotals:
@@ -228,17 +249,16 @@ def with_entries(session: Session, ledger: Ledger, retainer_id: int, indices: It
     return replace(ledger, entries=placed(frame, periods, [terms_for(ledger.schedule, p.start) for p in periods]))
 
 
-def held_durations(session: Session, retainer_id: int, entry_ids: Sequence[int]) -> tuple[list[dt.date], list[int]]:
-    """Days and seconds of those of ``entry_ids`` the retainer counts now."""
+def held_durations(session: Session, entry_ids: Sequence[int]) -> dict[int, tuple[list[dt.date], list[int]]]:
+    """Days and seconds of those of ``entry_ids`` a retainer counts now, per retainer id."""
     held, te = retainer_entries, TimeEntry
-    ids = [int(i) for i in entry_ids]
-    days: list[dt.date] = []
-    seconds: list[int] = []
+    ids = sorted({int(i) for i in entry_ids})
+    out: dict[int, tuple[list[dt.date], list[int]]] = {}
     for k in range(0, len(ids), CHUNK):
-        for d, s in session.connection().execute(
-                select(held.c.day, te.duration_s).join(te, te.id == held.c.entry_id)
-                .where(held.c.retainer_id == retainer_id, te.status != "removed",
-                       held.c.entry_id.in_(ids[k:k + CHUNK]))):
+        for rid, d, s in session.connection().execute(
+                select(held.c.retainer_id, held.c.day, te.duration_s).join(te, te.id == held.c.entry_id)
+                .where(te.status != "removed", held.c.entry_id.in_(ids[k:k + CHUNK]))):
+            days, seconds = out.setdefault(int(rid), ([], []))
             days.append(d if isinstance(d, dt.date) else dt.date.fromisoformat(str(d)))
             seconds.append(int(s))
-    return days, seconds
+    return out

@@ -123,15 +123,17 @@ def read_for_account(session: Session, account: Account, source: Source,
     if options.profile:
         profile = get_profile(session, account, options.profile)
         mapping, unit, order = profile.mapping, profile.duration_unit, order or profile.date_order
-    known_format = None if mapping or options.format in ("", "auto") else options.format
-    zone = upload_zone(session, account, options.timezone, known_format)
+    tracker = None if mapping or options.format in ("", "auto") else options.format
+    if tracker is None and not options.timezone:  # the header says which tracker wrote it
+        tracker = source.export_format(format=options.format, mapping=mapping, duration_unit=unit)
+    zone = upload_zone(session, account, options.timezone, tracker)
 
     def read(name: str) -> tuple[pd.DataFrame, ReadReport]:
         return source.read(format=options.format, date_order=order, timezone=name, mapping=mapping,
                            duration_unit=unit)
 
     frame, report = read(zone.name)
-    if known_format is None and not options.timezone:  # the tracker is known once the file is read
+    if tracker is None and not options.timezone:  # a source that knows its tracker once read
         found = upload_zone(session, account, None, report.format)
         if found.name != zone.name:
             frame, report = read(found.name)

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from hourtab.core.blobs import BlobStore
 from hourtab.timesheets.errors import RowIssue
-from hourtab.timesheets.reader import read_timesheet
+from hourtab.timesheets.reader import export_format, read_timesheet
 from hourtab.timesheets.report import ReadReport
 
 #: Part of every parsed blob's key: raise it when the reader's output changes, so no stale parse is read.
@@ -54,6 +54,9 @@ def load(data: bytes) -> tuple[pd.DataFrame, ReadReport]:
 class Source(Protocol):
     def read(self, **params: Any) -> tuple[pd.DataFrame, ReadReport]: ...
 
+    def export_format(self, **params: Any) -> str | None:
+        """The format the file will read as, from its header; ``None``: known once read."""
+
 
 class BytesSource:
     """A file in memory (a dry run, an import without a blob store): parsed on every read."""
@@ -64,6 +67,9 @@ class BytesSource:
 
     def read(self, **params: Any) -> tuple[pd.DataFrame, ReadReport]:
         return read_timesheet(self.data, max_bytes=self.max_bytes, **params)
+
+    def export_format(self, **params: Any) -> str:
+        return export_format(self.data, **params)
 
 
 class StagedSource:
@@ -93,3 +99,8 @@ class StagedSource:
         if self.keep:  # a derived file: valid whatever becomes of the transaction, so the plain store
             self.store.put_bytes(key, dump(frame, report))
         return frame, report
+
+    def export_format(self, **params: Any) -> str | None:
+        """Unknown before a read: its parses are kept, so a read in a second zone is a load, and a
+        staged file's preview and confirm never read the file itself again."""
+        return None

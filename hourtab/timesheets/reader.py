@@ -54,6 +54,18 @@ def clock_columns(spec: FormatSpec, columns: list[str], delimiter: str, head: st
     return frozenset(i for i in wanted if all(i < len(r) and _CLOCK.fullmatch(r[i]) for r in sample))
 
 
+def _spec(columns: list[str], format: str, mapping: dict[str, str] | None,  # noqa: A002
+          duration_unit: str) -> FormatSpec:
+    return mapped_spec(mapping, columns, duration_unit) if mapping else choose_spec(columns, format)
+
+
+def export_format(data: bytes, *, format: str = "auto", mapping: dict[str, str] | None = None,  # noqa: A002
+                  duration_unit: str = "auto") -> str:
+    """The format ``read_timesheet`` reads ``data`` as, from its header alone (the tracker decides the
+    zone an export's times are read in, so an importer asks before it reads the rows)."""
+    return _spec(sniff_header(to_utf8(data).head()).columns, format, mapping, duration_unit).name
+
+
 def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None = None,  # noqa: A002
                    timezone: str = "UTC", mapping: dict[str, str] | None = None,
                    duration_unit: str = "auto", max_bytes: int | None = DEFAULT_MAX_BYTES,
@@ -65,7 +77,7 @@ def read_timesheet(data: bytes, *, format: str = "auto", date_order: str | None 
         raise UnreadableFile("This is a JSON file, not a CSV (for Watson, export with `watson log --csv`).")
     decoded = to_utf8(data)
     header = sniff_header(decoded.head())
-    spec = mapped_spec(mapping, header.columns, duration_unit) if mapping else choose_spec(header.columns, format)
+    spec = _spec(header.columns, format, mapping, duration_unit)
     body = read_body(decoded.utf8, header.columns, header.delimiter, optional_columns(spec, header.columns),
                      clock_columns(spec, header.columns, header.delimiter, decoded.head()))
     body, total_notes = drop_total_rows(body, header.columns, spec)

@@ -8,7 +8,8 @@ import pytest
 from hourtab.core.db import transaction
 from hourtab.imports.importer import import_file
 from hourtab.timesheets import read_timesheet
-from hourtab.timesheets.errors import UnreadableFile
+from hourtab.timesheets.errors import AmbiguousDateOrder, UnreadableFile
+from hourtab.timesheets.reader import export_format
 from tests.helpers.paths import DATA
 
 EXPORTS = DATA / "exports"
@@ -123,3 +124,17 @@ def test_subtotal_rows_are_skipped_but_an_undated_entry_is_reported():
                                    "line 11: a totals row (Duration '[00]:00'), not a time entry; skipped"]
     [error] = report.errors
     assert (error.line, error.column, error.message) == (10, "Date", "the date is missing")
+
+
+@pytest.mark.parametrize("path", sorted([*EXPORTS.glob("*.csv"), *(DATA / "timetrackers").glob("*/*.csv")]),
+                         ids=lambda p: p.name)
+def test_the_header_alone_names_the_format_the_whole_read_finds(path):
+    """The importer picks the zone to read an export in from its tracker, named by the header alone."""
+    data = path.read_bytes()
+    try:
+        found = read_timesheet(data)[1].format
+    except AmbiguousDateOrder as e:  # read as far as the dates: the format is known
+        found = e.report.format
+    except UnreadableFile:
+        pytest.skip("a file the reader refuses (its own tests say why)")
+    assert export_format(data) == found

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.retainers.ledger import Credit, Ledger
 from hourtab.retainers.models import Retainer, RetainerCredit, RetainerTerms
+from hourtab.retainers.periods import index_of, local_date, periods_through
 from hourtab.retainers.terms import Rounding, Terms
 from hourtab.retainers.totals import DayTotals, ledger_of_days, schedule_roundings
 
@@ -46,6 +47,17 @@ class LedgerInputs:
 
     def ledger(self, totals: DayTotals, now: dt.datetime) -> Ledger:
         return ledger_of_days(self.terms, totals, self.credits, as_of=now, schedule=self.schedule)
+
+    def folds(self, now: dt.datetime) -> list[dt.date]:
+        return period_starts(self.terms, now)
+
+
+def period_starts(terms: Terms, now: dt.datetime) -> list[dt.date]:
+    """The starts of the periods up to the current one's as of ``now``: ``day_totals_of`` folds each
+    closed period's days into one row with them."""
+    today = local_date(now, terms.tz)
+    periods = periods_through(terms, today)
+    return [p.start for p in periods[:index_of(periods, today) + 1]]
 
 
 def ledger_inputs(session: Session, retainer_ids: Iterable[int]) -> dict[int, LedgerInputs]:

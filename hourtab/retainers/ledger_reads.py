@@ -13,13 +13,14 @@ from hourtab.core.accounts import Account
 from hourtab.retainers.credits import credits_of
 from hourtab.retainers.hours_report import HoursReport, RetainerInfo, build_report
 from hourtab.retainers.ledger import Ledger
+from hourtab.retainers.ledger_inputs import period_starts
 from hourtab.retainers.models import Retainer
 from hourtab.retainers.revisions import revisions_of
 from hourtab.retainers.terms import Terms
 from hourtab.retainers.totals import (
     Pick,
     all_periods,
-    day_totals,
+    day_totals_of,
     ledger_of_days,
     no_periods,
     schedule_roundings,
@@ -34,7 +35,9 @@ def retainer_ledger(session: Session, retainer: Retainer, as_of: dt.datetime | N
     """The retainer's ledger from its day totals, holding the entries of the periods ``entries``
     picks (with description, project, task and person unless ``text`` is false)."""
     terms, schedule = retainer.terms(), terms_schedule(session, retainer)
-    totals = day_totals(session, retainer.id, schedule_roundings(terms, schedule))
+    as_of = as_of or dt.datetime.now(dt.UTC)
+    totals = day_totals_of(session, {retainer.id: (schedule_roundings(terms, schedule), None)},
+                           {retainer.id: period_starts(terms, as_of)})[retainer.id]
     ledger = ledger_of_days(terms, totals, credits_of(session, retainer), as_of=as_of, schedule=schedule)
     return with_entries(session, ledger, retainer.id, entries(ledger), text)
 

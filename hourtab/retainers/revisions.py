@@ -31,7 +31,7 @@ from hourtab.retainers.ledger_inputs import ledger_inputs
 from hourtab.retainers.models import PeriodRevision, Retainer, retainer_entries
 from hourtab.retainers.periods import index_of, local_date, periods_through
 from hourtab.retainers.terms import Rounding, Terms
-from hourtab.retainers.totals import DayTotals, day_totals, day_totals_of, entry_totals
+from hourtab.retainers.totals import DayTotals, day_totals_of, entry_totals
 from hourtab.timesheets.models import TimeEntry
 
 #: ``{period start: (used seconds, entries)}`` of one retainer's closed periods.
@@ -55,7 +55,8 @@ class Revision:
 def ledger_now(session: Session, retainer_id: int, now: dt.datetime) -> Ledger:
     """The retainer's ledger as of ``now``, from its day totals."""
     inputs = ledger_inputs(session, [retainer_id])[retainer_id]
-    return inputs.ledger(day_totals(session, retainer_id, inputs.roundings), now)
+    totals = day_totals_of(session, {retainer_id: (inputs.roundings, None)}, {retainer_id: inputs.folds(now)})
+    return inputs.ledger(totals[retainer_id], now)
 
 
 def ledgers_now(session: Session, retainer_ids: Iterable[int], now: dt.datetime,
@@ -64,7 +65,8 @@ def ledgers_now(session: Session, retainer_ids: Iterable[int], now: dt.datetime,
     preview's entries; the same ledger where none); and how many entries it counts. The inputs and
     totals of all of them are read at once."""
     inputs = ledger_inputs(session, retainer_ids)
-    totals = day_totals_of(session, {rid: (i.roundings, None) for rid, i in inputs.items()})
+    totals = day_totals_of(session, {rid: (i.roundings, None) for rid, i in inputs.items()},
+                           {rid: i.folds(now) for rid, i in inputs.items()})
     out = {}
     for rid, i in inputs.items():
         ledger = i.ledger(totals[rid], now)
@@ -146,7 +148,8 @@ def closed_figures_of(session: Session, reads: Mapping[int, dt.date | None], now
     if from_entries:
         totals = {rid: _summed_here(session, rid, i.terms, i.roundings) for rid, i in inputs.items()}
     else:
-        totals = day_totals_of(session, {rid: (i.roundings, firsts[rid]) for rid, i in inputs.items()})
+        totals = day_totals_of(session, {rid: (i.roundings, firsts[rid]) for rid, i in inputs.items()},
+                               {rid: i.folds(now) for rid, i in inputs.items()})
     out = {}
     for rid, i in inputs.items():
         first = firsts[rid]

@@ -15,10 +15,11 @@ import datetime as dt
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import SQLColumnExpression, case, func, literal, select
+from sqlalchemy import Date, SQLColumnExpression, case, func, literal, select
 from sqlalchemy.orm import Session
 
 from hourtab.core.db import columns
@@ -87,34 +88,47 @@ def day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding]
     return day_totals_of(session, {retainer_id: (roundings, since)})[retainer_id]
 
 
-def day_totals_of(session: Session,
-                  wanted: Mapping[int, tuple[Sequence[Rounding], dt.date | None]]) -> dict[int, DayTotals]:
+def day_totals_of(session: Session, wanted: Mapping[int, tuple[Sequence[Rounding], dt.date | None]],
+                  folds: Mapping[int, Sequence[dt.date]] | None = None) -> dict[int, DayTotals]:
     """``day_totals`` of several retainers, ``{retainer_id: (rules, since)}``: two queries for all
-    those whose rules are kept."""
+    those whose rules are kept (one more for each other period structure in ``folds``).
+
+    ``folds``: a retainer's period starts up to its current period's: the days of each closed period
+    come summed as one element on its first day, so a ledger reads a row a period, not a day
+    (the ledger is the same: it only sums each period's days).
+    """
     rules = {rid: list(dict.fromkeys(roundings)) for rid, (roundings, _) in wanted.items()}
     keys = sorted({r.key for wanted_rules in rules.values() for r in wanted_rules})
     kept: dict[int, set[str]] = {}
     for rid, key in session.execute(select(retainer_total_rules.c.retainer_id, retainer_total_rules.c.rule).where(
             retainer_total_rules.c.retainer_id.in_(list(wanted)), retainer_total_rules.c.rule.in_(keys))):
         kept.setdefault(int(rid), set()).add(key)
-    readable = [rid for rid in wanted if {r.key for r in rules[rid]} <= kept.get(rid, set())]
-    out = _kept_rows(session, {rid: (rules[rid], wanted[rid][1]) for rid in readable})
-    for rid in set(wanted) - set(readable):  # a rule not kept (yet): summed from the entries
+    groups: dict[tuple[tuple[dt.date, ...], dt.date | None], dict[int, list[Rounding]]] = {}
+    for rid in wanted:
+        if {r.key for r in rules[rid]} <= kept.get(rid, set()):
+            groups.setdefault((tuple((folds or {}).get(rid, ())), wanted[rid][1]), {})[rid] = rules[rid]
+    out: dict[int, DayTotals] = {}
+    for (starts, since), rules_of in groups.items():
+        out.update(_kept_rows(session, rules_of, starts, since))
+    for rid in set(wanted) - set(out):  # a rule not kept (yet): summed from the entries
         out[rid] = _read_totals(session, rid, rules[rid], wanted[rid][1])[0]
     return out
 
 
-def _kept_rows(session: Session, wanted: dict[int, tuple[list[Rounding], dt.date | None]]) -> dict[int, DayTotals]:
-    if not wanted:
-        return {}
+def _kept_rows(session: Session, rules_of: dict[int, list[Rounding]], starts: tuple[dt.date, ...],
+               since: dt.date | None) -> dict[int, DayTotals]:
+    """The kept totals of retainers that share a period structure, each closed period folded into one row."""
     table = retainer_day_totals
-    keys = sorted({r.key for rules, _ in wanted.values() for r in rules})
-    stmt = (select(table.c.retainer_id, table.c.rule, table.c.day, table.c.entries, table.c.rounded_s)
-            .where(table.c.retainer_id.in_(list(wanted)), table.c.rule.in_(keys))
-            .order_by(table.c.retainer_id, table.c.rule, table.c.day))
-    dates = [since for _, since in wanted.values()]
-    if None not in dates:
-        stmt = stmt.where(table.c.day >= min(d for d in dates if d is not None))
+    keys = sorted({r.key for rules in rules_of.values() for r in rules})
+    rows = (select(table.c.retainer_id, table.c.rule, _folded(table.c.day, starts).label("day"), table.c.entries,
+                   table.c.rounded_s)
+            .where(table.c.retainer_id.in_(list(rules_of)), table.c.rule.in_(keys)))
+    if since is not None:
+        rows = rows.where(table.c.day >= since)
+    part = rows.subquery()
+    stmt = (select(part.c.retainer_id, part.c.rule, part.c.day, func.sum(part.c.entries), func.sum(part.c.rounded_s))
+            .group_by(part.c.retainer_id, part.c.rule, part.c.day)
+            .order_by(part.c.retainer_id, part.c.rule, part.c.day))
     found = columns(session, stmt, ["retainer_id", "rule", "day", "entries", "rounded_s"])
     ids = np.array(found["retainer_id"], dtype=np.int64)
     rule_keys = np.array(found["rule"], dtype=object)
@@ -122,14 +136,20 @@ def _kept_rows(session: Session, wanted: dict[int, tuple[list[Rounding], dt.date
     days = np.array([str(d) for d in found["day"]], dtype="datetime64[D]")
     entries, seconds = np.array(found["entries"], dtype=np.int64), np.array(found["rounded_s"], dtype=np.int64)
     out = {}
-    for rid, (rules, since) in wanted.items():
+    for rid, rules in rules_of.items():
         mine = ids == rid
-        if since is not None:
-            mine &= days >= np.datetime64(since, "D")
         # Every kept rule has a row for each day with a counted entry (they are summed together).
         first = mine & (rule_keys == rules[0].key)
         out[rid] = DayTotals(days[first], entries[first], {r: seconds[mine & (rule_keys == r.key)] for r in rules})
     return out
+
+
+def _folded(day: SQLColumnExpression[dt.date], starts: Sequence[dt.date]) -> SQLColumnExpression[dt.date]:
+    """``day``, or the start of the period ``starts`` it falls in where that is not the last (a closed one)."""
+    if len(starts) < 2:
+        return day
+    return case((day < starts[0], day), *((day < end, literal(start, Date)) for start, end in pairwise(starts)),
+                else_=day)
 
 
 def summed_day_totals(session: Session, retainer_id: int, roundings: Sequence[Rounding]) -> DayTotals:

@@ -13,9 +13,10 @@ from hourtab.core.db import make_engine, make_sessionmaker, transaction
 from hourtab.imports.importer import import_file
 from hourtab.retainers import ledger_reads, service
 from hourtab.retainers.kept_totals import kept_rules
+from hourtab.retainers.ledger_inputs import period_starts
 from hourtab.retainers.models import retainer_day_totals, retainer_total_rules
 from hourtab.retainers.terms import Rounding, RoundingMode
-from hourtab.retainers.totals import day_totals, summed_day_totals
+from hourtab.retainers.totals import day_totals, day_totals_of, ledger_of_days, summed_day_totals
 from tests.factories import make_account, toggl_csv
 
 NOW = dt.datetime(2026, 3, 20, 12, tzinfo=dt.UTC)
@@ -92,3 +93,23 @@ def test_the_migration_fills_in_the_totals_of_existing_retainers(database_url):
     finally:
         session.close()
         engine.dispose()
+
+
+def test_closed_periods_come_folded_into_a_row_each_and_the_ledger_is_the_same(db_session):
+    account = make_account(db_session, "weekly@example.com", "pro")
+    rows = [("Acme", f"task {k}", (dt.date(2026, 1, 1) + dt.timedelta(days=k)).isoformat(), "10:00:00", "00:45:00")
+            for k in range(0, 70, 2)]
+    with transaction(db_session):
+        acme = service.create_retainer(db_session, account, "Acme", "Acme", service.parse_terms(service.TermsInput(
+            hours="3", start="2026-01-01", period="weekly", reset_day=3, rounding=15)))
+        import_file(db_session, account, toggl_csv(rows), "t.csv")
+    rule = acme.terms().rounding
+    starts = period_starts(acme.terms(), NOW)
+    folded = day_totals_of(db_session, {acme.id: ([rule], None)}, {acme.id: starts})[acme.id]
+    by_day = day_totals(db_session, acme.id, [rule])
+    # 35 days with entries; before the current week's start each week is one row on its first day.
+    assert len(by_day.days) == 35 and set(folded.days[:-1].tolist()) <= set(starts)
+    assert len(folded.days) < 15 and folded.count == by_day.count == 35
+    terms = acme.terms()
+    same = [ledger_of_days(terms, t, as_of=NOW).periods for t in (folded, by_day)]
+    assert same[0] == same[1] and sum(p.used_s for p in same[0]) == 35 * 45 * 60

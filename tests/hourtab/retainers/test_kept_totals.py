@@ -4,6 +4,7 @@ migration for existing retainers, and never trusted for a rule they do not keep.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 
 from alembic import command
 from sqlalchemy import delete, func, select
@@ -18,8 +19,10 @@ from hourtab.retainers.models import retainer_day_totals, retainer_total_rules
 from hourtab.retainers.terms import Rounding, RoundingMode
 from hourtab.retainers.totals import day_totals, day_totals_of, ledger_of_days, summed_day_totals
 from tests.factories import make_account, toggl_csv
+from tests.helpers.paths import DATA
 
 NOW = dt.datetime(2026, 3, 20, 12, tzinfo=dt.UTC)
+FLORES = "toggl/floresfdev_toggl-dashboard_Toggl_time_entries_2017-08-01_to_2017-08-31.csv"
 ROWS = [("Acme", "Design", "2026-01-05", "09:00:00", "01:07:00"), ("Acme", "Review", "2026-01-05", "23:30:00", "00:20:00"),
         ("Acme", "Build", "2026-02-11", "10:00:00", "02:00:01"), ("Globex", "Call", "2026-03-02", "08:00:00", "00:31:00")]
 
@@ -113,3 +116,46 @@ def test_closed_periods_come_folded_into_a_row_each_and_the_ledger_is_the_same(d
     terms = acme.terms()
     same = [ledger_of_days(terms, t, as_of=NOW).periods for t in (folded, by_day)]
     assert same[0] == same[1] and sum(p.used_s for p in same[0]) == 35 * 45 * 60
+
+
+def test_two_imports_at_once_into_one_account_leave_totals_equal_to_the_entries(database_url, db_session):
+    """Each import recounts its days under the account's lock, so the second recounts after the first commits."""
+    lines = (DATA / "timetrackers" / FLORES).read_text().splitlines(keepends=True)
+    # Interleaved rows: both files bring entries on the same days, so both recount the same days.
+    halves = ["".join(lines[:1] + lines[part]).encode() for part in (slice(1, None, 2), slice(2, None, 2))]
+    account = make_account(db_session, "both@example.com", "pro")
+    with transaction(db_session):
+        retainers = [service.create_retainer(db_session, account, c, c, service.parse_terms(
+            service.TermsInput(hours="40", start="2017-07-15", reset_day=15))) for c in ("Client 1", "Client 2")]
+    engine = make_engine(database_url)
+    barrier, failures = threading.Barrier(2), []
+
+    def importer(data: bytes) -> None:
+        session = make_sessionmaker(engine)()
+        try:
+            me = session.merge(account)
+            barrier.wait()
+            for _attempt in range(10):
+                try:
+                    with transaction(session):
+                        import_file(session, me, data, "half.csv")
+                    return
+                except Exception as e:  # SQLite may answer "database is locked": retry as a user would
+                    if "locked" not in str(e):
+                        failures.append(e)
+                        return
+        finally:
+            session.close()
+
+    threads = [threading.Thread(target=importer, args=(half,)) for half in halves]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    engine.dispose()
+    assert failures == []
+    db_session.expire_all()
+    rule = Rounding()
+    days = {r.id: _as_dict(day_totals(db_session, r.id, [rule]), rule) for r in retainers}
+    assert days == {r.id: _as_dict(summed_day_totals(db_session, r.id, [rule]), rule) for r in retainers}
+    assert sum(n for d in days.values() for n, _ in d.values()) == 217

@@ -46,17 +46,17 @@ def _times(session: Session, entry_ids: list[int]) -> pd.DataFrame:
 
 
 def routed_rows(session: Session, entry_ids: list[int], targets: list[int]) -> list[tuple[int, int, str]]:
-    """``(entry_id, retainer_id, day)`` rows for entries going to ``targets`` (in ``entry_ids`` order)."""
+    """``(entry_id, retainer_id, day)`` rows for entries going to ``targets``."""
     if not entry_ids:
         return []
     times = _times(session, entry_ids).set_index("id")
     zones = dict(session.execute(select(Retainer.id, Retainer.timezone).where(Retainer.id.in_(set(targets)))).all())
     rows = []
-    for rid in set(targets):
-        mine = [i for i, t in zip(entry_ids, targets, strict=True) if t == rid]
-        part = times.loc[mine]
-        days = local_days(part["start_at"], part["local_date"], zones[rid])
-        rows += [(i, rid, d.isoformat()) for i, d in zip(mine, days, strict=True)]
+    for zone in set(zones.values()):  # one zone for all an account's retainers, as a rule: one pass
+        mine = [(i, t) for i, t in zip(entry_ids, targets, strict=True) if zones[t] == zone]
+        part = times.loc[[i for i, _ in mine]]
+        days = local_days(part["start_at"], part["local_date"], zone)
+        rows += [(i, rid, d.isoformat()) for (i, rid), d in zip(mine, days, strict=True)]
     return rows
 
 

@@ -1,7 +1,9 @@
 """The period's burn-up chart, drawn by matplotlib as inline SVG (no script, nothing to fetch).
 
 Cumulative hours used per day as a step line, the hours available as a dashed level and the
-even pace as a dashed diagonal; the legend is drawn with the very same line styles.
+even pace as a dashed diagonal. The legend is the page's HTML beside the drawings, its samples in
+the very same line styles (templates/pages/public/hours/page.html): drawn by matplotlib it was a
+third of each drawing's cost, and at ``loc="best"`` it could cover a line.
 
 An SVG scales its text with its width, so one drawing cannot be readable everywhere: the 640 px
 chart shown on a 390 px phone drew its labels 5.7 px tall. The page carries two drawings of the
@@ -29,13 +31,15 @@ from hourtab.retainers.terms import HOUR
 if TYPE_CHECKING:  # matplotlib loads only when a chart is drawn (see hourtab.core.svgchart)
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.legend import Legend
     from matplotlib.lines import Line2D
+    from matplotlib.text import Text
 
 #: The font a language's chart words are measured with where DejaVu Sans lacks its glyphs
 #: (fonts-ipafont-gothic, in scripts/install.sh).
 MEASURED_WITH = {"ja": "IPAGothic"}
 USED, PACE, AVAILABLE, GRID, MUTED = "#2457c5", "#8a94a6", "#1e7d3a", "#dde1e7", "#5d6778"
+#: Points between the plot area and its labels.
+LABEL_PAD = 4
 
 
 @dataclass(frozen=True)
@@ -91,33 +95,43 @@ def _place(layout: Layout) -> tuple[float, float, float, float]:
             (h - layout.top - layout.bottom) / h)
 
 
-def _axes(fig: Figure, layout: Layout, period: Period, y_max_h: int, step: int, w: Writer) -> Axes:
+def _axes(fig: Figure, layout: Layout, period: Period, y_max_h: int, step: int, w: Writer) -> tuple[Axes, list[Text]]:
+    """The plot area, its grid and its labels, without matplotlib's axes: an axis updates its ticks and
+    measures its labels twice per drawing (to place an axis title and offset the chart does not
+    have), most of a drawing's cost once the legend left. The labels are placed with the axis's own
+    transforms and padding, so they sit where its tick labels sat."""
     ax = fig.add_axes(_place(layout))
     ax.set_xlim(0, period.days)
     ax.set_ylim(0, y_max_h)
-    for side in ("top", "right", "bottom", "left"):
-        ax.spines[side].set_visible(False)
-    ax.set_yticks(range(0, y_max_h + 1, step))
-    ax.set_yticklabels([str(h) for h in range(0, y_max_h + 1, step)])
+    ax.set_axis_off()
+    hours = range(0, y_max_h + 1, step)
+    ax.hlines(list(hours), 0, 1, transform=ax.get_yaxis_transform(), color=GRID, linewidth=1 * PX,
+              capstyle="projecting", zorder=0.5)
+    labels = []
+    to_y, valign, _ = ax.get_yaxis_text1_transform(LABEL_PAD)
+    for h in hours:
+        labels.append(ax.text(0, h, str(h), transform=to_y, va=valign, ha="right"))
     days = sorted({0, period.days // 2, period.days})
-    ax.set_xticks(days)
-    ax.set_xticklabels([w.short_day(period.start + dt.timedelta(days=d)) for d in days])
-    ax.tick_params(length=0, labelsize=layout.font, labelcolor=MUTED, pad=4)
-    for label in ax.get_xticklabels() + ax.get_yticklabels():
-        label.set_parse_math(False)
-    labels = ax.get_xticklabels()
-    labels[0].set_horizontalalignment("left")
-    labels[-1].set_horizontalalignment("right")
-    ax.yaxis.grid(True, color=GRID, linewidth=1 * PX)
-    ax.set_axisbelow(True)
-    return ax
+    to_x, valign, _ = ax.get_xaxis_text1_transform(LABEL_PAD)
+    for i, d in enumerate(days):
+        align = "left" if i == 0 else "right" if i == len(days) - 1 else "center"
+        text = ax.text(d, 0, w.short_day(period.start + dt.timedelta(days=d)), transform=to_x, va=valign, ha=align)
+        if w.language in MEASURED_WITH:
+            # matplotlib measures SVG text with one font, without fallback: one that has the language's
+            # glyphs (and Latin ones). The browser still draws the words with the page's fonts.
+            text.set_fontfamily(MEASURED_WITH[w.language])
+        labels.append(text)
+    for text in labels:
+        text.set_color(MUTED)
+        text.set_parse_math(False)
+    return ax, labels
 
 
 #: Figures kept, by everything they draw but the hours used (period, scale, available, language,
-#: layouts): a cold page after an import draws the same axes, pace and legend with a longer line,
+#: layouts): a cold page after an import draws the same grid, labels and pace with a longer line,
 #: and building those was a third of a drawing. Redrawn, a kept figure gives the same bytes.
 FIGURES_KEPT = 32
-_FIGURES: OrderedDict[tuple, tuple[Figure, Axes, Line2D, Legend]] = OrderedDict()
+_FIGURES: OrderedDict[tuple, tuple[Figure, Line2D, list[Text]]] = OrderedDict()
 _FIGURES_LOCK = threading.Lock()
 T = TypeVar("T")
 #: Drawings kept, by all they draw: a change that leaves the period's hours as they were (a late
@@ -130,7 +144,7 @@ def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int]
                 w: Writer | None = None) -> tuple[str, ...]:
     """The chart in each layout, from one figure: building the axes and lines is half the cost of a
     drawing, and a cold page render draws both (see the module's docstring). ``w``: the client's
-    language of the legend, the dates and the title (default English)."""
+    language of the dates and the title (default English)."""
     w = w or Writer()
     # Through today, or through the last entry when a tracker already holds later (planned) entries.
     last = min(max([today, *daily_used]), period.last_day)
@@ -157,14 +171,14 @@ def _kept(store: OrderedDict[tuple, T], key: tuple, make: Callable[[], T]) -> T:
 def _draw(key: tuple, xs: list[float], ys: list[float], title: str, inline: bool, w: Writer) -> tuple[str, ...]:
     """Draw the kept figure of ``key`` (made if need be) with the hours used at ``xs``, ``ys``."""
     period, y_max_h, step, available_s, _, layouts = key
-    fig, ax, used, legend = _kept(_FIGURES, key, lambda: _figure(period, available_s, y_max_h, step, layouts[0], w))
+    fig, used, labels = _kept(_FIGURES, key, lambda: _figure(period, available_s, y_max_h, step, layouts[0], w))
     used.set_data(xs, ys)
+    (ax,) = fig.axes
     out = []
     for layout in layouts:
         fig.set_size_inches(layout.width / 100, layout.height / 100)
         ax.set_position(_place(layout))
-        ax.tick_params(labelsize=layout.font)
-        for text in legend.get_texts():
+        for text in labels:
             text.set_fontsize(layout.font)
         out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
                           title_id=f"burnup-title{layout.suffix}", inline=inline))
@@ -172,27 +186,15 @@ def _draw(key: tuple, xs: list[float], ys: list[float], title: str, inline: bool
 
 
 def _figure(period: Period, available_s: int, y_max_h: int, step: int, first: Layout,
-            w: Writer) -> tuple[Figure, Axes, Line2D, Legend]:
-    """The chart's figure with the hours used left to set: its axes, lines and legend."""
+            w: Writer) -> tuple[Figure, Line2D, list[Text]]:
+    """The chart's figure with the hours used left to set: its grid, labels and lines."""
     fig = new_figure(first.width, first.height)
-    ax = _axes(fig, first, period, y_max_h, step, w)
-    (used,) = ax.plot([0.0], [0.0], color=USED, linewidth=2.5 * PX, label=w.gettext("hours used"),
-                      solid_joinstyle="miter")
+    ax, labels = _axes(fig, first, period, y_max_h, step, w)
+    (used,) = ax.plot([0.0], [0.0], color=USED, linewidth=2.5 * PX, solid_joinstyle="miter")
     if available_s > 0:
-        ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX,
-                dashes=(4, 8 / 3), label=w.gettext("even pace"))
-        ax.plot([0, period.days], [available_s / HOUR] * 2, color=AVAILABLE, linewidth=1.5 * PX,
-                dashes=(8 / 3, 2), label=w.gettext("hours available"))
-    legend = ax.legend(loc="best", frameon=False, fontsize=first.font, labelcolor=MUTED, handlelength=3,
-                       borderaxespad=0.2)
-    for text in legend.get_texts():
-        text.set_parse_math(False)
-    if w.language in MEASURED_WITH:
-        # matplotlib measures SVG text with one font, without fallback: one that has the language's
-        # glyphs (and Latin ones). The browser still draws the words with the page's fonts.
-        for text in [*legend.get_texts(), *ax.get_xticklabels()]:
-            text.set_fontfamily(MEASURED_WITH[w.language])
-    return fig, ax, used, legend
+        ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX, dashes=(4, 8 / 3))
+        ax.plot([0, period.days], [available_s / HOUR] * 2, color=AVAILABLE, linewidth=1.5 * PX, dashes=(8 / 3, 2))
+    return fig, used, labels
 
 
 def _title(period: Period, available_s: int, used_s: int, w: Writer) -> str:

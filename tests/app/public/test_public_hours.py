@@ -64,6 +64,34 @@ def test_page_headline_matches_ledger_and_is_private(hours_app):
     assert "Updated " in html and "Ada Consultant" in html and "<svg" in html
 
 
+def test_the_charts_legend_shows_each_line_as_the_chart_draws_it(hours_app):
+    """The legend is HTML beside the chart: each label's sample has its line's colour, width and
+    dashes, in CSS px at the drawing's own size (its points are 0.72 of a px there)."""
+    from hourtab.retainers.chart import WIDE
+
+    _, _, token = setup(hours_app)
+    html = hours_app.test_client().get(f"/h/{token}").get_data(as_text=True)
+    chart = ET.fromstring(re.search(r'<svg viewBox="[^"]*"[^>]*class="burnup".*?</svg>', html, re.S).group(0))
+    legend = ET.fromstring(re.search(r'<ul class="burnup-legend".*?</ul>', html, re.S).group(0))
+    px = WIDE.width / float(chart.get("viewBox").split()[2])
+    drawn = {}
+    for path in chart.iter("path"):
+        style = dict(part.split(": ") for part in path.get("style").split("; "))
+        if style.get("stroke") in ("#2457c5", "#8a94a6", "#1e7d3a"):
+            drawn[style["stroke"]] = (float(style["stroke-width"]) * px,
+                                      [float(d) * px for d in style.get("stroke-dasharray", "").split(",") if d])
+    shown = {}
+    for item in legend.iter("li"):
+        (sample,) = item.iter("path")
+        shown[item.find("svg").tail] = (sample.get("stroke"), float(sample.get("stroke-width")),
+                                        [float(d) for d in sample.get("stroke-dasharray", "").split()])
+    assert list(shown) == ["hours used", "even pace", "hours available"]
+    for colour, width, dashes in shown.values():
+        assert drawn[colour][0] == pytest.approx(width)
+        assert drawn[colour][1] == pytest.approx(dashes)
+    assert len(drawn) == 3
+
+
 def test_rotate_makes_old_url_404_like_an_unknown_token(hours_app):
     aid, rid, token = setup(hours_app)
     client = hours_app.test_client()

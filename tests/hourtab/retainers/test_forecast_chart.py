@@ -82,16 +82,18 @@ def test_burnup_svg_is_well_formed_and_scriptless():
     assert svg == burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10))  # deterministic
 
 
-def test_burnup_legend_draws_each_label_with_its_lines_style():
+def test_burnup_draws_the_hours_used_the_pace_and_the_level_once_each():
     balance, daily = _current([on(2025, 11, 3, 5), on(2025, 11, 9, 3)], dt.date(2025, 11, 10))
     root = ET.fromstring(burnup_svg(balance.period, balance.available_s, daily, dt.date(2025, 11, 10)))
-    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert {"hours used", "even pace", "hours available"} <= set(texts)
     strokes = [p.get("style", "") for p in root.iter("{http://www.w3.org/2000/svg}path")]
-    for colour in ("#2457c5", "#8a94a6", "#1e7d3a"):
-        # The data line and its legend sample: same colour, same width and dashes.
-        styled = [s for s in strokes if f"stroke: {colour}" in s]
-        assert len(styled) == 2 and styled[0] == styled[1], colour
+    for colour, width, dashes in (("#2457c5", "1.8", None), ("#8a94a6", "1.08", "4.32,2.88"),
+                                  ("#1e7d3a", "1.08", "2.88,2.16")):
+        (style,) = [s for s in strokes if f"stroke: {colour}" in s]
+        assert f"stroke-width: {width};" in style + ";"
+        assert (f"stroke-dasharray: {dashes};" in style) if dashes else "dasharray" not in style
+    # The legend is the page's text (templates/pages/public/hours/page.html), not the drawing's.
+    texts = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert texts == {"0", "5", "10", "15", "20", "1 Nov", "16 Nov", "1 Dec"}
 
 
 def test_chart_labels_are_plain_text_even_with_dollar_signs():
@@ -120,7 +122,7 @@ def test_the_phone_drawing_has_the_same_data_and_text_readable_at_its_width():
         assert len(sizes) == 1
         # Shown in its narrowest box (a 40rem screen for the wide one, a 360 px phone for the other).
         assert min(sizes) * narrowest / box_width >= 11
-        assert {t.text for t in root.iter(f"{ns}text")} >= {"hours used", "even pace", "hours available", "1 Nov"}
+        assert {t.text for t in root.iter(f"{ns}text")} >= {"1 Nov", "16 Nov", "1 Dec", "20"}
     assert 'class="burnup narrow"' in narrow and 'id="burnup-title-narrow"' in narrow
     assert ET.fromstring(wide).find(f"{ns}title").text == ET.fromstring(narrow).find(f"{ns}title").text
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from hourtab.core.i18n import Writer
-from hourtab.core.svgchart import PX, new_figure, to_svg
+from hourtab.core.svgchart import PX, artist_group, figure_svg, new_figure, page_svg, with_group
 from hourtab.retainers.periods import Period
 from hourtab.retainers.presentation import format_hours
 from hourtab.retainers.terms import HOUR
@@ -40,6 +40,8 @@ MEASURED_WITH = {"ja": "IPAGothic"}
 USED, PACE, AVAILABLE, GRID, MUTED = "#2457c5", "#8a94a6", "#1e7d3a", "#dde1e7", "#5d6778"
 #: Points between the plot area and its labels.
 LABEL_PAD = 4
+#: The id of the hours used line's group in a drawing (gone from the page's SVG, see svgchart.page_svg).
+USED_GID = "hours-used"
 
 
 @dataclass(frozen=True)
@@ -127,11 +129,20 @@ def _axes(fig: Figure, layout: Layout, period: Period, y_max_h: int, step: int, 
     return ax, labels
 
 
+@dataclass(frozen=True)
+class _Figure:
+    fig: Figure
+    used: Line2D
+    labels: list[Text]
+    drawn: tuple[str, ...]     # the figure in each layout of its key, without the hours used
+
+
 #: Figures kept, by everything they draw but the hours used (period, scale, available, language,
-#: layouts): a cold page after an import draws the same grid, labels and pace with a longer line,
-#: and building those was a third of a drawing. Redrawn, a kept figure gives the same bytes.
+#: layouts), each with its drawing in each layout with the hours used left out: a cold page after an
+#: import draws the same grid, labels and pace with a longer line, so only that line is drawn (into
+#: the kept drawing, where a drawing of the whole figure would have it: the same bytes).
 FIGURES_KEPT = 32
-_FIGURES: OrderedDict[tuple, tuple[Figure, Line2D, list[Text]]] = OrderedDict()
+_FIGURES: OrderedDict[tuple, _Figure] = OrderedDict()
 _FIGURES_LOCK = threading.Lock()
 T = TypeVar("T")
 #: Drawings kept, by all they draw: a change that leaves the period's hours as they were (a late
@@ -142,9 +153,9 @@ _DRAWN: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
 def burnup_svgs(period: Period, available_s: int, daily_used: dict[dt.date, int], today: dt.date,
                 inline: bool = False, layouts: tuple[Layout, ...] = (WIDE, NARROW),
                 w: Writer | None = None) -> tuple[str, ...]:
-    """The chart in each layout, from one figure: building the axes and lines is half the cost of a
-    drawing, and a cold page render draws both (see the module's docstring). ``w``: the client's
-    language of the dates and the title (default English)."""
+    """The chart in each layout (a cold page render draws both, see the module's docstring), from one
+    kept figure: after its first drawings only the hours used are drawn. ``w``: the client's language
+    of the dates and the title (default English)."""
     w = w or Writer()
     # Through today, or through the last entry when a tracker already holds later (planned) entries.
     last = min(max([today, *daily_used]), period.last_day)
@@ -169,32 +180,42 @@ def _kept(store: OrderedDict[tuple, T], key: tuple, make: Callable[[], T]) -> T:
 
 
 def _draw(key: tuple, xs: list[float], ys: list[float], title: str, inline: bool, w: Writer) -> tuple[str, ...]:
-    """Draw the kept figure of ``key`` (made if need be) with the hours used at ``xs``, ``ys``."""
+    """The kept figure of ``key`` (made if need be) with the hours used at ``xs``, ``ys``, in each layout."""
     period, y_max_h, step, available_s, _, layouts = key
-    fig, used, labels = _kept(_FIGURES, key, lambda: _figure(period, available_s, y_max_h, step, layouts[0], w))
-    used.set_data(xs, ys)
-    (ax,) = fig.axes
+    kept = _kept(_FIGURES, key, lambda: _figure(period, available_s, y_max_h, step, layouts, w))
+    kept.used.set_data(xs, ys)
     out = []
-    for layout in layouts:
-        fig.set_size_inches(layout.width / 100, layout.height / 100)
-        ax.set_position(_place(layout))
-        for text in labels:
-            text.set_fontsize(layout.font)
-        out.append(to_svg(fig, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
-                          title_id=f"burnup-title{layout.suffix}", inline=inline))
+    for layout, drawn in zip(layouts, kept.drawn, strict=True):
+        _lay_out(kept, layout)
+        svg = with_group(drawn, artist_group(kept.fig, kept.used), USED_GID)
+        out.append(page_svg(svg, title=title, css_class="burnup narrow" if layout is NARROW else "burnup",
+                            title_id=f"burnup-title{layout.suffix}", inline=inline))
     return tuple(out)
 
 
-def _figure(period: Period, available_s: int, y_max_h: int, step: int, first: Layout,
-            w: Writer) -> tuple[Figure, Line2D, list[Text]]:
-    """The chart's figure with the hours used left to set: its grid, labels and lines."""
-    fig = new_figure(first.width, first.height)
-    ax, labels = _axes(fig, first, period, y_max_h, step, w)
-    (used,) = ax.plot([0.0], [0.0], color=USED, linewidth=2.5 * PX, solid_joinstyle="miter")
+def _lay_out(kept: _Figure, layout: Layout) -> None:
+    kept.fig.set_size_inches(layout.width / 100, layout.height / 100)
+    kept.fig.axes[0].set_position(_place(layout))
+    for text in kept.labels:
+        text.set_fontsize(layout.font)
+
+
+def _figure(period: Period, available_s: int, y_max_h: int, step: int, layouts: tuple[Layout, ...],
+            w: Writer) -> _Figure:
+    """The chart's figure with the hours used left to set, drawn in each layout without them."""
+    fig = new_figure(layouts[0].width, layouts[0].height)
+    ax, labels = _axes(fig, layouts[0], period, y_max_h, step, w)
+    # Drawn before the pace and the level, as an empty group where its line goes.
+    (used,) = ax.plot([], [], color=USED, linewidth=2.5 * PX, solid_joinstyle="miter", gid=USED_GID)
     if available_s > 0:
         ax.plot([0, period.days], [0, available_s / HOUR], color=PACE, linewidth=1.5 * PX, dashes=(4, 8 / 3))
         ax.plot([0, period.days], [available_s / HOUR] * 2, color=AVAILABLE, linewidth=1.5 * PX, dashes=(8 / 3, 2))
-    return fig, used, labels
+    kept = _Figure(fig, used, labels, ())
+    drawn = []
+    for layout in layouts:
+        _lay_out(kept, layout)
+        drawn.append(figure_svg(fig))
+    return _Figure(fig, used, labels, tuple(drawn))
 
 
 def _title(period: Period, available_s: int, used_s: int, w: Writer) -> str:

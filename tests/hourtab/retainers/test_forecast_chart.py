@@ -145,6 +145,28 @@ def test_a_kept_figure_redrawn_with_new_hours_gives_the_bytes_of_a_fresh_one():
     assert fresh[0] != burnup_svgs(period, 20 * HOUR, before, dt.date(2025, 11, 10), inline=True)[0]
 
 
+def test_the_line_drawn_alone_into_the_kept_drawing_gives_the_bytes_of_the_whole_figure_drawn():
+    # Only the hours used are drawn for a page: the grid, labels, pace and level come from the
+    # figure's kept drawing. A line placed, clipped or styled otherwise than savefig would draw it
+    # (a matplotlib upgrade changing how an SVG is laid out) shows here.
+    from hourtab.core.svgchart import to_svg
+
+    period = build_ledger(NOV, frame([]), as_of=dt.datetime(2025, 11, 10, 12, tzinfo=dt.UTC)).current.period
+    daily = {dt.date(2025, 11, d): d * HOUR // 2 for d in (1, 2, 3, 6, 7, 9)}
+    for available_s in (20 * HOUR, -5 * HOUR):
+        chart._FIGURES.clear()
+        chart._DRAWN.clear()
+        drawn = burnup_svgs(period, available_s, daily, dt.date(2025, 11, 10), inline=True)
+        (kept,) = chart._FIGURES.values()
+        for layout, svg in zip((WIDE, chart.NARROW), drawn, strict=True):
+            chart._lay_out(kept, layout)
+            whole = to_svg(kept.fig, title=ET.fromstring(svg).find("title").text, inline=True,
+                           css_class="burnup narrow" if layout is chart.NARROW else "burnup",
+                           title_id=f"burnup-title{layout.suffix}")
+            assert svg == whole
+            assert svg.count("stroke: #2457c5") == 1  # the hours used, drawn once
+
+
 def test_overdrawn_periods_share_a_figure_and_draw_as_fresh_ones():
     # Debt carried in changes with every late entry of a closed period; it draws no pace and no level.
     period = build_ledger(NOV, frame([]), as_of=dt.datetime(2025, 11, 10, 12, tzinfo=dt.UTC)).current.period

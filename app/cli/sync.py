@@ -8,7 +8,11 @@ history or the process list. ``run`` syncs each connection as a ``sync_run`` job
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -18,8 +22,8 @@ from hourtab.sync.clients import TRACKER_NAMES
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from app.cli.context import CliContext
     from hourtab.sync.models import Connection
-
 
 
 @click.group("sync")
@@ -71,16 +75,16 @@ def connect(email: str, tracker_name: str, token_stdin: bool, api_url: str | Non
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome per connection as JSON.")
 def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
     """Sync the active connections now and print new / changed / removed / unchanged per connection."""
-    from app.cli.context import queue_app
-    from app.db import session_factory
-    from app.jobs.broker import start
+    from app.cli.context import cli_session
     from hourtab.core import accounts
+    from hourtab.core.db import transaction
     from hourtab.core.errors import NotFound
-    from hourtab.core.jobs import Job
+    from hourtab.core.jobs import Job, create_job
     from hourtab.sync import service
 
     outcomes = []
-    with queue_app() as app, session_factory()() as session:
+    with cli_session() as cx, _job_runner(cx) as run_job:
+        session = cx.session
         account_id = accounts.get_account(session, email).id if email else None
         chosen = [c for c in service.list_connections(session, account_id)
                   if connection_id is None or c.id == connection_id]
@@ -91,8 +95,10 @@ def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
                 outcomes.append({"id": connection.id, "tracker": connection.tracker, "status": connection.status,
                                  "error": connection.pause_reason})
                 continue
-            job = start(session, connection.account_id, "sync_run", {"connection_id": connection.id, "trigger": "cli"})
-            app.extensions["hourtab.queue"].runner.run(job.id)
+            with transaction(session):
+                job = create_job(session, connection.account_id, "sync_run",
+                                 {"connection_id": connection.id, "trigger": "cli"})
+            run_job(job.id)
             session.expire_all()
             done = session.get_one(Job, job.id)
             outcomes.append(done.result if done.status == "done" else
@@ -107,6 +113,35 @@ def run(email: str | None, connection_id: int | None, as_json: bool) -> None:
             click.echo(line + (f": {counts}" if o["status"] == "done" else f": {o.get('error', '')}"))
     if any(o["status"] in ("failed", "refused", "out_of_budget") for o in outcomes):
         click.get_current_context().exit(1)
+
+
+@contextmanager
+def _job_runner(cx: CliContext) -> Iterator[Callable[[str], object]]:
+    """What runs a ``sync_run`` job here: the workers' job runner, with the same handler.
+
+    With e-mail set up a sync may queue an alert check, and only the app's queue can hand that to the
+    workers, so the app is built then (seconds); otherwise the handler is made from the settings alone.
+    """
+    if cx.settings.get("SMTP_URL"):
+        from app.cli.context import queue_app
+
+        with queue_app() as app:
+            yield app.extensions["hourtab.queue"].runner.run
+        return
+    from sqlalchemy import Engine
+
+    from app.extensions import token_box
+    from hourtab.core.db import make_sessionmaker
+    from hourtab.core.jobrunner import JobRunner
+    from hourtab.sync.handler import sync_handler, time_limits
+    from hourtab.sync.limits import Limits
+
+    _, limit_s = time_limits(Limits.from_settings(cx.settings))
+    bind = cx.session.get_bind()
+    yield JobRunner(make_sessionmaker(bind if isinstance(bind, Engine) else bind.engine),
+                    {"sync_run": sync_handler(cx.settings, token_box(cx.settings))},
+                    worker=f"{socket.gethostname()}:{os.getpid()}", lease_s=float(cx.settings["JOB_LEASE_S"]),
+                    time_limits={"sync_run": limit_s}).run
 
 
 @sync_group.command("list")

@@ -111,3 +111,38 @@ def test_a_revoked_token_is_refused_then_resume_and_remove_from_the_command_line
     assert json.loads(invoke("sync", "list", "--json").output) == []
     r = invoke("sync", "resume", str(connection))
     assert r.exit_code == 2 and f"Connection {connection} not found" in r.output
+
+
+def test_run_syncs_without_building_the_app(cli_env, monkeypatch):
+    """Without e-mail a sync queues nothing and mails nothing: the command spares the app's seconds."""
+    def no_app(*args, **kwargs):
+        raise AssertionError("hourtab sync run built the app")
+
+    monkeypatch.setattr("app.create_app", no_app)
+    toggl = Toggl(TOKEN)
+    toggl.add(at(months()[1], 2), 1200, "Entry")
+    with serving(toggl=toggl) as trackers:
+        invoke("sync", "connect", "--account", "ada@example.com", "--tracker", "toggl", "--token-stdin",
+               "--api-url", trackers.url, stdin=TOKEN)
+        r = invoke("sync", "run")
+    assert r.exit_code == 0 and r.output.strip() == "connection 1 (toggl): done: 1 new, 0 changed, 0 removed, 0 unchanged"
+
+
+def test_run_with_email_set_up_queues_the_alert_check(cli_env, database_url, monkeypatch):
+    from sqlalchemy import create_engine, text
+
+    from tests.helpers.mail import smtp_server
+
+    toggl = Toggl(TOKEN)
+    toggl.add(at(months()[1], 2), 1200, "Entry")
+    with smtp_server() as (_, smtp_url), serving(toggl=toggl) as trackers:
+        monkeypatch.setenv("HOURTAB_SMTP_URL", smtp_url)
+        invoke("sync", "connect", "--account", "ada@example.com", "--tracker", "toggl", "--token-stdin",
+               "--api-url", trackers.url, stdin=TOKEN)
+        r = invoke("sync", "run", "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["connections"][0]["new"] == 1
+    engine = create_engine(database_url)
+    with engine.connect() as c:
+        kinds = c.execute(text("SELECT kind, status FROM jobs ORDER BY created_at")).all()
+    engine.dispose()
+    assert [tuple(k) for k in kinds] == [("sync_run", "done"), ("alerts_check", "queued")]

@@ -68,16 +68,18 @@ class _Owner:
     committed: Callable[[Session], None]
 
 
-def checkpoint(session: Session) -> None:
+def checkpoint(session: Session, phase: str | None = None) -> None:
     """Commit what the running job has written so far, if this attempt still owns the job.
 
     For work that must be durable before a side effect outside the database; raises
-    :class:`Superseded` (and keeps nothing) when another attempt owns the job now.
+    :class:`Superseded` (and keeps nothing) when another attempt owns the job now. ``phase``: what the
+    job's page says it does next, recorded in the same commit (a progress report is a commit of its own).
     """
     owner: _Owner | None = session.info.get(_OWNER)
     if owner is None:
         raise RuntimeError("checkpoint() is for job handlers, inside JobRunner.run")
-    _fenced_commit(session, owner, updated_at=utcnow())
+    shown = {"phase": phase[:100]} if phase is not None else {}
+    _fenced_commit(session, owner, updated_at=utcnow(), **shown)
 
 
 def _fenced_commit(session: Session, owner: _Owner, **values: Any) -> None:
@@ -293,18 +295,17 @@ class JobRunner:
                 self.enqueue(job_id)
 
     def _claim(self, job_id: str) -> int | None:
+        """The attempt number this run owns the job under; ``None`` when it is not claimable (one statement:
+        of two workers claiming at once, the second finds it running)."""
         now = utcnow()
+        claimable = (Job.status == "queued") | ((Job.status == "running") & (Job.lease_until < now))
         with self.sessions() as s:
-            job = s.get(Job, job_id)
-            if job is None:
-                return None
-            attempt = job.attempts + 1
-            claimable = (Job.status == "queued") | ((Job.status == "running") & (Job.lease_until < now))
-            hit = changed_rows(s, update(Job).where(Job.id == job_id, Job.attempts == job.attempts, claimable).values(
-                status="running", attempts=attempt, worker=self.worker[:100], started_at=now, updated_at=now,
-                lease_until=now + dt.timedelta(seconds=self.lease_s), phase="Starting", error=""))
+            attempt = s.execute(update(Job).where(Job.id == job_id, claimable).values(
+                status="running", attempts=Job.attempts + 1, worker=self.worker[:100], started_at=now,
+                updated_at=now, lease_until=now + dt.timedelta(seconds=self.lease_s), phase="Starting", error="")
+                .returning(Job.attempts)).scalar()
             s.commit()
-            return attempt if hit else None
+            return attempt
 
     def _write(self, job_id: str, attempt: int, **values: Any) -> int:
         with self.sessions() as s:

@@ -62,8 +62,9 @@ def current(limits: Limits | None) -> Limits:
 class Budget:
     """What a sync (or a token check) has spent; checked before each request and as bytes arrive.
 
-    ``stopped`` is asked (at most every ``poll_s``) whether the sync should end at once: its connection
-    was removed or paused while the tracker answered."""
+    ``stopped`` is asked (at most every ``poll_s``, the first time ``poll_s`` after the budget starts: a
+    sync starts right after it saw its connection active) whether the sync should end at once: its
+    connection was removed or paused while the tracker answered."""
 
     limits: Limits
     seconds: float | None = None
@@ -78,7 +79,7 @@ class Budget:
     _polled: float = field(default=float("-inf"))
 
     def __post_init__(self) -> None:
-        self.started = self.clock()
+        self.started = self._polled = self.clock()
         if self.seconds is None:
             self.seconds = self.limits.sync_s
 

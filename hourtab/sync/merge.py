@@ -243,12 +243,15 @@ class _Writer:
 def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fetched: Fetched,
                   now: dt.datetime) -> SyncResult:
     """Merge one reading into the account's entries and route them; writes, never commits."""
+    unreadable = [{"id": u.id, "reason": u.reason} for u in fetched.unreadable[:UNREADABLE_SHOWN]]
+    if _says_nothing(fetched):
+        return SyncResult(running=len(fetched.entries), warnings=list(fetched.warnings), unreadable=unreadable)
     scope = scope_key(connection.tracker, connection.api_url, connection.workspace)
     # Each entry's local date in the zone of the retainer its rules match, else the connection's: as for a CSV.
     frame, warnings = to_frame(fetched.entries, api_spec(tracker.name, tracker.label, tracker.duration_unit),
                                connection.timezone, scope, active_routes(session, connection.account_id))
     result = SyncResult(running=sum(e.running for e in fetched.entries), warnings=fetched.warnings + warnings,
-                        unreadable=[{"id": u.id, "reason": u.reason} for u in fetched.unreadable[:UNREADABLE_SHOWN]])
+                        unreadable=unreadable)
     result.skipped = sum(not e.running for e in fetched.entries) - len(frame)
     remote = {e.id: e for e in fetched.entries}
     rows = cast(list[dict[str, Any]], frame.to_dict("records"))     # the frame's column names are str
@@ -292,6 +295,12 @@ def apply_fetched(session: Session, connection: Connection, tracker: Tracker, fe
     result.warnings += _unmatchable(session, connection, tracker, frame)
     result.revised_periods = [r.as_json() for r in revised]
     return result
+
+
+def _says_nothing(fetched: Fetched) -> bool:
+    """An increment that listed no stopped entry and no deletion (most syncs, between two bursts of work):
+    nothing to compare, write or route, so none of the importer's frame is built."""
+    return fetched.window is None and not fetched.deleted and all(e.running for e in fetched.entries)
 
 
 def _day(row: dict[str, Any]) -> dt.date:

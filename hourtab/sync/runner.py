@@ -13,7 +13,8 @@ the tracker allows (the worker never sleeps on it); other failures keep it on sc
 Every sync spends a :class:`~hourtab.sync.limits.Budget` (requests, bytes, seconds): one out of budget
 saves nothing (a half-read window would look like deletions), keeps its cursor and continues at its
 next turn. Between requests it looks (twice a second at most, on its own short database connection)
-whether its connection was removed or paused, and then stops, writing nothing.
+whether its connection was removed or paused, and then stops; and it writes nothing when the
+connection it reloads to write is paused or gone.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def sync_job(session: Session, job: Job, box: TokenBox, options: Options | None 
         return Outcome(connection_id, connection.tracker, "busy",
                        error="Another sync of this connection is running; this one was not needed.")
     plan = service.plan_for(session, connection, started)
-    checkpoint(session)   # the claim holds for other syncs now, and no transaction stays open while fetching
+    # The claim holds for other syncs now, and no transaction stays open while fetching.
+    checkpoint(session, phase=f"Reading {tracker(connection.tracker).label}")
     return _sync(session, connection, job.id, plan, started, box, options)
 
 
@@ -128,18 +130,19 @@ def _sync(session: Session, connection: Connection, job_id: str, plan: FetchPlan
         budget = Budget(limits, stopped=_stopped(session, connection_id))
         api = open_api(chosen, service.base_url(connection), token, connection.workspace, limits, budget)
         api.sleep = options.sleep
-        progress.report(f"Reading {chosen.label}", 0, 2)
         try:
             fetched = chosen.fetch(api, plan)
         finally:
             api.close()
-        budget.check_stopped()
         outcome.requests = fetched.requests
         progress.report(f"Saving {len(fetched.entries)} entries", 1, 2)
         with progress.quiet():   # the write transaction lasts until the runner commits it with "done"
             reloaded = _reload(session, connection_id)
             if reloaded is None:      # removed while the tracker answered: nothing to write
                 return Outcome(connection_id, outcome.tracker, "gone", error="The connection was removed.")
+            if reloaded.status != "active":
+                raise SyncStopped("The connection was paused while the tracker answered; its sync stopped and "
+                                  "saved nothing.")
             result = apply_fetched(session, reloaded, chosen, fetched, options.now())
             _succeeded(reloaded, plan.full, started, result.as_json(), options, fetched.names)
             service.release_connection(session, connection_id, job_id)

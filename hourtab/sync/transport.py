@@ -208,7 +208,7 @@ class Api:
             return None
         finally:
             self._deadline.at = None
-        budget.check_stopped()
+        budget.check_stopped(force=False)
         log.debug("%s GET %s -> %s", self.label, urlsplit(url).path, status)
         return status, headers, body
 

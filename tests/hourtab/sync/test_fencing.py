@@ -70,7 +70,7 @@ def test_a_sync_attempt_that_lost_its_job_keeps_none_of_its_writes(db_session, a
         connection_id, job_id, thread, ended = _start_held(
             db_session, account, box, then, old.url, JobRunner(sessions, _handlers(box), worker="frozen"))
         db_session.expire_all()
-        assert db_session.get(Job, job_id).phase == "Reading Toggl Track"     # progress, from another connection
+        assert db_session.get(Job, job_id).phase == "Reading Toggl Track"     # committed with the claim
         if db_session.get_bind().dialect.name == "postgresql":
             assert _open_transactions(db_session) == 0      # the claim is committed; no transaction while reading
         with transaction(db_session):

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import csv
 import io
-import threading
 
 import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
 from hourtab.core.blobs import LocalBlobStore
-from hourtab.core.db import make_engine, make_sessionmaker, transaction
+from hourtab.core.db import transaction
 from hourtab.imports import uploads
 from hourtab.imports.importer import confirm_removal, import_file
 from hourtab.timesheets.errors import AmbiguousDateOrder, RowsRejected
 from hourtab.timesheets.models import ImportProfile, TimeEntry, TimeEntryChange, Upload
 from hourtab.timesheets.profiles import save_profile
 from tests.factories import TOGGL_HEADER, make_account, toggl_row
+from tests.helpers.concurrent_imports import import_at_once
 from tests.helpers.imported import snapshot
 from tests.helpers.timesheet_samples import sample
 
@@ -162,34 +162,7 @@ def test_saved_profile_maps_an_unknown_csv(db_session, account):
 
 def test_concurrent_overlapping_imports_create_no_duplicates(database_url, db_session, account):
     early, late = split_export(sample(FLORES), slice(1, 151), slice(101, 218))
-    engine = make_engine(database_url)
-    factory = make_sessionmaker(engine)
-    barrier = threading.Barrier(2)
-    outcomes: list[object] = []
-
-    def worker(data: bytes) -> None:
-        session = factory()
-        try:
-            me = session.merge(account)
-            barrier.wait()
-            for _attempt in range(5):
-                try:
-                    with transaction(session):
-                        outcomes.append(import_file(session, me, data, "x.csv"))
-                    return
-                except Exception as e:  # SQLite may report "database is locked": retry like a user would
-                    if "locked" not in str(e):
-                        outcomes.append(e)
-                        return
-        finally:
-            session.close()
-
-    threads = [threading.Thread(target=worker, args=(d,)) for d in (early, late)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    engine.dispose()
+    outcomes = import_at_once(database_url, account, [early, late])
     assert all(not isinstance(o, Exception) for o in outcomes), outcomes
     assert db_session.scalar(select(func.count(TimeEntry.id))) == 217
     assert db_session.scalar(select(func.count(func.distinct(TimeEntry.fingerprint)))) == 217

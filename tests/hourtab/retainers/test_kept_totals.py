@@ -4,7 +4,6 @@ migration for existing retainers, and never trusted for a rule they do not keep.
 from __future__ import annotations
 
 import datetime as dt
-import threading
 
 from alembic import command
 from sqlalchemy import delete, func, select
@@ -19,6 +18,7 @@ from hourtab.retainers.models import retainer_day_totals, retainer_total_rules
 from hourtab.retainers.terms import Rounding, RoundingMode
 from hourtab.retainers.totals import day_totals, day_totals_of, ledger_of_days, summed_day_totals
 from tests.factories import make_account, toggl_csv
+from tests.helpers.concurrent_imports import import_at_once
 from tests.helpers.paths import DATA
 
 NOW = dt.datetime(2026, 3, 20, 12, tzinfo=dt.UTC)
@@ -127,33 +127,8 @@ def test_two_imports_at_once_into_one_account_leave_totals_equal_to_the_entries(
     with transaction(db_session):
         retainers = [service.create_retainer(db_session, account, c, c, service.parse_terms(
             service.TermsInput(hours="40", start="2017-07-15", reset_day=15))) for c in ("Client 1", "Client 2")]
-    engine = make_engine(database_url)
-    barrier, failures = threading.Barrier(2), []
-
-    def importer(data: bytes) -> None:
-        session = make_sessionmaker(engine)()
-        try:
-            me = session.merge(account)
-            barrier.wait()
-            for _attempt in range(10):
-                try:
-                    with transaction(session):
-                        import_file(session, me, data, "half.csv")
-                    return
-                except Exception as e:  # SQLite may answer "database is locked": retry as a user would
-                    if "locked" not in str(e):
-                        failures.append(e)
-                        return
-        finally:
-            session.close()
-
-    threads = [threading.Thread(target=importer, args=(half,)) for half in halves]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    engine.dispose()
-    assert failures == []
+    outcomes = import_at_once(database_url, account, halves)
+    assert [o for o in outcomes if isinstance(o, Exception)] == []
     db_session.expire_all()
     rule = Rounding()
     days = {r.id: _as_dict(day_totals(db_session, r.id, [rule]), rule) for r in retainers}

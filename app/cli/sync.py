@@ -8,8 +8,6 @@ history or the process list. ``run`` syncs each connection as a ``sync_run`` job
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -132,7 +130,7 @@ def _job_runner(cx: CliContext) -> Iterator[Callable[[str], object]]:
 
     from app.extensions import token_box
     from hourtab.core.db import make_sessionmaker
-    from hourtab.core.jobrunner import JobRunner
+    from hourtab.core.jobrunner import JobRunner, this_worker
     from hourtab.sync.handler import sync_handler, time_limits
     from hourtab.sync.limits import Limits
 
@@ -140,7 +138,7 @@ def _job_runner(cx: CliContext) -> Iterator[Callable[[str], object]]:
     bind = cx.session.get_bind()
     yield JobRunner(make_sessionmaker(bind if isinstance(bind, Engine) else bind.engine),
                     {"sync_run": sync_handler(cx.settings, token_box(cx.settings))},
-                    worker=f"{socket.gethostname()}:{os.getpid()}", lease_s=float(cx.settings["JOB_LEASE_S"]),
+                    worker=this_worker(), lease_s=float(cx.settings["JOB_LEASE_S"]),
                     time_limits={"sync_run": limit_s}).run
 
 

@@ -8,8 +8,6 @@ job a ticket runs (fairly between accounts, ``hourtab.core.jobs.fair_order``).
 from __future__ import annotations
 
 import logging
-import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from hourtab.core.db import transaction
 from hourtab.core.errors import HourTabError
-from hourtab.core.jobrunner import JobRunner
+from hourtab.core.jobrunner import JobRunner, this_worker
 from hourtab.core.jobs import Handler, Job, create_job
 from incidents.errors import IncidentsError
 
@@ -44,7 +42,7 @@ class Queue:
         self._handlers: dict[str, Handler] = {}
         self._limits: dict[str, float] = {}
         self.runner = JobRunner(app.extensions["hourtab.sessionmaker"], self._handlers,
-                                worker=f"{socket.gethostname()}:{os.getpid()}", lease_s=cfg["JOB_LEASE_S"],
+                                worker=this_worker(), lease_s=cfg["JOB_LEASE_S"],
                                 safe_errors=(HourTabError, IncidentsError), enqueue=self.enqueue,
                                 time_limits=self._limits)
         self._task = self.huey.task(name="run_job")(self._run)

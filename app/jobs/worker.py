@@ -15,7 +15,6 @@ import datetime as dt
 import logging
 import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.jobs.broker import start
 from app.jobs.sync import queue_due_syncs as queue_due
 from hourtab.core.db import utcnow
+from hourtab.core.jobrunner import this_worker
 from hourtab.core.jobs import Job
 from hourtab.retainers.models import Retainer
 
@@ -128,7 +128,7 @@ class Worker:
             raise RuntimeError("the queue is in immediate mode; nothing to consume")
         self.app, self.queue = app, queue
         self.threads: int = threads or app.config["WORKER_THREADS"]
-        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self.name = this_worker()
         self.watch = BrokerWatch()
         self.stopping = threading.Event()
         self.consumer = _Consumer(queue.huey, self.watch, workers=self.threads, worker_type="thread",

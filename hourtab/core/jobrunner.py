@@ -17,6 +17,8 @@ from __future__ import annotations
 import ctypes
 import datetime as dt
 import logging
+import os
+import socket
 import sys
 import threading
 import time
@@ -47,6 +49,11 @@ log = logging.getLogger(__name__)
 #: ``session.info`` key of the running job's (id, attempt, after-commit hook).
 _OWNER = "hourtab.jobs.owner"
 DEFAULT_TIME_LIMIT_S = 900.0
+
+
+def this_worker() -> str:
+    """``host:pid``: how a job's claim and the supervisor name the process that runs it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class JobTimeLimit(BaseException):  # noqa: N818 - a BaseException, so no handler's `except Exception` eats it
